@@ -1,0 +1,33 @@
+# Two commands do everything on a fresh machine:
+#   make demo   - the main job: solve a small game and report exploitability
+#   make test   - the test suite (slow tests excluded; `make test-slow` runs them)
+# Both create ./.venv and install the pinned dependencies (constraints.txt) on first use.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: demo test test-slow lint bench clean venv
+
+venv: $(STAMP)
+
+$(STAMP): setup.py constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python examples/solve_tabular.py
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow" tests
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow tests
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache

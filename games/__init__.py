@@ -1,0 +1,5 @@
+"""Games registered with pyspiel by `import games`.
+
+Importing this package registers every game below with `pyspiel.register_game`,
+after which `pyspiel.load_game("<name>(...)")` works as for built-in games.
+"""

@@ -1,0 +1,17 @@
+"""openspiel_cfrx: Deep CFR, CFR-MIX and OFTRL-CFR as OpenSpiel drop-ins.
+
+Public front doors:
+  * `nash_conv(game, policy)` / `exploitability(game, policy)`: exact, computed on
+    a cached array view of the game tree (`openspiel_cfrx.tree`), with
+    OpenSpiel's conventions.
+"""
+
+from openspiel_cfrx.tree import (  # noqa: F401
+    GameTree,
+    NashConvResult,
+    exploitability,
+    get_tree,
+    nash_conv,
+)
+
+__version__ = "0.1.0"

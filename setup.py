@@ -1,0 +1,29 @@
+"""openspiel_cfrx: Deep CFR, CFR-MIX and OFTRL-CFR as OpenSpiel drop-ins."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="openspiel_cfrx",
+    version="0.1.0",
+    description=(
+        "Deep CFR, CFR-MIX and OFTRL-CFR for OpenSpiel, with exact "
+        "array-based exploitability and the games of their papers."
+    ),
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.10",
+    packages=find_packages(include=["openspiel_cfrx", "openspiel_cfrx.*", "games", "games.*"]),
+    install_requires=[
+        "open_spiel>=2.0.2",
+        "torch>=2.1",
+        "numpy>=1.24",
+        "scipy>=1.10",
+        "absl-py>=1.0",
+        "tqdm>=4.60",
+        "matplotlib>=3.6",
+        "psutil>=5.9",
+    ],
+    extras_require={
+        "test": ["pytest>=7", "ruff>=0.5"],
+    },
+)
