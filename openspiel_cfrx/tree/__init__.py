@@ -1,0 +1,151 @@
+"""Array-based game-tree engine and the exact exploitability front door.
+
+    tree = openspiel_cfrx.get_tree(game)          # extracted once, cached per game
+    openspiel_cfrx.nash_conv(game, policy)        # same signature as OpenSpiel's
+    openspiel_cfrx.exploitability(game, policy)   # = nash_conv / 2 for zero-sum
+
+Conventions follow `open_spiel.python.algorithms.exploitability`:
+`nash_conv` = sum over players of (best-response value - on-policy value);
+`exploitability` = (sum of best-response values - game.utility_sum()) / 2.
+Both are in the game's utility units (chips for poker; see the evaluation
+layer for mbb/g).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import threading
+
+import numpy as np
+import pyspiel
+
+from openspiel_cfrx.tree.game_tree import (
+    CHANCE,
+    TERMINAL,
+    GameTree,
+    UnsupportedGameError,
+    check_game_supported,
+    extract,
+)
+from openspiel_cfrx.tree.policy_conversion import (
+    empty_tabular_policy,
+    strategy_from_policy,
+    tabular_policy_from_strategy,
+    uniform_strategy,
+)
+from openspiel_cfrx.tree.sequence_form import (
+    BestResponseResult,
+    best_response,
+    propagate_values,
+    realization_plan,
+)
+
+__all__ = [
+    "CHANCE",
+    "TERMINAL",
+    "BestResponseResult",
+    "GameTree",
+    "NashConvResult",
+    "UnsupportedGameError",
+    "best_response",
+    "check_game_supported",
+    "clear_tree_cache",
+    "empty_tabular_policy",
+    "exploitability",
+    "extract",
+    "get_tree",
+    "nash_conv",
+    "propagate_values",
+    "realization_plan",
+    "strategy_from_policy",
+    "tabular_policy_from_strategy",
+    "uniform_strategy",
+]
+
+_TREE_CACHE_SIZE = 4
+_tree_cache: collections.OrderedDict[str, GameTree] = collections.OrderedDict()
+_tree_cache_lock = threading.Lock()
+
+
+def get_tree(game: pyspiel.Game | str) -> GameTree:
+    """Extracted tree of `game` (a pyspiel.Game or a load_game string).
+
+    The last few trees are cached by the game's full string (name and
+    parameters), so repeated evaluation during training costs only array work.
+    """
+    if isinstance(game, str):
+        game = pyspiel.load_game(game)
+    key = str(game)
+    with _tree_cache_lock:
+        tree = _tree_cache.get(key)
+        if tree is not None:
+            _tree_cache.move_to_end(key)
+            return tree
+    tree = extract(game)
+    with _tree_cache_lock:
+        _tree_cache[key] = tree
+        while len(_tree_cache) > _TREE_CACHE_SIZE:
+            _tree_cache.popitem(last=False)
+    return tree
+
+
+def clear_tree_cache() -> None:
+    """Drops all cached trees (frees their memory)."""
+    with _tree_cache_lock:
+        _tree_cache.clear()
+
+
+@dataclasses.dataclass
+class NashConvResult:
+    """Result of `nash_conv(..., return_only_nash_conv=False)`.
+
+    Has OpenSpiel's `nash_conv` and `player_improvements` fields plus the
+    best-response and on-policy values per player.
+    """
+
+    nash_conv: float
+    player_improvements: np.ndarray  # [2]
+    best_response_values: np.ndarray  # [2]
+    on_policy_values: np.ndarray  # [2]
+    exploitability: float
+
+
+def _evaluate(game, policy) -> tuple[GameTree, BestResponseResult]:
+    tree = get_tree(game)
+    strategy = strategy_from_policy(tree, policy)
+    return tree, best_response(tree, strategy)
+
+
+def nash_conv(game, policy, return_only_nash_conv: bool = True, use_cpp_br: bool = False):
+    """Exact NashConv of `policy` in `game`, as OpenSpiel's `exploitability.nash_conv`.
+
+    Args:
+      game: a 2-player zero-/constant-sum sequential pyspiel.Game.
+      policy: any `open_spiel.python.policy.Policy` (TabularPolicy is read
+        directly), an object with `batch_action_probabilities(states)` or
+        `strategy_array(tree)`, or a [num_infosets, num_actions] array in
+        `get_tree(game)` order.
+      return_only_nash_conv: as in OpenSpiel; False returns a `NashConvResult`.
+      use_cpp_br: accepted for signature compatibility; ignored (always exact).
+    """
+    del use_cpp_br
+    tree, result = _evaluate(game, policy)
+    value = result.nash_conv
+    if return_only_nash_conv:
+        return value
+    return NashConvResult(
+        nash_conv=value,
+        player_improvements=result.player_improvements,
+        best_response_values=result.best_response_values,
+        on_policy_values=result.on_policy_values,
+        exploitability=float(
+            (np.sum(result.best_response_values) - tree.game.utility_sum()) / 2
+        ),
+    )
+
+
+def exploitability(game, policy) -> float:
+    """(sum of best-response values - utility sum) / 2, as OpenSpiel's `exploitability`."""
+    tree, result = _evaluate(game, policy)
+    return float((np.sum(result.best_response_values) - tree.game.utility_sum()) / 2)

@@ -1,0 +1,446 @@
+"""One-time extraction of a 2-player zero-sum pyspiel game into flat numpy arrays.
+
+The game is walked once (depth-first over `pyspiel.State.child`) and stored as
+
+* a **history tree** in breadth-first order (all histories of depth d are
+  contiguous, children of one history are contiguous and ordered like their
+  parents), with parent/child links, acting player, infoset id, the action that
+  led to each history, chance probabilities and terminal utilities; and
+* a **sequence form** per player: every infoset I of player p owns the
+  sequences (I, a) for its legal actions a, stored at flat index
+  `I * num_actions + a`; each player also has one empty sequence at index
+  `num_infosets * num_actions + p`. Each infoset knows its parent sequence (the
+  last (infoset, action) of its own player above it), and each terminal knows
+  the last sequence of both players and the product of chance probabilities on
+  its path.
+
+Everything the tabular solvers and the exact best response need is in the
+sequence form: a strategy profile maps to realization plans by one top-down
+pass over each player's infoset tree, expected payoffs are one sparse
+matrix-vector product, and counterfactual values / best responses are one
+bottom-up pass (see `sequence_form.py`). Nothing walks `pyspiel.State` objects
+again after extraction.
+
+Memory (see `GameTree.memory_bytes`): per history 25 bytes (parent int32,
+action int32, infoset int32, child offset int32, chance probability float64,
+player int8); per terminal 40 bytes (history id, two sequence ids, chance
+reach, two utilities) plus the sparse payoff matrix (at most 2 entries of 12
+bytes per terminal); per infoset ~ (num_actions + 20) bytes plus its
+information-state string. A game with 10^7 histories takes well under 1 GB of
+arrays; extraction itself needs ~3x that transiently (Python lists).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+import pyspiel
+import scipy.sparse
+
+CHANCE = int(pyspiel.PlayerId.CHANCE)  # -1
+TERMINAL = int(pyspiel.PlayerId.TERMINAL)  # -4
+
+
+class UnsupportedGameError(ValueError):
+    """The game is outside what the array engine (and our CFR variants) support."""
+
+
+def check_game_supported(game: pyspiel.Game) -> None:
+    """Raises `UnsupportedGameError` naming the problem and the fix.
+
+    Supported: 2 players, sequential (turn-based) dynamics, zero-sum or
+    constant-sum utilities, explicit chance, information-state strings.
+    """
+    if not isinstance(game, pyspiel.Game):
+        raise TypeError(
+            f"expected a pyspiel.Game (e.g. pyspiel.load_game('kuhn_poker')), got "
+            f"{type(game).__name__}"
+        )
+    game_type = game.get_type()
+    name = game_type.short_name
+    if game.num_players() != 2:
+        raise UnsupportedGameError(
+            f"game '{name}' has {game.num_players()} players; only 2-player games are "
+            "supported (load it with players=2 if the game has that parameter)"
+        )
+    if game_type.dynamics != pyspiel.GameType.Dynamics.SEQUENTIAL:
+        raise UnsupportedGameError(
+            f"game '{name}' is simultaneous-move; wrap it as a sequential game with "
+            f"pyspiel.load_game('turn_based_simultaneous_game(game={name}(...))') or "
+            "pyspiel.convert_to_turn_based(game)"
+        )
+    if game_type.utility not in (
+        pyspiel.GameType.Utility.ZERO_SUM,
+        pyspiel.GameType.Utility.CONSTANT_SUM,
+    ):
+        raise UnsupportedGameError(
+            f"game '{name}' is {game_type.utility.name.lower().replace('_', '-')}; "
+            "exploitability and CFR convergence are defined here only for zero-sum "
+            "or constant-sum games"
+        )
+    if game_type.chance_mode == pyspiel.GameType.ChanceMode.SAMPLED_STOCHASTIC:
+        raise UnsupportedGameError(
+            f"game '{name}' has sampled (implicit) chance; the exact engine needs "
+            "explicit chance outcomes with probabilities"
+        )
+    if not game_type.provides_information_state_string:
+        raise UnsupportedGameError(
+            f"game '{name}' does not provide information_state_string, which "
+            "identifies infosets; use a game (or parameters) that provides it"
+        )
+
+
+@dataclasses.dataclass(eq=False)
+class GameTree:
+    """Flat array view of a 2-player zero-sum extensive-form game.
+
+    Shapes use H = num_histories, Z = num_terminals, N = num_infosets
+    (both players), A = num_actions (= game.num_distinct_actions()),
+    S = N * A + 2 (sequence index space).
+    """
+
+    game: pyspiel.Game
+    num_actions: int
+    # --- history tree, breadth-first order (history 0 is the root) -----------
+    history_parent: np.ndarray  # [H] int32, -1 for the root
+    history_action: np.ndarray  # [H] int32, action leading here, -1 for root
+    history_player: np.ndarray  # [H] int8, 0/1, CHANCE (-1) or TERMINAL (-4)
+    history_infoset: np.ndarray  # [H] int32, -1 unless a decision history
+    history_chance_prob: np.ndarray  # [H] float64, prob. of the chance action leading here (else 1)
+    child_offsets: np.ndarray  # [H + 1] int64, children of h are child_offsets[h]:child_offsets[h+1]
+    depth_offsets: np.ndarray  # [D + 1] int64, histories of depth d are depth_offsets[d]:[d+1]
+    # --- terminals --------------------------------------------------------------
+    terminal_history: np.ndarray  # [Z] int32
+    terminal_utility: np.ndarray  # [Z, 2] float64
+    terminal_chance_reach: np.ndarray  # [Z] float64
+    terminal_sequence: np.ndarray  # [Z, 2] int64, last sequence of each player
+    # --- infosets / sequence form ----------------------------------------------
+    infoset_player: np.ndarray  # [N] int8
+    infoset_key: list[str]  # [N] information_state_string
+    infoset_legal_mask: np.ndarray  # [N, A] bool
+    infoset_parent_sequence: np.ndarray  # [N] int64, index into [S]
+    infoset_depth: np.ndarray  # [N] int32, number of own actions above the infoset
+    infoset_history: np.ndarray  # [N] int32, one representative history
+    extraction_seconds: float = 0.0
+
+    def __post_init__(self):
+        n, a = self.num_infosets, self.num_actions
+        self.num_sequences = n * a + 2
+        self.infoset_index = {
+            (int(p), key): i
+            for i, (p, key) in enumerate(zip(self.infoset_player, self.infoset_key, strict=True))
+        }
+        if len(self.infoset_index) != n:
+            raise AssertionError("duplicate infoset keys in extracted tree")
+        # Infosets grouped by own depth, for top-down / bottom-up passes.
+        order = np.argsort(self.infoset_depth, kind="stable")
+        bounds = np.searchsorted(
+            self.infoset_depth[order], np.arange(int(self.infoset_depth.max(initial=-1)) + 2)
+        )
+        self.infoset_levels = [order[bounds[d] : bounds[d + 1]] for d in range(len(bounds) - 1)]
+        self.level_parent_sequence = [self.infoset_parent_sequence[lvl] for lvl in self.infoset_levels]
+        self.level_legal_mask = [self.infoset_legal_mask[lvl] for lvl in self.infoset_levels]
+        # Sparse payoff matrix per player p: payoff[s_p, s_q] = sum over terminals
+        # whose sequences are (s_p, s_q) of chance_reach * u_p. Rows of the two
+        # players are disjoint, so one [S, S] matrix serves both:
+        # (payoff @ x)[s_p] = sum_z chance(z) u_p(z) x_q(z) for s_p's terminals.
+        rows = np.concatenate([self.terminal_sequence[:, 0], self.terminal_sequence[:, 1]])
+        cols = np.concatenate([self.terminal_sequence[:, 1], self.terminal_sequence[:, 0]])
+        vals = np.concatenate(
+            [
+                self.terminal_chance_reach * self.terminal_utility[:, 0],
+                self.terminal_chance_reach * self.terminal_utility[:, 1],
+            ]
+        )
+        self.payoff = scipy.sparse.csr_matrix(
+            (vals, (rows, cols)), shape=(self.num_sequences, self.num_sequences)
+        )
+        self.payoff.sum_duplicates()
+        self.empty_sequence = np.array([n * a, n * a + 1], dtype=np.int64)
+        # Which player owns each sequence: [S] int8.
+        self.sequence_owner = np.concatenate(
+            [np.repeat(self.infoset_player, a), np.array([0, 1], dtype=np.int8)]
+        )
+        self._states_cache: list[pyspiel.State] | None = None
+
+    # ------------------------------------------------------------------ sizes
+    @property
+    def num_histories(self) -> int:
+        return int(self.history_parent.shape[0])
+
+    @property
+    def num_terminals(self) -> int:
+        return int(self.terminal_history.shape[0])
+
+    @property
+    def num_infosets(self) -> int:
+        return int(self.infoset_player.shape[0])
+
+    def num_infosets_of(self, player: int) -> int:
+        return int(np.count_nonzero(self.infoset_player == player))
+
+    @property
+    def max_depth(self) -> int:
+        return len(self.depth_offsets) - 2
+
+    def memory_bytes(self) -> dict[str, int]:
+        """Bytes held by the numpy/scipy arrays, grouped by part of the tree."""
+        history = sum(
+            a.nbytes
+            for a in (
+                self.history_parent,
+                self.history_action,
+                self.history_player,
+                self.history_infoset,
+                self.history_chance_prob,
+                self.child_offsets,
+            )
+        )
+        terminal = sum(
+            a.nbytes
+            for a in (
+                self.terminal_history,
+                self.terminal_utility,
+                self.terminal_chance_reach,
+                self.terminal_sequence,
+            )
+        )
+        payoff = self.payoff.data.nbytes + self.payoff.indices.nbytes + self.payoff.indptr.nbytes
+        infoset = sum(
+            a.nbytes
+            for a in (
+                self.infoset_player,
+                self.infoset_legal_mask,
+                self.infoset_parent_sequence,
+                self.infoset_depth,
+                self.infoset_history,
+            )
+        )
+        return {
+            "history": history,
+            "terminal": terminal,
+            "payoff_matrix": payoff,
+            "infoset": infoset,
+            "total": history + terminal + payoff + infoset,
+        }
+
+    # ----------------------------------------------------------------- lookup
+    def infoset_id(self, state: pyspiel.State) -> int:
+        """Infoset id of a decision state (KeyError if not in the tree)."""
+        player = state.current_player()
+        return self.infoset_index[(player, state.information_state_string(player))]
+
+    def history_actions(self, history: int) -> list[int]:
+        """Actions from the root to `history`."""
+        actions = []
+        while history > 0:
+            actions.append(int(self.history_action[history]))
+            history = int(self.history_parent[history])
+        return actions[::-1]
+
+    def state(self, history: int) -> pyspiel.State:
+        """Rebuilds the pyspiel state of a history by replaying its actions."""
+        state = self.game.new_initial_state()
+        for action in self.history_actions(history):
+            state.apply_action(action)
+        return state
+
+    def infoset_states(self) -> list[pyspiel.State]:
+        """One representative `pyspiel.State` per infoset, in infoset order.
+
+        Built by one depth-first replay and cached (states are small next to the
+        cost of rebuilding them on every policy evaluation).
+        """
+        if self._states_cache is None:
+            wanted = np.zeros(self.num_histories, dtype=bool)
+            wanted[self.infoset_history] = True
+            # Mark every ancestor of a wanted history so the replay prunes the rest.
+            keep = wanted.copy()
+            for d in range(self.max_depth, 0, -1):
+                lo, hi = self.depth_offsets[d], self.depth_offsets[d + 1]
+                kept = lo + np.flatnonzero(keep[lo:hi])
+                keep[self.history_parent[kept]] = True
+            history_state: dict[int, pyspiel.State] = {}
+            stack = [(0, self.game.new_initial_state())]
+            while stack:
+                h, st = stack.pop()
+                if wanted[h]:
+                    history_state[h] = st
+                lo, hi = self.child_offsets[h], self.child_offsets[h + 1]
+                for c in range(lo, hi):
+                    if keep[c]:
+                        stack.append((c, st.child(int(self.history_action[c]))))
+            self._states_cache = [history_state[int(h)] for h in self.infoset_history]
+        return self._states_cache
+
+    def __repr__(self) -> str:
+        return (
+            f"GameTree({self.game}, histories={self.num_histories}, "
+            f"terminals={self.num_terminals}, infosets={self.num_infosets_of(0)}+"
+            f"{self.num_infosets_of(1)}, actions={self.num_actions})"
+        )
+
+
+def extract(game: pyspiel.Game, max_histories: int | None = None) -> GameTree:
+    """Walks `game` once and returns its `GameTree`.
+
+    Args:
+      game: a 2-player, sequential, zero-/constant-sum pyspiel game with explicit
+        chance and perfect recall.
+      max_histories: optional safety cap; exceeding it raises ValueError instead
+        of exhausting memory.
+
+    Raises:
+      UnsupportedGameError: for unsupported game types, or when imperfect recall
+        is detected (two histories of one infoset reached by different own
+        sequences, or with different legal actions).
+    """
+    check_game_supported(game)
+    start = time.perf_counter()
+    num_actions = game.num_distinct_actions()
+    # Depth-first walk. Sequences are encoded as I * A + a; the empty sequence of
+    # player p is -1 - p during the walk and remapped once N is known.
+    parent_list: list[int] = []
+    action_list: list[int] = []
+    player_list: list[int] = []
+    infoset_list: list[int] = []
+    chance_prob_list: list[float] = []
+    depth_list: list[int] = []
+    terminal_hist: list[int] = []
+    terminal_util: list[tuple[float, float]] = []
+    terminal_reach: list[float] = []
+    terminal_seq0: list[int] = []
+    terminal_seq1: list[int] = []
+    infoset_index: dict[tuple[int, str], int] = {}
+    infoset_player: list[int] = []
+    infoset_key: list[str] = []
+    infoset_legal: list[tuple[int, ...]] = []
+    infoset_parent_seq: list[int] = []
+    infoset_depth: list[int] = []
+    infoset_hist: list[int] = []
+
+    # Stack entries: (state, parent id, action, chance prob, depth, chance reach,
+    #                 last seq of p0, last seq of p1, own depth of p0, own depth of p1)
+    stack = [(game.new_initial_state(), -1, -1, 1.0, 0, 1.0, -1, -2, 0, 0)]
+    while stack:
+        state, parent, action, cprob, depth, reach, seq0, seq1, od0, od1 = stack.pop()
+        h = len(parent_list)
+        if max_histories is not None and h >= max_histories:
+            raise ValueError(
+                f"game {game} has more than max_histories={max_histories} histories; "
+                "raise the cap or use a smaller game"
+            )
+        parent_list.append(parent)
+        action_list.append(action)
+        chance_prob_list.append(cprob)
+        depth_list.append(depth)
+        if state.is_terminal():
+            player_list.append(TERMINAL)
+            infoset_list.append(-1)
+            returns = state.returns()
+            terminal_hist.append(h)
+            terminal_util.append((returns[0], returns[1]))
+            terminal_reach.append(reach)
+            terminal_seq0.append(seq0)
+            terminal_seq1.append(seq1)
+            continue
+        if state.is_chance_node():
+            player_list.append(CHANCE)
+            infoset_list.append(-1)
+            outcomes = state.chance_outcomes()
+            for a, p in reversed(outcomes):
+                stack.append(
+                    (state.child(a), h, a, p, depth + 1, reach * p, seq0, seq1, od0, od1)
+                )
+            continue
+        if state.is_simultaneous_node():
+            raise UnsupportedGameError(
+                f"game {game} reached a simultaneous node; wrap it with "
+                "pyspiel.convert_to_turn_based(game)"
+            )
+        player = state.current_player()
+        legal = tuple(state.legal_actions())
+        key = state.information_state_string(player)
+        own_seq = seq0 if player == 0 else seq1
+        own_depth = od0 if player == 0 else od1
+        infoset = infoset_index.get((player, key))
+        if infoset is None:
+            infoset = len(infoset_player)
+            infoset_index[(player, key)] = infoset
+            infoset_player.append(player)
+            infoset_key.append(key)
+            infoset_legal.append(legal)
+            infoset_parent_seq.append(own_seq)
+            infoset_depth.append(own_depth)
+            infoset_hist.append(h)
+        elif infoset_parent_seq[infoset] != own_seq or infoset_legal[infoset] != legal:
+            what = "legal actions" if infoset_legal[infoset] != legal else "own action sequences"
+            raise UnsupportedGameError(
+                f"game {game} does not have perfect recall: infoset {key!r} of player "
+                f"{player} is reached with different {what}; the exact engine and CFR "
+                "need perfect recall"
+            )
+        player_list.append(player)
+        infoset_list.append(infoset)
+        for a in reversed(legal):
+            seq = infoset * num_actions + a
+            if player == 0:
+                item = (state.child(a), h, a, 1.0, depth + 1, reach, seq, seq1, od0 + 1, od1)
+            else:
+                item = (state.child(a), h, a, 1.0, depth + 1, reach, seq0, seq, od0, od1 + 1)
+            stack.append(item)
+
+    num_infosets = len(infoset_player)
+    empty_base = num_infosets * num_actions
+
+    def remap(seqs):
+        seqs = np.asarray(seqs, dtype=np.int64)
+        # -1 -> empty of p0 (N*A), -2 -> empty of p1 (N*A + 1)
+        return np.where(seqs < 0, empty_base - 1 - seqs, seqs)
+
+    # Breadth-first renumbering: a stable sort of the preorder by depth keeps the
+    # children of one parent contiguous and in parent order.
+    depth = np.asarray(depth_list, dtype=np.int32)
+    bfs_order = np.argsort(depth, kind="stable")  # new id -> preorder id
+    new_id = np.empty_like(bfs_order)
+    new_id[bfs_order] = np.arange(len(bfs_order))
+    parent_pre = np.asarray(parent_list, dtype=np.int64)[bfs_order]
+    history_parent = np.where(parent_pre < 0, -1, new_id[np.maximum(parent_pre, 0)]).astype(
+        np.int32
+    )
+    num_histories = len(bfs_order)
+    child_counts = np.bincount(history_parent[1:], minlength=num_histories)
+    child_offsets = np.zeros(num_histories + 1, dtype=np.int64)
+    child_offsets[1:] = np.cumsum(child_counts)
+    depth_sorted = depth[bfs_order]
+    depth_offsets = np.searchsorted(depth_sorted, np.arange(int(depth_sorted[-1]) + 2))
+
+    legal_mask = np.zeros((num_infosets, num_actions), dtype=bool)
+    for i, legal in enumerate(infoset_legal):
+        legal_mask[i, list(legal)] = True
+
+    tree = GameTree(
+        game=game,
+        num_actions=num_actions,
+        history_parent=history_parent,
+        history_action=np.asarray(action_list, dtype=np.int32)[bfs_order],
+        history_player=np.asarray(player_list, dtype=np.int8)[bfs_order],
+        history_infoset=np.asarray(infoset_list, dtype=np.int32)[bfs_order],
+        history_chance_prob=np.asarray(chance_prob_list, dtype=np.float64)[bfs_order],
+        child_offsets=child_offsets,
+        depth_offsets=depth_offsets.astype(np.int64),
+        terminal_history=new_id[np.asarray(terminal_hist, dtype=np.int64)].astype(np.int32),
+        terminal_utility=np.asarray(terminal_util, dtype=np.float64).reshape(-1, 2),
+        terminal_chance_reach=np.asarray(terminal_reach, dtype=np.float64),
+        terminal_sequence=np.stack([remap(terminal_seq0), remap(terminal_seq1)], axis=1),
+        infoset_player=np.asarray(infoset_player, dtype=np.int8),
+        infoset_key=infoset_key,
+        infoset_legal_mask=legal_mask,
+        infoset_parent_sequence=remap(infoset_parent_seq),
+        infoset_depth=np.asarray(infoset_depth, dtype=np.int32),
+        infoset_history=new_id[np.asarray(infoset_hist, dtype=np.int64)].astype(np.int32),
+    )
+    tree.extraction_seconds = time.perf_counter() - start
+    return tree

@@ -1,0 +1,148 @@
+"""Conversions between array strategies `[num_infosets, num_actions]` (rows in
+`GameTree` infoset order) and OpenSpiel policies, keyed by
+`information_state_string`.
+
+Policies are read in the cheapest way they support:
+
+1. `np.ndarray` of shape [N, A]: used as is (must follow the tree's order).
+2. Objects with `strategy_array(tree) -> [N, A]` (our solvers implement it).
+3. `policy.TabularPolicy` (unless it overrides `action_probabilities`): rows are
+   gathered with one fancy-index from `action_probability_array`.
+4. Objects with `batch_action_probabilities(states) -> [len(states), A]`
+   (e.g. neural policies), called on all infosets in batches of `batch_size`.
+5. Any `policy.Policy`: `action_probabilities(state)` once per infoset.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from open_spiel.python import policy as policy_lib
+
+from openspiel_cfrx.tree.game_tree import GameTree
+
+DEFAULT_BATCH_SIZE = 4096
+
+
+def _tabular_rows(tree: GameTree, tabular: policy_lib.TabularPolicy) -> np.ndarray:
+    """Row of `tabular.action_probability_array` for each infoset: [N] int64.
+
+    Cached on the tree per `state_lookup` dict (policies copied with
+    `__copy__` share it), so repeated evaluation during training is one gather.
+    """
+    cache = tree.__dict__.setdefault("_tabular_rows_cache", {})
+    lookup = tabular.state_lookup
+    hit = cache.get(id(lookup))
+    if hit is not None and hit[0] is lookup and hit[1] == len(lookup):
+        return hit[2]
+    rows = np.empty(tree.num_infosets, dtype=np.int64)
+    for i, key in enumerate(tree.infoset_key):
+        row = lookup.get(key)
+        if row is None:
+            raise ValueError(
+                f"TabularPolicy has no entry for infoset {key!r} of player "
+                f"{int(tree.infoset_player[i])}; build it with "
+                "policy.TabularPolicy(game) so it covers both players"
+            )
+        rows[i] = row
+    if len(cache) > 8:
+        cache.clear()
+    cache[id(lookup)] = (lookup, len(lookup), rows)
+    return rows
+
+
+def _fill_from_dicts(tree: GameTree, strategy: np.ndarray, ids, dicts) -> None:
+    for i, probs in zip(ids, dicts, strict=True):
+        items = probs.items() if hasattr(probs, "items") else probs
+        for action, prob in items:
+            strategy[i, action] = prob
+
+
+def strategy_from_policy(
+    tree: GameTree, policy, batch_size: int = DEFAULT_BATCH_SIZE
+) -> np.ndarray:
+    """Evaluates `policy` on every infoset of `tree`.
+
+    Returns:
+      strategy: [N, A] float64; probabilities of illegal actions are dropped
+        (OpenSpiel's evaluators never visit them either).
+    """
+    num_infosets, num_actions = tree.num_infosets, tree.num_actions
+    if isinstance(policy, np.ndarray):
+        if policy.shape != (num_infosets, num_actions):
+            raise ValueError(
+                f"strategy array has shape {policy.shape}, expected "
+                f"[num_infosets, num_actions] = {(num_infosets, num_actions)} in the "
+                "order of openspiel_cfrx.get_tree(game)"
+            )
+        return np.where(tree.infoset_legal_mask, policy.astype(np.float64, copy=False), 0.0)
+    if hasattr(policy, "strategy_array"):
+        return strategy_from_policy(tree, np.asarray(policy.strategy_array(tree)))
+    if (
+        isinstance(policy, policy_lib.TabularPolicy)
+        and type(policy).action_probabilities is policy_lib.TabularPolicy.action_probabilities
+    ):
+        strategy = policy.action_probability_array[_tabular_rows(tree, policy)]
+        return np.where(tree.infoset_legal_mask, strategy, 0.0)
+    if not hasattr(policy, "action_probabilities") and not hasattr(
+        policy, "batch_action_probabilities"
+    ):
+        raise TypeError(
+            f"cannot evaluate a {type(policy).__name__}: pass an "
+            "open_spiel.python.policy.Policy, a TabularPolicy, or a [num_infosets, "
+            "num_actions] numpy array"
+        )
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    states = tree.infoset_states()
+    strategy = np.zeros((num_infosets, num_actions), dtype=np.float64)
+    if hasattr(policy, "batch_action_probabilities"):
+        for lo in range(0, num_infosets, batch_size):
+            hi = min(lo + batch_size, num_infosets)
+            probs = np.asarray(policy.batch_action_probabilities(states[lo:hi]), dtype=np.float64)
+            if probs.shape != (hi - lo, num_actions):
+                raise ValueError(
+                    f"batch_action_probabilities returned shape {probs.shape}, expected "
+                    f"{(hi - lo, num_actions)}"
+                )
+            strategy[lo:hi] = probs
+    else:
+        _fill_from_dicts(
+            tree, strategy, range(num_infosets), (policy.action_probabilities(s) for s in states)
+        )
+    return np.where(tree.infoset_legal_mask, strategy, 0.0)
+
+
+def tabular_policy_from_strategy(
+    tree: GameTree,
+    strategy: np.ndarray,
+    tabular_policy: policy_lib.TabularPolicy | None = None,
+) -> policy_lib.TabularPolicy:
+    """Writes `strategy [N, A]` into a `policy.TabularPolicy`.
+
+    Args:
+      tabular_policy: policy to overwrite (e.g. `policy.TabularPolicy(game)`);
+        by default one is built from the tree's representative states, which
+        avoids OpenSpiel's full-state enumeration but has the same keys.
+    """
+    if strategy.shape != (tree.num_infosets, tree.num_actions):
+        raise ValueError(
+            f"strategy has shape {strategy.shape}, expected {(tree.num_infosets, tree.num_actions)}"
+        )
+    if tabular_policy is None:
+        tabular_policy = empty_tabular_policy(tree)
+    rows = _tabular_rows(tree, tabular_policy)
+    tabular_policy.action_probability_array[rows] = strategy
+    return tabular_policy
+
+
+def empty_tabular_policy(tree: GameTree) -> policy_lib.TabularPolicy:
+    """A uniform `TabularPolicy` over exactly the tree's infosets, built without
+    OpenSpiel's `get_all_states` walk (one representative state per infoset)."""
+    states = {f"{i}:{s.history_str()}": s for i, s in enumerate(tree.infoset_states())}
+    return policy_lib.TabularPolicy(tree.game, states=states)
+
+
+def uniform_strategy(tree: GameTree) -> np.ndarray:
+    """Uniform over legal actions: [N, A]."""
+    mask = tree.infoset_legal_mask.astype(np.float64)
+    return mask / mask.sum(axis=1, keepdims=True)
