@@ -37,8 +37,10 @@ from openspiel_cfrx.tree.policy_conversion import (
 from openspiel_cfrx.tree.sequence_form import (
     BestResponseResult,
     best_response,
+    own_plan,
     propagate_values,
     realization_plan,
+    sequence_payoffs,
 )
 
 __all__ = [
@@ -56,8 +58,10 @@ __all__ = [
     "extract",
     "get_tree",
     "nash_conv",
+    "own_plan",
     "propagate_values",
     "realization_plan",
+    "sequence_payoffs",
     "strategy_from_policy",
     "tabular_policy_from_strategy",
     "uniform_strategy",

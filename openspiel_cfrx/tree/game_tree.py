@@ -134,35 +134,55 @@ class GameTree:
         }
         if len(self.infoset_index) != n:
             raise AssertionError("duplicate infoset keys in extracted tree")
-        # Infosets grouped by own depth, for top-down / bottom-up passes.
-        order = np.argsort(self.infoset_depth, kind="stable")
-        bounds = np.searchsorted(
-            self.infoset_depth[order], np.arange(int(self.infoset_depth.max(initial=-1)) + 2)
-        )
-        self.infoset_levels = [order[bounds[d] : bounds[d + 1]] for d in range(len(bounds) - 1)]
-        self.level_parent_sequence = [self.infoset_parent_sequence[lvl] for lvl in self.infoset_levels]
-        self.level_legal_mask = [self.infoset_legal_mask[lvl] for lvl in self.infoset_levels]
-        # Sparse payoff matrix per player p: payoff[s_p, s_q] = sum over terminals
-        # whose sequences are (s_p, s_q) of chance_reach * u_p. Rows of the two
-        # players are disjoint, so one [S, S] matrix serves both:
-        # (payoff @ x)[s_p] = sum_z chance(z) u_p(z) x_q(z) for s_p's terminals.
-        rows = np.concatenate([self.terminal_sequence[:, 0], self.terminal_sequence[:, 1]])
-        cols = np.concatenate([self.terminal_sequence[:, 1], self.terminal_sequence[:, 0]])
-        vals = np.concatenate(
-            [
-                self.terminal_chance_reach * self.terminal_utility[:, 0],
-                self.terminal_chance_reach * self.terminal_utility[:, 1],
-            ]
-        )
-        self.payoff = scipy.sparse.csr_matrix(
-            (vals, (rows, cols)), shape=(self.num_sequences, self.num_sequences)
-        )
-        self.payoff.sum_duplicates()
+        # Infosets are sorted by (player, own depth): player p owns the id range
+        # infoset_range[p], and level d of p's infoset tree is the range
+        # level_offsets[p][d]:level_offsets[p][d + 1].
+        self.infoset_range = []
+        self.level_offsets = []
+        for p in (0, 1):
+            lo, hi = np.searchsorted(self.infoset_player, [p, p + 1])
+            depths = self.infoset_depth[lo:hi]
+            num_levels = int(depths.max(initial=-1)) + 1
+            offsets = lo + np.searchsorted(depths, np.arange(num_levels + 1))
+            self.infoset_range.append((int(lo), int(hi)))
+            self.level_offsets.append([int(o) for o in offsets])
+        if np.any(np.diff(self.infoset_player) < 0) or any(
+            np.any(np.diff(self.infoset_depth[lo:hi]) < 0) for lo, hi in self.infoset_range
+        ):
+            raise ValueError("GameTree infosets must be sorted by (player, depth); use extract()")
         self.empty_sequence = np.array([n * a, n * a + 1], dtype=np.int64)
-        # Which player owns each sequence: [S] int8.
-        self.sequence_owner = np.concatenate(
-            [np.repeat(self.infoset_player, a), np.array([0, 1], dtype=np.int8)]
-        )
+        # Player p's sequences in a local index space of size
+        # local_size[p] = (hi - lo) * A + 1: sequence (I, a) at (I - lo) * A + a,
+        # the empty sequence last. For each infoset, the parent sequence as a
+        # local index relative to the start of the parent level's block (levels
+        # d >= 1), so bottom-up passes scatter into one level-sized slice.
+        self.local_size = []
+        self.local_parent = []
+        self.payoff = []
+        for p in (0, 1):
+            lo, hi = self.infoset_range[p]
+            offsets = self.level_offsets[p]
+            local_parent = np.zeros(hi - lo, dtype=np.int64)
+            for d in range(1, len(offsets) - 1):
+                parent = self.infoset_parent_sequence[offsets[d] : offsets[d + 1]]
+                local_parent[offsets[d] - lo : offsets[d + 1] - lo] = parent - offsets[d - 1] * a
+            self.local_size.append((hi - lo) * a + 1)
+            self.local_parent.append(local_parent)
+            # Sparse payoff matrix [local_size[p], S]:
+            # (payoff[p] @ x)[s] = sum over terminals z whose last p-sequence is s
+            # of chance_reach(z) * u_p(z) * x[last sequence of the opponent in z].
+            own = self.terminal_sequence[:, p]
+            rows = np.where(own >= n * a, (hi - lo) * a, own - lo * a)
+            self.payoff.append(
+                scipy.sparse.csr_matrix(
+                    (
+                        self.terminal_chance_reach * self.terminal_utility[:, p],
+                        (rows, self.terminal_sequence[:, 1 - p]),
+                    ),
+                    shape=(self.local_size[p], self.num_sequences),
+                )
+            )
+            self.payoff[p].sum_duplicates()
         self._states_cache: list[pyspiel.State] | None = None
 
     # ------------------------------------------------------------------ sizes
@@ -207,7 +227,7 @@ class GameTree:
                 self.terminal_sequence,
             )
         )
-        payoff = self.payoff.data.nbytes + self.payoff.indices.nbytes + self.payoff.indptr.nbytes
+        payoff = sum(m.data.nbytes + m.indices.nbytes + m.indptr.nbytes for m in self.payoff)
         infoset = sum(
             a.nbytes
             for a in (
@@ -395,10 +415,23 @@ def extract(game: pyspiel.Game, max_histories: int | None = None) -> GameTree:
     num_infosets = len(infoset_player)
     empty_base = num_infosets * num_actions
 
+    # Renumber infosets by (player, own depth, discovery) so that each player's
+    # infosets, and each level of a player's infoset tree, are contiguous ranges:
+    # the per-iteration passes then work on array slices instead of gathers.
+    infoset_player_arr = np.asarray(infoset_player, dtype=np.int8)
+    infoset_depth_arr = np.asarray(infoset_depth, dtype=np.int32)
+    infoset_order = np.lexsort(
+        (np.arange(num_infosets), infoset_depth_arr, infoset_player_arr)
+    )  # new id -> old id
+    infoset_new = np.empty(num_infosets, dtype=np.int64)
+    infoset_new[infoset_order] = np.arange(num_infosets)
+
     def remap(seqs):
         seqs = np.asarray(seqs, dtype=np.int64)
-        # -1 -> empty of p0 (N*A), -2 -> empty of p1 (N*A + 1)
-        return np.where(seqs < 0, empty_base - 1 - seqs, seqs)
+        # -1 -> empty of p0 (N*A), -2 -> empty of p1 (N*A + 1); others renumbered.
+        safe = np.maximum(seqs, 0)
+        renumbered = infoset_new[safe // num_actions] * num_actions + safe % num_actions
+        return np.where(seqs < 0, empty_base - 1 - seqs, renumbered)
 
     # Breadth-first renumbering: a stable sort of the preorder by depth keeps the
     # children of one parent contiguous and in parent order.
@@ -419,7 +452,8 @@ def extract(game: pyspiel.Game, max_histories: int | None = None) -> GameTree:
 
     legal_mask = np.zeros((num_infosets, num_actions), dtype=bool)
     for i, legal in enumerate(infoset_legal):
-        legal_mask[i, list(legal)] = True
+        legal_mask[infoset_new[i], list(legal)] = True
+    history_infoset_old = np.asarray(infoset_list, dtype=np.int64)[bfs_order]
 
     tree = GameTree(
         game=game,
@@ -427,7 +461,9 @@ def extract(game: pyspiel.Game, max_histories: int | None = None) -> GameTree:
         history_parent=history_parent,
         history_action=np.asarray(action_list, dtype=np.int32)[bfs_order],
         history_player=np.asarray(player_list, dtype=np.int8)[bfs_order],
-        history_infoset=np.asarray(infoset_list, dtype=np.int32)[bfs_order],
+        history_infoset=np.where(
+            history_infoset_old < 0, -1, infoset_new[np.maximum(history_infoset_old, 0)]
+        ).astype(np.int32),
         history_chance_prob=np.asarray(chance_prob_list, dtype=np.float64)[bfs_order],
         child_offsets=child_offsets,
         depth_offsets=depth_offsets.astype(np.int64),
@@ -435,12 +471,14 @@ def extract(game: pyspiel.Game, max_histories: int | None = None) -> GameTree:
         terminal_utility=np.asarray(terminal_util, dtype=np.float64).reshape(-1, 2),
         terminal_chance_reach=np.asarray(terminal_reach, dtype=np.float64),
         terminal_sequence=np.stack([remap(terminal_seq0), remap(terminal_seq1)], axis=1),
-        infoset_player=np.asarray(infoset_player, dtype=np.int8),
-        infoset_key=infoset_key,
+        infoset_player=infoset_player_arr[infoset_order],
+        infoset_key=[infoset_key[i] for i in infoset_order],
         infoset_legal_mask=legal_mask,
-        infoset_parent_sequence=remap(infoset_parent_seq),
-        infoset_depth=np.asarray(infoset_depth, dtype=np.int32),
-        infoset_history=new_id[np.asarray(infoset_hist, dtype=np.int64)].astype(np.int32),
+        infoset_parent_sequence=remap(infoset_parent_seq)[infoset_order],
+        infoset_depth=infoset_depth_arr[infoset_order],
+        infoset_history=new_id[np.asarray(infoset_hist, dtype=np.int64)[infoset_order]].astype(
+            np.int32
+        ),
     )
     tree.extraction_seconds = time.perf_counter() - start
     return tree

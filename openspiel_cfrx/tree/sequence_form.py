@@ -45,50 +45,74 @@ def realization_plan(tree: GameTree, strategy: np.ndarray) -> np.ndarray:
     x = np.empty(tree.num_sequences, dtype=np.float64)
     x[num_flat:] = 1.0
     plan = x[:num_flat].reshape(tree.num_infosets, tree.num_actions)
-    for level, parent_seq in zip(tree.infoset_levels, tree.level_parent_sequence, strict=True):
-        plan[level] = x[parent_seq, None] * strategy[level]
+    parent_sequence = tree.infoset_parent_sequence
+    for offsets in tree.level_offsets:
+        for lo, hi in zip(offsets[:-1], offsets[1:], strict=True):
+            np.multiply(x[parent_sequence[lo:hi], None], strategy[lo:hi], out=plan[lo:hi])
     return x
 
 
-def propagate_values(
-    tree: GameTree,
-    gradient: np.ndarray,
-    strategy: np.ndarray | None,
-    players: tuple[int, ...] = (0, 1),
-) -> np.ndarray:
-    """Bottom-up pass turning sequence payoffs into counterfactual values, in place.
-
-    Args:
-      gradient: [S] sequence payoffs (`tree.payoff @ x`); overwritten with
-        counterfactual values of every sequence, and with the root value at
-        `tree.empty_sequence[p]`.
-      strategy: [N, A] to take expectations with, or None for best response (max
-        over legal actions).
-      players: only infosets of these players are propagated.
+def sequence_payoffs(tree: GameTree, x: np.ndarray, player: int) -> np.ndarray:
+    """Player's payoff per own sequence against the opponent's realization plan.
 
     Returns:
-      infoset_values: [N] counterfactual value of each infoset (under `strategy`
-        or under the best response); 0 for infosets of skipped players.
+      [local_size[player]] vector in the player's local sequence space (see
+      `GameTree`): entry (I - lo) * A + a sums chance_reach * u_player *
+      x_opponent over terminals whose last player-sequence is (I, a); the last
+      entry covers terminals reached with the player's empty sequence.
     """
-    num_infosets, num_actions = tree.num_infosets, tree.num_actions
-    cf_values = gradient[: num_infosets * num_actions].reshape(num_infosets, num_actions)
-    infoset_values = np.zeros(num_infosets, dtype=np.float64)
-    both = len(players) == 2
-    for d in range(len(tree.infoset_levels) - 1, -1, -1):
-        level = tree.infoset_levels[d]
-        parent_seq = tree.level_parent_sequence[d]
-        if not both:
-            keep = tree.infoset_player[level] == players[0]
-            level, parent_seq = level[keep], parent_seq[keep]
-        level_values = cf_values[level]
+    return tree.payoff[player] @ x
+
+
+def propagate_values(
+    tree: GameTree, player: int, payoffs: np.ndarray, strategy: np.ndarray | None
+) -> np.ndarray:
+    """Bottom-up pass over the player's infoset tree, in place.
+
+    Args:
+      payoffs: [local_size[player]] from `sequence_payoffs`; overwritten so
+        that entry (I - lo) * A + a is the counterfactual value of (I, a)
+        (sum over h in I of pi_{-p}(h) * v_p(h a)) and the last entry is the
+        player's expected value (under `strategy`) or best-response value.
+      strategy: [N, A] to take expectations with, or None to take the max over
+        legal actions (best response).
+
+    Returns:
+      infoset_values: [hi - lo] counterfactual value of each of the player's
+        infosets (expected under `strategy`, or best-response).
+    """
+    lo, hi = tree.infoset_range[player]
+    offsets = tree.level_offsets[player]
+    num_actions = tree.num_actions
+    cf_values = payoffs[:-1].reshape(hi - lo, num_actions)
+    infoset_values = np.empty(hi - lo, dtype=np.float64)
+    local_parent = tree.local_parent[player]
+    for d in range(len(offsets) - 2, -1, -1):
+        a, b = offsets[d] - lo, offsets[d + 1] - lo
         if strategy is None:
-            legal = tree.level_legal_mask[d] if both else tree.infoset_legal_mask[level]
-            values = np.where(legal, level_values, -np.inf).max(axis=1)
+            values = np.where(
+                tree.infoset_legal_mask[offsets[d] : offsets[d + 1]], cf_values[a:b], -np.inf
+            ).max(axis=1)
         else:
-            values = np.einsum("ij,ij->i", level_values, strategy[level])
-        infoset_values[level] = values
-        np.add.at(gradient, parent_seq, values)
+            values = np.einsum("ij,ij->i", cf_values[a:b], strategy[offsets[d] : offsets[d + 1]])
+        infoset_values[a:b] = values
+        if d == 0:
+            payoffs[-1] += values.sum()
+        else:
+            pa, pb = offsets[d - 1] - lo, offsets[d] - lo
+            block = payoffs[pa * num_actions : pb * num_actions]
+            block += np.bincount(local_parent[a:b], weights=values, minlength=block.shape[0])
     return infoset_values
+
+
+def own_plan(tree: GameTree, x: np.ndarray, player: int) -> np.ndarray:
+    """The player's part of `x` in its local sequence space: [local_size[player]]."""
+    lo, hi = tree.infoset_range[player]
+    a = tree.num_actions
+    out = np.empty(tree.local_size[player], dtype=np.float64)
+    out[:-1] = x[lo * a : hi * a]
+    out[-1] = 1.0
+    return out
 
 
 @dataclasses.dataclass
@@ -116,16 +140,19 @@ class BestResponseResult:
 def best_response(tree: GameTree, strategy: np.ndarray) -> BestResponseResult:
     """Exact best responses of both players against `strategy [N, A]`."""
     x = realization_plan(tree, strategy)
-    gradient = tree.payoff @ x
-    on_policy = np.bincount(tree.sequence_owner, weights=x * gradient, minlength=2)
-    propagate_values(tree, gradient, None)
-    best_values = gradient[tree.empty_sequence].copy()
-    cf_values = gradient[: tree.num_infosets * tree.num_actions].reshape(
-        tree.num_infosets, tree.num_actions
-    )
-    best_actions = np.where(tree.infoset_legal_mask, cf_values, -np.inf).argmax(axis=1)
+    best_values = np.empty(2)
+    on_policy = np.empty(2)
     br_strategy = np.zeros((tree.num_infosets, tree.num_actions))
-    br_strategy[np.arange(tree.num_infosets), best_actions] = 1.0
+    for p in (0, 1):
+        payoffs = sequence_payoffs(tree, x, p)
+        on_policy[p] = own_plan(tree, x, p) @ payoffs
+        propagate_values(tree, p, payoffs, None)
+        best_values[p] = payoffs[-1]
+        lo, hi = tree.infoset_range[p]
+        cf_values = payoffs[:-1].reshape(hi - lo, tree.num_actions)
+        legal = tree.infoset_legal_mask[lo:hi]
+        best_actions = np.where(legal, cf_values, -np.inf).argmax(axis=1)
+        br_strategy[lo + np.arange(hi - lo), best_actions] = 1.0
     return BestResponseResult(
         best_response_values=best_values,
         on_policy_values=on_policy,
