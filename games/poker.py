@@ -1,0 +1,319 @@
+"""Flop hold'em (FHP) and heads-up limit hold'em (HULH) with the Deep CFR rules.
+
+Rules are those of Brown, Lerer, Gross and Sandholm, "Deep Counterfactual
+Regret Minimization", ICML 2019, Section 5 and Appendix A:
+
+* two players; P1 (pyspiel player 0) posts a 50-chip small blind, P2 (player 1)
+  a 100-chip big blind; P1 acts first preflop, P2 first in every later round;
+* limit betting: fold, call (check), raise; raises are 100 chips in rounds 1-2
+  and 200 chips in rounds 3-4; at most 3 raises in rounds 1-2 and 4 in rounds
+  3-4, where a raise is a player's action that puts in more than the opponent's
+  share (the forced big blind is *not* a raise; see docs/poker_games.md);
+* two private cards each, a 3-card flop after round 1, and for HULH one turn
+  card after round 2 and one river card after round 3; FHP ends after round 2;
+* showdown: best five-card hand from private + board cards, ties split.
+
+Dynamics are delegated to OpenSpiel's C++ `universal_poker` (ACPC engine): the
+registered factories validate their parameters, translate them into an ACPC
+limit gamedef and return the `universal_poker` game itself, so every
+`apply_action`, `child`, `legal_actions` and `information_state_tensor` call is
+native C++ (the benchmark in benchmarks/bench_poker_games.py measures it). After
+`import games`:
+
+    pyspiel.load_game("flop_holdem")                          # the paper's FHP
+    pyspiel.load_game("hulh")                                 # the paper's HULH
+    pyspiel.load_game("flop_holdem(num_ranks=4,num_suits=2)")  # small FHP
+
+Parameters of both games: `num_ranks` (2..13, the lowest ranks 2, 3, ... are
+kept), `num_suits` (1..4) and `max_raises` (raise caps per round, e.g. "3 3").
+
+Actions: 0 = fold, 1 = call/check, 2 = raise. Chance actions index the deck as
+`rank * num_suits + suit` (rank 0 = deuce, suits c, d, h, s); `card_from_action`
+maps them to the paper's 52-card index `rank * 4 + suit` (Appendix C).
+Utilities are in chips; `chips_to_mbb_per_game` converts to mbb/g.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+
+import pyspiel
+
+FLOP_HOLDEM = "flop_holdem"
+HULH = "hulh"
+
+SMALL_BLIND = 50
+BIG_BLIND = 100
+NUM_HOLE_CARDS = 2
+# Per round, for the full four-round game (FHP uses the first two entries).
+_BOARD_CARDS_PER_ROUND = (0, 3, 1, 1)
+_RAISE_SIZE_PER_ROUND = (100, 100, 200, 200)
+_FIRST_PLAYER_PER_ROUND = (0, 1, 1, 1)
+_PAPER_MAX_RAISES = (3, 3, 4, 4)
+# Appendix C: "at most 6 sequential actions" per betting round.
+PAPER_BET_POSITIONS_PER_ROUND = 6
+
+FOLD, CALL, RAISE = 0, 1, 2
+MAX_RANKS, MAX_SUITS = 13, 4
+RANK_CHARS = "23456789TJQKA"
+SUIT_CHARS = "cdhs"
+
+
+@dataclasses.dataclass(frozen=True)
+class LimitHoldemSpec:
+    """Rules of one two-player limit hold'em variant (FHP: 2 rounds, HULH: 4)."""
+
+    num_rounds: int
+    num_ranks: int = MAX_RANKS
+    num_suits: int = MAX_SUITS
+    max_raises: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        if not self.max_raises:
+            object.__setattr__(self, "max_raises", _PAPER_MAX_RAISES[: self.num_rounds])
+        validate_spec(self)
+
+    @property
+    def board_cards_per_round(self) -> tuple[int, ...]:
+        return _BOARD_CARDS_PER_ROUND[: self.num_rounds]
+
+    @property
+    def raise_size_per_round(self) -> tuple[int, ...]:
+        return _RAISE_SIZE_PER_ROUND[: self.num_rounds]
+
+    @property
+    def first_player_per_round(self) -> tuple[int, ...]:
+        return _FIRST_PLAYER_PER_ROUND[: self.num_rounds]
+
+    @property
+    def blinds(self) -> tuple[int, int]:
+        return (SMALL_BLIND, BIG_BLIND)
+
+    @property
+    def deck_size(self) -> int:
+        return self.num_ranks * self.num_suits
+
+    @property
+    def num_board_cards(self) -> int:
+        return sum(self.board_cards_per_round)
+
+    @property
+    def bet_positions_per_round(self) -> int:
+        """Betting positions per round in the structured encoding (Appendix C).
+
+        A round has at most `max_raises + 2` actions (check/limp, the raises,
+        the closing call); the paper's network uses 6, which fits caps <= 4.
+        """
+        return max(PAPER_BET_POSITIONS_PER_ROUND, max(self.max_raises) + 2)
+
+    def max_contribution(self) -> int:
+        """Chips one player puts in when every round is capped."""
+        return BIG_BLIND + sum(
+            cap * size for cap, size in zip(self.max_raises, self.raise_size_per_round, strict=True)
+        )
+
+    def universal_poker_params(self) -> dict:
+        """Parameters of the equivalent `universal_poker` game (ACPC gamedef).
+
+        ACPC seats are 1-based and `blind` is per seat, so seat 1 (player 0,
+        the paper's P1) posts the small blind and acts first preflop.
+        """
+
+        def join(values):
+            return " ".join(str(v) for v in values)
+
+        return {
+            "betting": "limit",
+            "numPlayers": 2,
+            "numRounds": self.num_rounds,
+            "blind": join(self.blinds),
+            "raiseSize": join(self.raise_size_per_round),
+            "firstPlayer": join(p + 1 for p in self.first_player_per_round),
+            "maxRaises": join(self.max_raises),
+            "numSuits": self.num_suits,
+            "numRanks": self.num_ranks,
+            "numHoleCards": NUM_HOLE_CARDS,
+            "numBoardCards": join(self.board_cards_per_round),
+            # Limit ACPC games ignore stacks; large enough never to bind.
+            "stack": join([20000, 20000]),
+        }
+
+    def load(self) -> pyspiel.Game:
+        """Loads this variant as a `universal_poker` game."""
+        return pyspiel.load_game("universal_poker", self.universal_poker_params())
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def validate_spec(spec: LimitHoldemSpec) -> None:
+    """Raises ValueError saying what is wrong with `spec` and how to fix it."""
+    if spec.num_rounds not in (2, 4):
+        raise ValueError(
+            f"num_rounds={spec.num_rounds!r}: use 2 (flop hold'em) or 4 (limit hold'em)."
+        )
+    if not _is_int(spec.num_ranks) or not 2 <= spec.num_ranks <= MAX_RANKS:
+        raise ValueError(
+            f"num_ranks={spec.num_ranks!r}: must be an integer in [2, {MAX_RANKS}] "
+            "(the lowest ranks, deuce upwards, are kept)."
+        )
+    if not _is_int(spec.num_suits) or not 1 <= spec.num_suits <= MAX_SUITS:
+        raise ValueError(f"num_suits={spec.num_suits!r}: must be an integer in [1, {MAX_SUITS}].")
+    cards_needed = 2 * NUM_HOLE_CARDS + spec.num_board_cards
+    if spec.deck_size < cards_needed:
+        raise ValueError(
+            f"a deck of num_ranks * num_suits = {spec.num_ranks} * {spec.num_suits} = "
+            f"{spec.deck_size} cards cannot deal {cards_needed} cards (2 x 2 hole + "
+            f"{spec.num_board_cards} board); raise num_ranks or num_suits."
+        )
+    if len(spec.max_raises) != spec.num_rounds or not all(
+        _is_int(cap) and 0 <= cap <= 20 for cap in spec.max_raises
+    ):
+        raise ValueError(
+            f"max_raises={spec.max_raises!r}: give {spec.num_rounds} integers in [0, 20], "
+            f"one raise cap per round, e.g. {' '.join(map(str, _PAPER_MAX_RAISES[:spec.num_rounds]))!r}."
+        )
+
+
+def _parse_max_raises(text, num_rounds: int) -> tuple[int, ...]:
+    if not isinstance(text, str):
+        raise ValueError(
+            f"max_raises={text!r}: must be a string of {num_rounds} space-separated integers."
+        )
+    try:
+        return tuple(int(token) for token in text.split())
+    except ValueError:
+        raise ValueError(
+            f"max_raises={text!r}: must be {num_rounds} space-separated integers, e.g. "
+            f"{' '.join(map(str, _PAPER_MAX_RAISES[:num_rounds]))!r}."
+        ) from None
+
+
+def spec_from_parameters(num_rounds: int, params: Mapping) -> LimitHoldemSpec:
+    """Builds a validated spec from `flop_holdem` / `hulh` game parameters."""
+    return LimitHoldemSpec(
+        num_rounds=num_rounds,
+        num_ranks=params.get("num_ranks", MAX_RANKS),
+        num_suits=params.get("num_suits", MAX_SUITS),
+        max_raises=_parse_max_raises(
+            params.get("max_raises", " ".join(map(str, _PAPER_MAX_RAISES[:num_rounds]))),
+            num_rounds,
+        ),
+    )
+
+
+def _split_ints(text) -> tuple[int, ...]:
+    return tuple(int(token) for token in str(text).split())
+
+
+def limit_holdem_spec(game: pyspiel.Game) -> LimitHoldemSpec:
+    """Recovers the rules of a game loaded as `flop_holdem` / `hulh`.
+
+    Raises ValueError if `game` is not a two-player limit `universal_poker`
+    game with this module's blinds, raise sizes, acting order and deal.
+    """
+    if game.get_type().short_name != "universal_poker":
+        raise ValueError(
+            f"expected a game loaded as '{FLOP_HOLDEM}' or '{HULH}' (a universal_poker "
+            f"game), got {game.get_type().short_name!r}."
+        )
+    params = game.get_parameters()
+    num_rounds = int(params["numRounds"])
+    try:
+        spec = LimitHoldemSpec(
+            num_rounds=num_rounds,
+            num_ranks=int(params["numRanks"]),
+            num_suits=int(params["numSuits"]),
+            max_raises=_split_ints(params.get("maxRaises", "")),
+        )
+    except ValueError as err:
+        raise ValueError(f"{game} is not a flop_holdem/hulh variant: {err}") from None
+    expected = spec.universal_poker_params()
+    for key in ("betting", "numPlayers", "blind", "raiseSize", "firstPlayer",
+                "numHoleCards", "numBoardCards"):
+        if str(params.get(key)) != str(expected[key]):
+            raise ValueError(
+                f"{game} is not a flop_holdem/hulh variant: parameter {key}="
+                f"{params.get(key)!r}, expected {expected[key]!r}. Load it with "
+                f"pyspiel.load_game('{FLOP_HOLDEM}(...)') or '{HULH}(...)'."
+            )
+    return spec
+
+
+def card_from_action(chance_action: int, num_suits: int) -> int:
+    """Paper's 52-card index (rank * 4 + suit, Appendix C) of a chance action."""
+    return (chance_action // num_suits) * MAX_SUITS + chance_action % num_suits
+
+
+def card_to_string(card: int) -> str:
+    """'As'-style name of a 52-card index (rank * 4 + suit, rank 0 = deuce)."""
+    return RANK_CHARS[card // MAX_SUITS] + SUIT_CHARS[card % MAX_SUITS]
+
+
+def chips_to_mbb_per_game(chips, big_blind: float = BIG_BLIND):
+    """Chips per game -> milli-big-blinds per game (1 chip = 10 mbb at BB=100).
+
+    Works on floats and numpy arrays alike.
+    """
+    return chips * 1000.0 / big_blind
+
+
+def mbb_per_game_to_chips(mbb, big_blind: float = BIG_BLIND):
+    """Inverse of `chips_to_mbb_per_game`."""
+    return mbb * big_blind / 1000.0
+
+
+def _game_type(short_name: str, long_name: str, num_rounds: int) -> pyspiel.GameType:
+    return pyspiel.GameType(
+        short_name=short_name,
+        long_name=long_name,
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+        utility=pyspiel.GameType.Utility.ZERO_SUM,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=2,
+        min_num_players=2,
+        provides_information_state_string=True,
+        provides_information_state_tensor=True,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification={
+            "num_ranks": MAX_RANKS,
+            "num_suits": MAX_SUITS,
+            "max_raises": " ".join(map(str, _PAPER_MAX_RAISES[:num_rounds])),
+        },
+    )
+
+
+class FlopHoldemGame:
+    """Factory registered as `flop_holdem`: `FlopHoldemGame(params)` is a game.
+
+    Calling it returns the `universal_poker` game with the paper's FHP rules;
+    `params` (a dict, all optional) are the registered parameters. A class
+    rather than a closure: pyspiel keeps the registered Python callable until
+    C++ static destruction, after the interpreter has finalized, and a class
+    (held alive by its own reference cycle) is never freed there.
+    """
+
+    NUM_ROUNDS = 2
+
+    def __new__(cls, params: Mapping | None = None) -> pyspiel.Game:
+        return spec_from_parameters(cls.NUM_ROUNDS, params or {}).load()
+
+
+class HulhGame(FlopHoldemGame):
+    """Factory registered as `hulh`: the paper's heads-up limit hold'em."""
+
+    NUM_ROUNDS = 4
+
+
+FLOP_HOLDEM_GAME_TYPE = _game_type(FLOP_HOLDEM, "Flop Hold'em (Deep CFR rules)", 2)
+HULH_GAME_TYPE = _game_type(HULH, "Heads-Up Limit Hold'em (Deep CFR rules)", 4)
+
+if FLOP_HOLDEM not in pyspiel.registered_names():
+    pyspiel.register_game(FLOP_HOLDEM_GAME_TYPE, FlopHoldemGame)
+if HULH not in pyspiel.registered_names():
+    pyspiel.register_game(HULH_GAME_TYPE, HulhGame)
