@@ -1,0 +1,549 @@
+"""NEST: network pursuit-evasion, a team of pursuers against one evader.
+
+NEtwork purSuiT game of Zhang et al. 2019 ("Optimal escape interdiction on
+transportation networks", IJCAI) as used by Li et al. 2021, "CFR-MIX: Solving
+Imperfect Information Extensive-Form Games with Combinatorial Action Space",
+Section 5.2: pursuers carry tracking devices and see the evader in real time;
+the evader tries to reach an exit within a step limit.
+
+Rules implemented (see docs/team_games.md for defaults and paper instances):
+  * Graph: a rows x cols grid with 4-neighbour edges (node = row * cols + col),
+    or an explicit edge list (``edges=0-1;1-2``, nodes 0..max id).
+  * Start: fixed (``evader_start``, ``pursuer_starts``) or drawn by chance
+    nodes, evader first (uniform over non-exit nodes not occupied by a fixed
+    pursuer), then each pursuer (uniform over nodes other than the evader's).
+    Both sides observe the start.
+  * Each step the team (player 0) moves every pursuer to a neighbour or keeps
+    it in place (one joint action); then the evader (player 1) moves to a
+    neighbour, or stays if ``evader_can_stay``, without seeing the team's move
+    (a simultaneous move written sequentially).
+  * After both moves: capture if a pursuer is on the evader's node, or (when
+    ``capture_on_swap``, the default) a pursuer and the evader crossed the same
+    edge in opposite directions; otherwise escape if the evader is on an exit;
+    otherwise timeout after ``horizon`` steps.  Capture is checked first, so an
+    exit a pursuer reaches at the same time is a capture.
+  * Returns: capture or timeout +1 team / -1 evader; escape 0 / 0.
+  * Information: the team sees its own positions and every past evader
+    position (up to the end of the previous step); the evader sees its own
+    path and the pursuers' start positions only.
+
+Individual actions are neighbour *slots* (A = 5 on grids): 0 stay, 1 up, 2 left,
+3 right, 4 down (the ones leaving the grid are illegal).  On edge-list graphs
+slot 0 is stay and slots 1..deg are the neighbours in ascending node order,
+A = 1 + max degree.  The team's action is the mixed-radix joint slot (pursuer 0
+least significant), see `openspiel_cfrx.team`.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import numpy as np
+import pyspiel
+
+from games import _team
+from openspiel_cfrx import team as team_protocol
+
+_NUM_PLAYERS = 2
+_TEAM = team_protocol.TEAM_PLAYER
+_EVADER = team_protocol.ADVERSARY_PLAYER
+_GRID_SLOT_NAMES = ("stay", "up", "left", "right", "down")
+
+_DEFAULT_PARAMS = {
+    "rows": 3,
+    "cols": 3,
+    "edges": "",
+    "num_pursuers": 2,
+    "horizon": -1,
+    "exits": "",
+    "pursuer_starts": "",
+    "evader_start": -1,
+    "evader_can_stay": True,
+    "capture_on_swap": True,
+    "max_joint_actions": team_protocol.DEFAULT_MAX_ENUMERATED_JOINT_ACTIONS,
+}
+
+_GAME_TYPE = pyspiel.GameType(
+    short_name="nest",
+    long_name="NEST network pursuit-evasion (pursuer team vs evader)",
+    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+    utility=pyspiel.GameType.Utility.ZERO_SUM,
+    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+    max_num_players=_NUM_PLAYERS,
+    min_num_players=_NUM_PLAYERS,
+    provides_information_state_string=True,
+    provides_information_state_tensor=True,
+    provides_observation_string=True,
+    provides_observation_tensor=True,
+    parameter_specification=_DEFAULT_PARAMS,
+)
+
+# Outcome codes.
+_RUNNING, _CAPTURE, _ESCAPE, _TIMEOUT = 0, 1, 2, 3
+_OUTCOME_NAMES = ("running", "capture", "escape", "timeout")
+
+
+def default_grid_exits(rows: int, cols: int) -> tuple[int, ...]:
+    """Default exits of a grid: its distinct corner nodes, ascending."""
+    return tuple(sorted({0, cols - 1, (rows - 1) * cols, rows * cols - 1}))
+
+
+def _grid_slots(rows, cols):
+    """[N][5] neighbour slot table of a grid; -1 where the move leaves it."""
+    slots = []
+    for node in range(rows * cols):
+        r, c = divmod(node, cols)
+        slots.append(
+            (
+                node,
+                node - cols if r > 0 else -1,
+                node - 1 if c > 0 else -1,
+                node + 1 if c < cols - 1 else -1,
+                node + cols if r < rows - 1 else -1,
+            )
+        )
+    return tuple(slots)
+
+
+def _edge_list_slots(edges_text):
+    """Edge list 'u-v;...' -> [N][1 + max degree] slot table."""
+    neighbours = collections.defaultdict(set)
+    pieces = [p for p in edges_text.replace(",", ";").replace(" ", ";").split(";") if p]
+    for piece in pieces:
+        try:
+            u_text, v_text = piece.split("-")
+            u, v = int(u_text), int(v_text)
+        except ValueError:
+            raise ValueError(
+                f"nest: edge {piece!r} is not 'u-v'; write edges as 'u-v;u-v;...' "
+                f"with non-negative integer node ids"
+            ) from None
+        if u < 0 or v < 0 or u == v:
+            raise ValueError(f"nest: edge {piece!r} needs two distinct non-negative node ids")
+        neighbours[u].add(v)
+        neighbours[v].add(u)
+    if not neighbours:
+        raise ValueError("nest: edges is empty; give 'u-v;...' or leave it out to use the grid")
+    num_nodes = max(neighbours) + 1
+    width = 1 + max(len(n) for n in neighbours.values())
+    slots = []
+    for node in range(num_nodes):
+        row = [node] + sorted(neighbours[node])
+        slots.append(tuple(row + [-1] * (width - len(row))))
+    return tuple(slots)
+
+
+def _diameter(slots):
+    """Longest shortest path (BFS from every node); unreachable pairs ignored."""
+    best = 0
+    for source in range(len(slots)):
+        dist = {source: 0}
+        frontier = collections.deque([source])
+        while frontier:
+            node = frontier.popleft()
+            for nxt in slots[node][1:]:
+                if nxt >= 0 and nxt not in dist:
+                    dist[nxt] = dist[node] + 1
+                    frontier.append(nxt)
+        best = max(best, max(dist.values()))
+    return best
+
+
+class _Config(_team.FrozenConfig):
+    """Validated parameters and lookup tables of one NEST instance."""
+
+    def __init__(self, params):
+        unknown = set(params) - set(_DEFAULT_PARAMS)
+        if unknown:
+            raise ValueError(
+                f"nest: unknown parameter(s) {sorted(unknown)}; accepted: {sorted(_DEFAULT_PARAMS)}"
+            )
+        full = dict(_DEFAULT_PARAMS)
+        full.update(params)
+        edges = str(full["edges"]).strip()
+        self.is_grid = not edges
+        if self.is_grid:
+            self.rows, self.cols = int(full["rows"]), int(full["cols"])
+            if self.rows < 1 or self.cols < 1 or self.rows * self.cols < 2:
+                raise ValueError(
+                    f"nest: grid {self.rows}x{self.cols} needs rows, cols >= 1 and at "
+                    f"least 2 nodes"
+                )
+            self.slots = _grid_slots(self.rows, self.cols)
+        else:
+            self.rows, self.cols = 0, 0
+            self.slots = _edge_list_slots(edges)
+        n = len(self.slots)
+        self.num_nodes = n
+        self.num_slots = len(self.slots[0])
+        self.num_pursuers = int(full["num_pursuers"])
+        if self.num_pursuers < 1:
+            raise ValueError(f"nest: num_pursuers={self.num_pursuers} must be >= 1")
+        if self.num_slots**self.num_pursuers >= 2**63:
+            raise ValueError(
+                f"nest: {self.num_slots}**{self.num_pursuers} joint moves overflow "
+                f"OpenSpiel's int64 action ids; use fewer pursuers"
+            )
+        self.radices = (self.num_slots,) * self.num_pursuers
+        self.max_joint_actions = int(full["max_joint_actions"])
+        if self.max_joint_actions < 1:
+            raise ValueError(f"nest: max_joint_actions={self.max_joint_actions} must be >= 1")
+        self.evader_can_stay = bool(full["evader_can_stay"])
+        self.capture_on_swap = bool(full["capture_on_swap"])
+
+        exits = _team.parse_int_list(str(full["exits"]), "exits")
+        if not exits:
+            if not self.is_grid:
+                raise ValueError(
+                    "nest: a graph given by edges has no default exits; pass "
+                    "exits=a;b;... (node ids)"
+                )
+            exits = default_grid_exits(self.rows, self.cols)
+        for node in exits:
+            self._check_node(node, "exits")
+        self.exits = tuple(sorted(set(exits)))
+        self.exit_set = frozenset(self.exits)
+        if len(self.exits) == n:
+            raise ValueError("nest: every node is an exit; leave at least one non-exit node")
+
+        horizon = int(full["horizon"])
+        if horizon == -1:
+            # Default: the graph's diameter, enough for the evader to reach any
+            # exit it is connected to from any start (grid: rows + cols - 2).
+            horizon = max(1, _diameter(self.slots))
+        if horizon < 1:
+            raise ValueError(f"nest: horizon={horizon} must be >= 1, or -1 for the diameter")
+        self.horizon = horizon
+
+        starts = _team.parse_int_list(str(full["pursuer_starts"]), "pursuer_starts")
+        if starts and len(starts) != self.num_pursuers:
+            raise ValueError(
+                f"nest: pursuer_starts has {len(starts)} nodes for {self.num_pursuers} "
+                f"pursuers; give one node per pursuer or leave it empty for random starts"
+            )
+        for node in starts:
+            self._check_node(node, "pursuer_starts")
+        self.pursuer_starts = starts
+        self.evader_start = int(full["evader_start"])
+        if self.evader_start != -1:
+            self._check_node(self.evader_start, "evader_start")
+            if self.evader_start in self.exit_set:
+                raise ValueError(
+                    f"nest: evader_start={self.evader_start} is an exit; the game "
+                    f"would end before it starts"
+                )
+            if self.evader_start in starts:
+                raise ValueError(
+                    f"nest: evader_start={self.evader_start} is also a pursuer start; "
+                    f"start them apart"
+                )
+        if not self.evader_can_stay:
+            for node, row in enumerate(self.slots):
+                if all(t < 0 for t in row[1:]):
+                    raise ValueError(
+                        f"nest: node {node} has no neighbour, so an evader that may "
+                        f"not stay could not move there; allow evader_can_stay"
+                    )
+        self.evader_start_choices = tuple(
+            v for v in range(n) if v not in self.exit_set and v not in starts
+        )
+        if not self.evader_start_choices:
+            raise ValueError("nest: no node is free for the evader to start on")
+        self.agent_observation_size = self.num_pursuers + n + self.num_slots
+
+    def _check_node(self, node, name):
+        if not 0 <= node < len(self.slots):
+            raise ValueError(f"nest: {name} node {node} is outside [0, {len(self.slots)})")
+
+
+class NestGame(_team.TeamGameMixin, pyspiel.Game):
+    """NEST; see the module docstring for the rules."""
+
+    def __init__(self, params=None):
+        self._cfg = _Config(params or {})
+        cfg = self._cfg
+        num_chance = (cfg.evader_start == -1) + (0 if cfg.pursuer_starts else cfg.num_pursuers)
+        game_info = pyspiel.GameInfo(
+            num_distinct_actions=cfg.num_slots**cfg.num_pursuers,
+            max_chance_outcomes=cfg.num_nodes if num_chance else 0,
+            num_players=_NUM_PLAYERS,
+            min_utility=-1.0,
+            max_utility=1.0,
+            utility_sum=0.0,
+            max_game_length=num_chance + 2 * cfg.horizon,
+        )
+        super().__init__(_GAME_TYPE, game_info, params or {})
+
+    def new_initial_state(self):
+        return NestState(self)
+
+    def make_py_observer(self, iig_obs_type=None, params=None):
+        if params:
+            raise ValueError(f"nest observers take no parameters; got {params}")
+        return NestObserver(
+            iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), self._cfg
+        )
+
+    def exits(self) -> tuple[int, ...]:
+        """Exit nodes, ascending."""
+        return self._cfg.exits
+
+    def horizon(self) -> int:
+        """Number of steps T before a timeout."""
+        return self._cfg.horizon
+
+
+class NestState(_team.TeamStateMixin, pyspiel.State):
+    """State of NEST: node ids in ints and tuples, cheap to clone."""
+
+    def __init__(self, game):
+        super().__init__(game)
+        cfg = game._cfg
+        self._cfg = cfg
+        self._evader_path = () if cfg.evader_start == -1 else (cfg.evader_start,)
+        # Pursuer positions at the start of each step: [steps + 1][M]; while
+        # chance is still placing pursuers, a partial tuple in _placing.
+        self._pursuer_path = (cfg.pursuer_starts,) if cfg.pursuer_starts else ()
+        self._placing = ()
+        self._pending_team_move = None  # [M] new pursuer nodes, hidden from evader
+        self._outcome = _RUNNING
+
+    # --- pyspiel API -----------------------------------------------------
+
+    def current_player(self):
+        if self._outcome != _RUNNING:
+            return pyspiel.PlayerId.TERMINAL
+        if not self._evader_path or not self._pursuer_path:
+            return pyspiel.PlayerId.CHANCE
+        return _TEAM if self._pending_team_move is None else _EVADER
+
+    def is_terminal(self):
+        return self._outcome != _RUNNING
+
+    def _legal_actions(self, player):
+        if player == _TEAM:
+            return self._team_legal_joint_actions()
+        row = self._cfg.slots[self._evader_path[-1]]
+        first = 0 if self._cfg.evader_can_stay else 1
+        return [k for k in range(first, len(row)) if row[k] >= 0]
+
+    def chance_outcomes(self):
+        cfg = self._cfg
+        if not self._evader_path:
+            choices = cfg.evader_start_choices
+        else:
+            evader = self._evader_path[0]
+            choices = [v for v in range(cfg.num_nodes) if v != evader]
+        prob = 1.0 / len(choices)
+        return [(v, prob) for v in choices]
+
+    def _apply_action(self, action):
+        player = self.current_player()
+        cfg = self._cfg
+        if player == pyspiel.PlayerId.CHANCE:
+            if not self._evader_path:
+                if action not in cfg.evader_start_choices:
+                    raise ValueError(f"chance outcome {action} is not a valid evader start")
+                self._evader_path = (action,)
+            else:
+                if not 0 <= action < cfg.num_nodes or action == self._evader_path[0]:
+                    raise ValueError(f"chance outcome {action} is not a valid pursuer start")
+                self._placing += (action,)
+                if len(self._placing) == cfg.num_pursuers:
+                    self._pursuer_path = (self._placing,)
+                    self._placing = ()
+        elif player == _TEAM:
+            slots = self.decode_joint_action(action)
+            current = self._pursuer_path[-1]
+            moved = []
+            for agent, slot in enumerate(slots):
+                target = cfg.slots[current[agent]][slot]
+                if target < 0:
+                    raise ValueError(
+                        f"illegal team action {action}: pursuer {agent} at node "
+                        f"{current[agent]} has no move in slot {slot}"
+                    )
+                moved.append(target)
+            self._pending_team_move = tuple(moved)
+        elif player == _EVADER:
+            old = self._evader_path[-1]
+            row = cfg.slots[old]
+            if not 0 <= action < len(row) or row[action] < 0 or (
+                action == 0 and not cfg.evader_can_stay
+            ):
+                raise ValueError(
+                    f"illegal evader action {action} at node {old}; legal: "
+                    f"{self._legal_actions(_EVADER)}"
+                )
+            self._resolve_step(old, row[action])
+        else:
+            raise ValueError("cannot apply an action to a terminal state")
+
+    def _resolve_step(self, evader_old, evader_new):
+        cfg = self._cfg
+        pursuers_old = self._pursuer_path[-1]
+        pursuers_new = self._pending_team_move
+        self._pending_team_move = None
+        self._pursuer_path += (pursuers_new,)
+        self._evader_path += (evader_new,)
+        captured = evader_new in pursuers_new
+        if not captured and cfg.capture_on_swap and evader_new != evader_old:
+            # Crossing one edge in opposite directions meets on the edge.
+            captured = any(
+                p_old == evader_new and p_new == evader_old
+                for p_old, p_new in zip(pursuers_old, pursuers_new)
+            )
+        if captured:
+            self._outcome = _CAPTURE
+        elif evader_new in cfg.exit_set:
+            self._outcome = _ESCAPE
+        elif len(self._evader_path) - 1 == cfg.horizon:
+            self._outcome = _TIMEOUT
+
+    def _action_to_string(self, player, action):
+        cfg = self._cfg
+        names = _GRID_SLOT_NAMES if cfg.is_grid else None
+
+        def slot_name(slot):
+            return names[slot] if names else ("stay" if slot == 0 else f"n{slot}")
+
+        if player == pyspiel.PlayerId.CHANCE:
+            who = "evader" if not self._evader_path else f"pursuer {len(self._placing)}"
+            return f"Start {who} at {action}"
+        if player == _TEAM:
+            slots = self.decode_joint_action(action)
+            return "Move[" + " ".join(f"p{i}:{slot_name(s)}" for i, s in enumerate(slots)) + "]"
+        return f"Evader {slot_name(action)}"
+
+    def returns(self):
+        if self._outcome in (_CAPTURE, _TIMEOUT):
+            return [1.0, -1.0]
+        return [0.0, 0.0]
+
+    def __str__(self):
+        return (
+            f"step {max(len(self._evader_path) - 1, 0)}/{self._cfg.horizon} | evader path "
+            f"{list(self._evader_path)} | pursuers {[list(p) for p in self._pursuer_path]}"
+            f"{' placing ' + str(list(self._placing)) if self._placing else ''}"
+            f" | pending {self._pending_team_move} | {_OUTCOME_NAMES[self._outcome]}"
+        )
+
+    # --- factored team protocol -------------------------------------------
+
+    def legal_agent_actions(self, agent):
+        self._check_team_turn(agent)
+        row = self._cfg.slots[self._pursuer_path[-1][agent]]
+        return [k for k in range(len(row)) if row[k] >= 0]
+
+    def agent_observation_tensor(self, agent):
+        """Pursuer features [M + N + A]: agent one-hot, own node, legal-slot mask."""
+        cfg = self._cfg
+        if not 0 <= agent < cfg.num_pursuers:
+            raise ValueError(f"agent {agent} does not exist; agents are 0..{cfg.num_pursuers - 1}")
+        features = [0.0] * cfg.agent_observation_size
+        features[agent] = 1.0
+        if self._pursuer_path:
+            node = self._pursuer_path[-1][agent]
+            features[cfg.num_pursuers + node] = 1.0
+            offset = cfg.num_pursuers + cfg.num_nodes
+            for k, target in enumerate(cfg.slots[node]):
+                if target >= 0:
+                    features[offset + k] = 1.0
+        return features
+
+    # --- extra accessors (tests, examples) ----------------------------------
+
+    def outcome(self) -> str:
+        """'running', 'capture', 'escape' or 'timeout'."""
+        return _OUTCOME_NAMES[self._outcome]
+
+    def evader_node(self) -> int:
+        """Evader's node at the start of the current step (-1 before chance)."""
+        return self._evader_path[-1] if self._evader_path else -1
+
+    def pursuer_nodes(self) -> tuple[int, ...]:
+        """Pursuers' nodes at the start of the current step (() before chance)."""
+        return self._pursuer_path[-1] if self._pursuer_path else ()
+
+
+class NestObserver:
+    """Observer for both sides (PyObserver interface, see kuhn_poker.py).
+
+    Perfect recall (information state), tensor pieces in order:
+      player [2]; step [T+1] one-hot of the current step;
+      evader_path [T+1, N]: evader node at the start of each step so far (the
+        team tracks it in real time; the evader knows its own path);
+      pursuer_path [T+1, M, N]: row 0 (starts) for both sides, later rows for
+        the team only.
+    Without perfect recall (observation): player [2]; step [T+1];
+      evader_node [N]; pursuer_nodes [M, N] (team: current nodes; evader: the
+      start nodes, all it ever sees of them).
+    """
+
+    def __init__(self, iig_obs_type, cfg):
+        self._cfg = cfg
+        n, m, t = cfg.num_nodes, cfg.num_pursuers, cfg.horizon
+        self._perfect_recall = iig_obs_type.perfect_recall
+        if self._perfect_recall:
+            pieces = [
+                ("player", (2,)),
+                ("step", (t + 1,)),
+                ("evader_path", (t + 1, n)),
+                ("pursuer_path", (t + 1, m, n)),
+            ]
+        else:
+            pieces = [
+                ("player", (2,)),
+                ("step", (t + 1,)),
+                ("evader_node", (n,)),
+                ("pursuer_nodes", (m, n)),
+            ]
+        total = sum(int(np.prod(shape)) for _, shape in pieces)
+        self.tensor = np.zeros(total, np.float32)
+        self.dict = {}
+        index = 0
+        for name, shape in pieces:
+            size = int(np.prod(shape))
+            self.dict[name] = self.tensor[index : index + size].reshape(shape)
+            index += size
+
+    def _visible_pursuer_path(self, state, player):
+        path = state._pursuer_path
+        return path if player == _TEAM else path[:1]
+
+    def set_from(self, state, player):
+        self.tensor.fill(0)
+        d = self.dict
+        d["player"][player] = 1
+        step = max(len(state._evader_path) - 1, 0)
+        d["step"][step] = 1
+        pursuer_path = self._visible_pursuer_path(state, player)
+        if self._perfect_recall:
+            for i, node in enumerate(state._evader_path):
+                d["evader_path"][i, node] = 1
+            for i, nodes in enumerate(pursuer_path):
+                for agent, node in enumerate(nodes):
+                    d["pursuer_path"][i, agent, node] = 1
+        else:
+            if state._evader_path:
+                d["evader_node"][state._evader_path[-1]] = 1
+            if pursuer_path:
+                for agent, node in enumerate(pursuer_path[-1]):
+                    d["pursuer_nodes"][agent, node] = 1
+
+    def string_from(self, state, player):
+        pursuer_path = self._visible_pursuer_path(state, player)
+        side = "team" if player == _TEAM else "evader"
+        if self._perfect_recall:
+            evader = " ".join(map(str, state._evader_path))
+            pursuers = " ".join("/".join(map(str, p)) for p in pursuer_path)
+            return f"P{player} {side}\nevader: {evader}\npursuers: {pursuers}"
+        step = max(len(state._evader_path) - 1, 0)
+        evader = state._evader_path[-1] if state._evader_path else "-"
+        pursuers = "/".join(map(str, pursuer_path[-1])) if pursuer_path else "-"
+        return f"P{player} {side} step {step}\nevader: {evader}\npursuers: {pursuers}"
+
+
+pyspiel.register_game(_GAME_TYPE, NestGame)

@@ -1,0 +1,460 @@
+"""Team Goofspiel: n bidding agents against one adversary (CFR-MIX, Sec. 5.1).
+
+Li et al. 2021, "CFR-MIX: Solving Imperfect Information Extensive-Form Games
+with Combinatorial Action Space", Section 5.1: Goofspiel (Ross 1971) in the
+imperfect-information form of Lanctot et al. 2014, with several players forming
+a team against one opponent; "if one of the team players wins, the whole team
+wins".
+
+Rules implemented (see docs/team_games.md):
+  * Every team agent and the adversary holds bid cards 1..K.  There are R
+    rounds.  Each round a point card is revealed (points_order: descending
+    K, K-1, ...; ascending 1, 2, ...; or random, drawn by a chance node from
+    the cards not yet used).
+  * The team (pyspiel player 0) bids one card per agent as one joint action;
+    the adversary (player 1) then bids without seeing the team's cards.
+  * The highest bid wins the point card for that individual bidder; a highest
+    bid shared by two or more bidders (team mates included) discards it.
+  * Everyone sees who won each round (agent i / adversary / discarded) and so
+    the point totals; nobody sees the other side's bid cards.  The team's one
+    information set holds all its agents' hands and bids.
+  * returns_type=win_loss: +1 to the team if its best agent's points exceed
+    the adversary's, -1 if below, 0 if equal.  point_difference: best team
+    agent's points minus the adversary's.  The adversary gets the negation.
+
+Loadable as ``pyspiel.load_game("team_goofspiel(num_cards=6,num_agents=4)")``
+after ``import games``.  Team actions are mixed-radix joint bids (agent 0 least
+significant, digit c-1 for card c); the factored protocol of
+`openspiel_cfrx.team` is available on the game and on every state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyspiel
+
+from games import _team
+from openspiel_cfrx import team as team_protocol
+
+_NUM_PLAYERS = 2
+_TEAM = team_protocol.TEAM_PLAYER
+_ADVERSARY = team_protocol.ADVERSARY_PLAYER
+_POINTS_ORDERS = ("descending", "ascending", "random")
+_RETURNS_TYPES = ("win_loss", "point_difference")
+# Winner codes per round: 0..P-1 a team agent, P the adversary, P+1 discarded.
+
+_DEFAULT_PARAMS = {
+    "num_cards": 4,
+    "num_agents": 2,
+    "num_turns": -1,
+    "points_order": "descending",
+    "returns_type": "win_loss",
+    "max_joint_actions": team_protocol.DEFAULT_MAX_ENUMERATED_JOINT_ACTIONS,
+}
+
+_GAME_TYPE = pyspiel.GameType(
+    short_name="team_goofspiel",
+    long_name="Team Goofspiel (team of bidders vs one adversary)",
+    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+    utility=pyspiel.GameType.Utility.ZERO_SUM,
+    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+    max_num_players=_NUM_PLAYERS,
+    min_num_players=_NUM_PLAYERS,
+    provides_information_state_string=True,
+    provides_information_state_tensor=True,
+    provides_observation_string=True,
+    provides_observation_tensor=True,
+    parameter_specification=_DEFAULT_PARAMS,
+)
+
+
+class _Config(_team.FrozenConfig):
+    """Validated parameters and derived constants of one team Goofspiel."""
+
+    def __init__(self, params):
+        unknown = set(params) - set(_DEFAULT_PARAMS)
+        if unknown:
+            raise ValueError(
+                f"team_goofspiel: unknown parameter(s) {sorted(unknown)}; "
+                f"accepted: {sorted(_DEFAULT_PARAMS)}"
+            )
+        full = dict(_DEFAULT_PARAMS)
+        full.update(params)
+        self.num_cards = int(full["num_cards"])
+        self.num_agents = int(full["num_agents"])
+        num_turns = int(full["num_turns"])
+        self.points_order = str(full["points_order"])
+        self.returns_type = str(full["returns_type"])
+        self.max_joint_actions = int(full["max_joint_actions"])
+        if self.num_cards < 1:
+            raise ValueError(f"team_goofspiel: num_cards={self.num_cards} must be >= 1")
+        if self.num_agents < 1:
+            raise ValueError(
+                f"team_goofspiel: num_agents={self.num_agents} must be >= 1 "
+                f"(the team's size, the adversary is extra)"
+            )
+        if num_turns == -1:
+            num_turns = self.num_cards
+        if not 1 <= num_turns <= self.num_cards:
+            raise ValueError(
+                f"team_goofspiel: num_turns={num_turns} must be in [1, num_cards="
+                f"{self.num_cards}] (each round uses one card), or -1 for num_cards"
+            )
+        self.num_turns = num_turns
+        if self.points_order not in _POINTS_ORDERS:
+            raise ValueError(
+                f"team_goofspiel: points_order={self.points_order!r}; use one of {_POINTS_ORDERS}"
+            )
+        if self.returns_type not in _RETURNS_TYPES:
+            raise ValueError(
+                f"team_goofspiel: returns_type={self.returns_type!r}; use one of {_RETURNS_TYPES}"
+            )
+        if self.max_joint_actions < 1:
+            raise ValueError(
+                f"team_goofspiel: max_joint_actions={self.max_joint_actions} must be >= 1"
+            )
+        if self.num_cards**self.num_agents >= 2**63:
+            raise ValueError(
+                f"team_goofspiel: num_cards**num_agents = {self.num_cards}**"
+                f"{self.num_agents} overflows OpenSpiel's int64 action ids; "
+                f"use fewer cards or agents"
+            )
+        k, p, r = self.num_cards, self.num_agents, self.num_turns
+        self.radices = (k,) * p
+        self.full_hand = (1 << k) - 1  # bit c-1 set <=> card c in hand
+        # Largest total any one player can collect: the R largest point cards
+        # that can appear (ascending order only ever shows 1..R).
+        if self.points_order == "ascending":
+            self.max_points = r * (r + 1) // 2
+        else:
+            self.max_points = sum(range(k - r + 1, k + 1))
+        self.agent_observation_size = p + k + r * k
+
+    def fixed_point_card(self, round_index: int) -> int:
+        """Point card of a round for the non-random orders."""
+        if self.points_order == "descending":
+            return self.num_cards - round_index
+        return round_index + 1
+
+
+def _cards(mask: int) -> list[int]:
+    """Bitmask -> ascending card values."""
+    cards = []
+    card = 1
+    while mask:
+        if mask & 1:
+            cards.append(card)
+        mask >>= 1
+        card += 1
+    return cards
+
+
+class TeamGoofspielGame(_team.TeamGameMixin, pyspiel.Game):
+    """Team Goofspiel; see the module docstring for the rules."""
+
+    def __init__(self, params=None):
+        self._cfg = _Config(params or {})
+        cfg = self._cfg
+        if cfg.returns_type == "win_loss":
+            max_utility = 1.0
+        else:
+            max_utility = float(cfg.max_points)
+        game_info = pyspiel.GameInfo(
+            num_distinct_actions=cfg.num_cards**cfg.num_agents,
+            max_chance_outcomes=cfg.num_cards if cfg.points_order == "random" else 0,
+            num_players=_NUM_PLAYERS,
+            min_utility=-max_utility,
+            max_utility=max_utility,
+            utility_sum=0.0,
+            # Per round: (chance), team, adversary.
+            max_game_length=cfg.num_turns * (3 if cfg.points_order == "random" else 2),
+        )
+        super().__init__(_GAME_TYPE, game_info, params or {})
+
+    def new_initial_state(self):
+        return TeamGoofspielState(self)
+
+    def make_py_observer(self, iig_obs_type=None, params=None):
+        if params:
+            raise ValueError(f"team_goofspiel observers take no parameters; got {params}")
+        return TeamGoofspielObserver(
+            iig_obs_type or pyspiel.IIGObservationType(perfect_recall=False), self._cfg
+        )
+
+
+class TeamGoofspielState(_team.TeamStateMixin, pyspiel.State):
+    """State of team Goofspiel.
+
+    Everything is ints and tuples (cards as bitmasks) so that OpenSpiel's
+    deep-copy clone and `apply_action` stay cheap.
+    """
+
+    def __init__(self, game):
+        super().__init__(game)
+        cfg = game._cfg
+        self._cfg = cfg
+        # [P+1] bitmasks of cards still in hand; index P is the adversary.
+        self._hands = (cfg.full_hand,) * (cfg.num_agents + 1)
+        # [P+1] points collected; index P is the adversary.
+        self._points = (0,) * (cfg.num_agents + 1)
+        self._point_cards = ()  # revealed point cards, one per started round
+        self._team_bids = ()  # per finished round, [P] cards
+        self._adversary_bids = ()  # per finished round, one card
+        self._winners = ()  # per finished round, winner code (see top)
+        self._pending_team_bid = None  # [P] cards bid this round, hidden
+        if cfg.points_order != "random":
+            self._point_cards = (cfg.fixed_point_card(0),)
+
+    # --- pyspiel API -----------------------------------------------------
+
+    def current_player(self):
+        num_rounds = len(self._winners)
+        if num_rounds == self._cfg.num_turns:
+            return pyspiel.PlayerId.TERMINAL
+        if len(self._point_cards) == num_rounds:
+            return pyspiel.PlayerId.CHANCE
+        return _TEAM if self._pending_team_bid is None else _ADVERSARY
+
+    def is_terminal(self):
+        return len(self._winners) == self._cfg.num_turns
+
+    def _legal_actions(self, player):
+        if player == _TEAM:
+            return self._team_legal_joint_actions()
+        return [card - 1 for card in _cards(self._hands[-1])]
+
+    def chance_outcomes(self):
+        used = 0
+        for card in self._point_cards:
+            used |= 1 << (card - 1)
+        outcomes = [card - 1 for card in _cards(self._cfg.full_hand & ~used)]
+        prob = 1.0 / len(outcomes)
+        return [(o, prob) for o in outcomes]
+
+    def _apply_action(self, action):
+        player = self.current_player()
+        if player == pyspiel.PlayerId.CHANCE:
+            card = action + 1
+            if not 1 <= card <= self._cfg.num_cards or card in self._point_cards:
+                raise ValueError(f"chance outcome {action} is not an unused point card")
+            self._point_cards += (card,)
+        elif player == _TEAM:
+            bids = self.decode_joint_action(action)
+            hands = self._hands
+            for agent, digit in enumerate(bids):
+                if not hands[agent] >> digit & 1:
+                    raise ValueError(
+                        f"illegal team action {action}: agent {agent} bids card "
+                        f"{digit + 1}, which is not in its hand {_cards(hands[agent])}"
+                    )
+            self._pending_team_bid = tuple(d + 1 for d in bids)
+        elif player == _ADVERSARY:
+            card = action + 1
+            if not 1 <= card <= self._cfg.num_cards or not self._hands[-1] >> action & 1:
+                raise ValueError(
+                    f"illegal adversary action {action}: card {card} is not in its "
+                    f"hand {_cards(self._hands[-1])}"
+                )
+            self._resolve_round(card)
+        else:
+            raise ValueError("cannot apply an action to a terminal state")
+
+    def _resolve_round(self, adversary_card):
+        cfg = self._cfg
+        bids = self._pending_team_bid + (adversary_card,)  # [P+1]; P = adversary
+        high = max(bids)
+        winners = [i for i, b in enumerate(bids) if b == high]
+        points = list(self._points)
+        if len(winners) == 1:
+            winner = winners[0]
+            points[winner] += self._point_cards[-1]
+        else:
+            winner = cfg.num_agents + 1  # tie at the top: card discarded
+        self._points = tuple(points)
+        self._hands = tuple(h & ~(1 << (b - 1)) for h, b in zip(self._hands, bids))
+        self._team_bids += (self._pending_team_bid,)
+        self._adversary_bids += (adversary_card,)
+        self._winners += (winner,)
+        self._pending_team_bid = None
+        next_round = len(self._winners)
+        if next_round < cfg.num_turns and cfg.points_order != "random":
+            self._point_cards += (cfg.fixed_point_card(next_round),)
+
+    def _action_to_string(self, player, action):
+        if player == pyspiel.PlayerId.CHANCE:
+            return f"Point card {action + 1}"
+        if player == _TEAM:
+            bids = self.decode_joint_action(action)
+            return "Bids[" + " ".join(f"a{i}:{d + 1}" for i, d in enumerate(bids)) + "]"
+        return f"Bid {action + 1}"
+
+    def returns(self):
+        if not self.is_terminal():
+            return [0.0, 0.0]
+        diff = max(self._points[:-1]) - self._points[-1]
+        if self._cfg.returns_type == "win_loss":
+            value = float((diff > 0) - (diff < 0))
+        else:
+            value = float(diff)
+        return [value, -value]
+
+    def __str__(self):
+        hands = " ".join(
+            f"{'adv' if i == self._cfg.num_agents else f'a{i}'}:"
+            + "".join(str(c) + "." for c in _cards(h))
+            for i, h in enumerate(self._hands)
+        )
+        return (
+            f"points cards {list(self._point_cards)} | hands {hands} | "
+            f"team bids {list(self._team_bids)} pending {self._pending_team_bid} | "
+            f"adversary bids {list(self._adversary_bids)} | winners "
+            f"{[self._winner_name(w) for w in self._winners]} | points {list(self._points)}"
+        )
+
+    # --- factored team protocol -------------------------------------------
+
+    def legal_agent_actions(self, agent):
+        self._check_team_turn(agent)
+        return [card - 1 for card in _cards(self._hands[agent])]
+
+    def agent_observation_tensor(self, agent):
+        """Agent features [P + K + R*K]: agent one-hot, own hand, own bids by round."""
+        cfg = self._cfg
+        if not 0 <= agent < cfg.num_agents:
+            raise ValueError(f"agent {agent} does not exist; agents are 0..{cfg.num_agents - 1}")
+        k = cfg.num_cards
+        features = [0.0] * cfg.agent_observation_size
+        features[agent] = 1.0
+        for card in _cards(self._hands[agent]):
+            features[cfg.num_agents + card - 1] = 1.0
+        offset = cfg.num_agents + k
+        for round_index, bids in enumerate(self._team_bids):
+            features[offset + round_index * k + bids[agent] - 1] = 1.0
+        return features
+
+    # --- helpers -----------------------------------------------------------
+
+    def _winner_name(self, code):
+        if code < self._cfg.num_agents:
+            return f"a{code}"
+        return "adv" if code == self._cfg.num_agents else "discard"
+
+
+class TeamGoofspielObserver:
+    """Observer for both sides (PyObserver interface, see kuhn_poker.py).
+
+    Perfect recall (information state), tensor pieces in order:
+      player [2]; point_card_sequence [R, K]; win_sequence [R, P+2]
+      (agent 0..P-1, adversary, discarded); points [P+1];
+      private to the team: team_hands [P, K], team_bids [R, P, K];
+      private to the adversary: adversary_hand [K], adversary_bids [R, K].
+    Without perfect recall (observation): player [2]; current_point_card [K];
+      remaining_point_cards [K]; points [P+1]; last_winner [P+2];
+      private: team_hands [P, K] / adversary_hand [K].
+    Blocks private to the other side are all zeros.
+    """
+
+    def __init__(self, iig_obs_type, cfg):
+        self._cfg = cfg
+        k, p, r = cfg.num_cards, cfg.num_agents, cfg.num_turns
+        self._perfect_recall = iig_obs_type.perfect_recall
+        self._public = iig_obs_type.public_info
+        self._private = iig_obs_type.private_info == pyspiel.PrivateInfoType.SINGLE_PLAYER
+        pieces = [("player", (2,))]
+        if self._public:
+            if self._perfect_recall:
+                pieces += [("point_card_sequence", (r, k)), ("win_sequence", (r, p + 2))]
+            else:
+                pieces += [("current_point_card", (k,)), ("remaining_point_cards", (k,))]
+            pieces.append(("points", (p + 1,)))
+            if not self._perfect_recall:
+                pieces.append(("last_winner", (p + 2,)))
+        if self._private:
+            pieces += [("team_hands", (p, k)), ("adversary_hand", (k,))]
+            if self._perfect_recall:
+                pieces += [("team_bids", (r, p, k)), ("adversary_bids", (r, k))]
+        total = sum(int(np.prod(shape)) for _, shape in pieces)
+        self.tensor = np.zeros(total, np.float32)
+        self.dict = {}
+        index = 0
+        for name, shape in pieces:
+            size = int(np.prod(shape))
+            self.dict[name] = self.tensor[index : index + size].reshape(shape)
+            index += size
+
+    def set_from(self, state, player):
+        cfg = self._cfg
+        self.tensor.fill(0)
+        d = self.dict
+        d["player"][player] = 1
+        if self._public:
+            if self._perfect_recall:
+                for i, card in enumerate(state._point_cards):
+                    d["point_card_sequence"][i, card - 1] = 1
+                for i, code in enumerate(state._winners):
+                    d["win_sequence"][i, code] = 1
+            else:
+                if not state.is_terminal() and len(state._point_cards) > len(state._winners):
+                    d["current_point_card"][state._point_cards[-1] - 1] = 1
+                remaining = [c for c in range(1, cfg.num_cards + 1) if c not in state._point_cards]
+                for card in remaining:
+                    d["remaining_point_cards"][card - 1] = 1
+                if state._winners:
+                    d["last_winner"][state._winners[-1]] = 1
+            d["points"][:] = state._points
+        if self._private:
+            if player == _TEAM:
+                for agent in range(cfg.num_agents):
+                    for card in _cards(state._hands[agent]):
+                        d["team_hands"][agent, card - 1] = 1
+                if self._perfect_recall:
+                    for i, bids in enumerate(state._team_bids):
+                        for agent, card in enumerate(bids):
+                            d["team_bids"][i, agent, card - 1] = 1
+            else:
+                for card in _cards(state._hands[-1]):
+                    d["adversary_hand"][card - 1] = 1
+                if self._perfect_recall:
+                    for i, card in enumerate(state._adversary_bids):
+                        d["adversary_bids"][i, card - 1] = 1
+
+    def string_from(self, state, player):
+        cfg = self._cfg
+        lines = [f"P{player} {'team' if player == _TEAM else 'adversary'}"]
+        if self._private:
+            if player == _TEAM:
+                lines.append(
+                    "hands: "
+                    + " ".join(
+                        f"a{i}:" + "".join(f"{c}." for c in _cards(state._hands[i]))
+                        for i in range(cfg.num_agents)
+                    )
+                )
+                if self._perfect_recall:
+                    lines.append(
+                        "bids: " + " ".join("/".join(map(str, b)) for b in state._team_bids)
+                    )
+            else:
+                lines.append("hand: " + "".join(f"{c}." for c in _cards(state._hands[-1])))
+                if self._perfect_recall:
+                    lines.append("bids: " + " ".join(map(str, state._adversary_bids)))
+        if self._public:
+            winners = [state._winner_name(w) for w in state._winners]
+            if self._perfect_recall:
+                lines.append("point cards: " + " ".join(map(str, state._point_cards)))
+                lines.append("winners: " + " ".join(winners))
+            else:
+                current = (
+                    state._point_cards[-1]
+                    if len(state._point_cards) > len(state._winners)
+                    else "-"
+                )
+                lines.append(f"point card: {current}")
+                lines.append(f"last winner: {winners[-1] if winners else '-'}")
+            lines.append("points: " + " ".join(map(str, state._points)))
+        return "\n".join(lines)
+
+
+pyspiel.register_game(_GAME_TYPE, TeamGoofspielGame)
