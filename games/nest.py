@@ -168,8 +168,7 @@ class _Config(_team.FrozenConfig):
             self.rows, self.cols = int(full["rows"]), int(full["cols"])
             if self.rows < 1 or self.cols < 1 or self.rows * self.cols < 2:
                 raise ValueError(
-                    f"nest: grid {self.rows}x{self.cols} needs rows, cols >= 1 and at "
-                    f"least 2 nodes"
+                    f"nest: grid {self.rows}x{self.cols} needs rows, cols >= 1 and at least 2 nodes"
                 )
             self.slots = _grid_slots(self.rows, self.cols)
         else:
@@ -370,8 +369,10 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
         elif player == _EVADER:
             old = self._evader_path[-1]
             row = cfg.slots[old]
-            if not 0 <= action < len(row) or row[action] < 0 or (
-                action == 0 and not cfg.evader_can_stay
+            if (
+                not 0 <= action < len(row)
+                or row[action] < 0
+                or (action == 0 and not cfg.evader_can_stay)
             ):
                 raise ValueError(
                     f"illegal evader action {action} at node {old}; legal: "
@@ -393,7 +394,7 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
             # Crossing one edge in opposite directions meets on the edge.
             captured = any(
                 p_old == evader_new and p_new == evader_old
-                for p_old, p_new in zip(pursuers_old, pursuers_new)
+                for p_old, p_new in zip(pursuers_old, pursuers_new, strict=True)
             )
         if captured:
             self._outcome = _CAPTURE

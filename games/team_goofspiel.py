@@ -273,7 +273,7 @@ class TeamGoofspielState(_team.TeamStateMixin, pyspiel.State):
         else:
             winner = cfg.num_agents + 1  # tie at the top: card discarded
         self._points = tuple(points)
-        self._hands = tuple(h & ~(1 << (b - 1)) for h, b in zip(self._hands, bids))
+        self._hands = tuple(h & ~(1 << (b - 1)) for h, b in zip(self._hands, bids, strict=True))
         self._team_bids += (self._pending_team_bid,)
         self._adversary_bids += (adversary_card,)
         self._winners += (winner,)
@@ -447,9 +447,7 @@ class TeamGoofspielObserver:
                 lines.append("winners: " + " ".join(winners))
             else:
                 current = (
-                    state._point_cards[-1]
-                    if len(state._point_cards) > len(state._winners)
-                    else "-"
+                    state._point_cards[-1] if len(state._point_cards) > len(state._winners) else "-"
                 )
                 lines.append(f"point card: {current}")
                 lines.append(f"last winner: {winners[-1] if winners else '-'}")
