@@ -1,0 +1,274 @@
+"""Structured infoset encoding of the Deep CFR poker network (Appendix C).
+
+Brown, Lerer, Gross and Sandholm, "Deep Counterfactual Regret Minimization",
+ICML 2019, Section 5 and Appendix C: an infoset is given to the network as
+
+* card groups, each a vector of card indices in 0..51 (`rank * 4 + suit`,
+  rank 0 = deuce), -1 for a card not dealt yet: hole [2], flop [3] and, for
+  HULH, turn [1] and river [1]; the network sums rank, suit and card
+  embeddings inside a group;
+* bets: one float per betting position, 6 positions per round (a round has at
+  most 6 sequential actions), -1 where no action happened at that position,
+  otherwise the chips the acting player put into the pot with that action
+  (check 0, call the amount called, raise call + raise size), scaled by
+  `chip_scale` (default 1 / big blind, so a preflop raise to 2 BB by the small
+  blind is 1.5). The network derives "occurred" as `bets >= 0` and size as
+  `bets.clamp(0)`.
+
+`PokerEncoder(game)` works on any game loaded as `flop_holdem(...)` or
+`hulh(...)`. It replays `state.history()` (cheap: at most ~40 integers), so it
+also gives a perfect-recall infoset string and flat tensor. universal_poker's own
+`information_state_string` / `information_state_tensor` merge flop and turn
+cards into one "public cards" set, which in HULH conflates infosets that differ
+in which board card came on which street (harmless in FHP, whose only board is
+the flop); use this encoder when perfect recall matters in HULH.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pyspiel
+
+from games.poker import (
+    BIG_BLIND,
+    CALL,
+    FOLD,
+    NUM_HOLE_CARDS,
+    RAISE,
+    SMALL_BLIND,
+    LimitHoldemSpec,
+    card_from_action,
+    card_to_string,
+    limit_holdem_spec,
+)
+
+NUM_CARD_INDICES = 52
+CARD_GROUP_NAMES = ("hole", "flop", "turn", "river")
+
+
+@dataclasses.dataclass
+class PokerReplay:
+    """What a history of a limit hold'em game says, rule by rule.
+
+    Attributes:
+      hole_cards: per player, the 52-card indices dealt so far.
+      board_cards: per round, the 52-card indices dealt for that round.
+      actions: per round, `(player, action, chips_put_in)` in order.
+      spent: chips each player has put into the pot, blinds included.
+      round: current betting round (0-based).
+      raises: raises made in the current round.
+      current_player: player to act, or -1 at chance / terminal.
+      folded: player who folded, or -1.
+      terminal: whether the hand is over.
+    """
+
+    hole_cards: list[list[int]]
+    board_cards: list[list[int]]
+    actions: list[list[tuple[int, int, int]]]
+    spent: list[int]
+    round: int = 0
+    raises: int = 0
+    current_player: int = -1
+    folded: int = -1
+    terminal: bool = False
+
+    @property
+    def pot(self) -> int:
+        return self.spent[0] + self.spent[1]
+
+
+def replay_history(spec: LimitHoldemSpec, history) -> PokerReplay:
+    """Replays a universal_poker history (chance and player actions).
+
+    Deal order (universal_poker's): player 0's hole cards, player 1's, then
+    each round's board cards right after the previous betting round closes.
+    A betting round closes on a call/check that is not the round's first
+    action; a fold ends the hand.
+    """
+    replay = PokerReplay(
+        hole_cards=[[], []],
+        board_cards=[[] for _ in range(spec.num_rounds)],
+        actions=[[] for _ in range(spec.num_rounds)],
+        spent=[SMALL_BLIND, BIG_BLIND],
+    )
+    num_suits = spec.num_suits
+    board_needed = spec.board_cards_per_round
+    player = -1
+    for action in history:
+        if len(replay.hole_cards[1]) < NUM_HOLE_CARDS:
+            seat = 0 if len(replay.hole_cards[0]) < NUM_HOLE_CARDS else 1
+            replay.hole_cards[seat].append(card_from_action(action, num_suits))
+            if len(replay.hole_cards[1]) == NUM_HOLE_CARDS:
+                player = spec.first_player_per_round[0]
+            continue
+        rnd = replay.round
+        if len(replay.board_cards[rnd]) < board_needed[rnd]:
+            replay.board_cards[rnd].append(card_from_action(action, num_suits))
+            if len(replay.board_cards[rnd]) == board_needed[rnd]:
+                player = spec.first_player_per_round[rnd]
+            continue
+        if replay.terminal:
+            raise ValueError(f"history {list(history)} continues after the hand ended.")
+        max_spent = max(replay.spent)
+        round_actions = replay.actions[rnd]
+        if action == FOLD:
+            chips = 0
+            replay.folded = player
+            replay.terminal = True
+        elif action == CALL:
+            chips = max_spent - replay.spent[player]
+        elif action == RAISE:
+            chips = max_spent + spec.raise_size_per_round[rnd] - replay.spent[player]
+            replay.raises += 1
+        else:
+            raise ValueError(f"unknown betting action {action} in history {list(history)}.")
+        replay.spent[player] += chips
+        round_actions.append((player, action, chips))
+        if action == CALL and len(round_actions) >= 2:
+            if rnd + 1 == spec.num_rounds:
+                replay.terminal = True
+            else:
+                replay.round += 1
+                replay.raises = 0
+        player = 1 - player
+    if replay.terminal:
+        replay.current_player = -1
+    elif len(replay.hole_cards[1]) < NUM_HOLE_CARDS or (
+        len(replay.board_cards[replay.round]) < board_needed[replay.round]
+    ):
+        replay.current_player = -1  # a chance node
+    else:
+        replay.current_player = player
+    return replay
+
+
+@dataclasses.dataclass
+class StructuredInfoState:
+    """One infoset in the Appendix C format.
+
+    Attributes:
+      cards: one int64 array per card group (hole [2], flop [3], turn [1],
+        river [1]; FHP has hole and flop only), 52-card indices, -1 = not dealt.
+      bets: float32 [num_rounds * bet_positions_per_round], -1 = no action.
+    """
+
+    cards: tuple[np.ndarray, ...]
+    bets: np.ndarray
+
+
+class PokerEncoder:
+    """Encodes infosets of a `flop_holdem` / `hulh` game for neural networks.
+
+    Args:
+      game: a game loaded as `flop_holdem(...)` or `hulh(...)`.
+      chip_scale: factor applied to chip amounts in the bet features; the
+        default 1 / big blind expresses them in big blinds.
+    """
+
+    def __init__(self, game: pyspiel.Game, chip_scale: float = 1.0 / BIG_BLIND):
+        self.spec = limit_holdem_spec(game)
+        self.chip_scale = float(chip_scale)
+        self.card_group_sizes: tuple[int, ...] = (NUM_HOLE_CARDS,) + tuple(
+            self.spec.board_cards_per_round[1:]
+        )
+        self.card_group_names: tuple[str, ...] = CARD_GROUP_NAMES[: len(self.card_group_sizes)]
+        self.bet_positions_per_round = self.spec.bet_positions_per_round
+        self.num_bet_features = self.spec.num_rounds * self.bet_positions_per_round
+        # Flat layout: one 52-wide multi-hot block per card group, then for each
+        # betting position an "occurred" bit and the scaled chips.
+        self.flat_tensor_size = (
+            NUM_CARD_INDICES * len(self.card_group_sizes) + 2 * self.num_bet_features
+        )
+
+    def _player_of(self, state: pyspiel.State, player: int | None) -> int:
+        if player is None:
+            player = state.current_player()
+        if player not in (0, 1):
+            raise ValueError(
+                f"player={player}: pass 0 or 1 (the state's current player is "
+                f"{state.current_player()}, not a decision node)."
+            )
+        return player
+
+    def _fill(self, replay: PokerReplay, player: int, cards_out, bets_out) -> None:
+        """Writes card groups into `cards_out` [sum(group sizes)], bets into `bets_out`."""
+        cards_out.fill(-1)
+        bets_out.fill(-1.0)
+        hole = replay.hole_cards[player]
+        cards_out[: len(hole)] = hole
+        offset = NUM_HOLE_CARDS
+        for rnd in range(1, self.spec.num_rounds):
+            board = replay.board_cards[rnd]
+            cards_out[offset: offset + len(board)] = board
+            offset += self.card_group_sizes[rnd]
+        for rnd, round_actions in enumerate(replay.actions):
+            base = rnd * self.bet_positions_per_round
+            for position, (_, _, chips) in enumerate(round_actions):
+                bets_out[base + position] = chips * self.chip_scale
+
+    def encode(self, state: pyspiel.State, player: int | None = None) -> StructuredInfoState:
+        """Structured encoding of `player`'s infoset (default: player to act)."""
+        player = self._player_of(state, player)
+        replay = replay_history(self.spec, state.history())
+        cards = np.empty(sum(self.card_group_sizes), dtype=np.int64)
+        bets = np.empty(self.num_bet_features, dtype=np.float32)
+        self._fill(replay, player, cards, bets)
+        splits = np.cumsum(self.card_group_sizes)[:-1]
+        return StructuredInfoState(cards=tuple(np.split(cards, splits)), bets=bets)
+
+    def encode_batch(self, states, players=None) -> tuple[list[np.ndarray], np.ndarray]:
+        """Encodes N infosets at once, in the network's input format.
+
+        Args:
+          states: N pyspiel states.
+          players: N players (default: each state's player to act).
+
+        Returns:
+          (cards, bets): cards is a list with one int64 array [N, group size]
+          per card group; bets is float32 [N, num_bet_features].
+        """
+        states = list(states)
+        if players is None:
+            players = [None] * len(states)
+        cards = np.empty((len(states), sum(self.card_group_sizes)), dtype=np.int64)
+        bets = np.empty((len(states), self.num_bet_features), dtype=np.float32)
+        for row, (state, player) in enumerate(zip(states, players, strict=True)):
+            player = self._player_of(state, player)
+            self._fill(replay_history(self.spec, state.history()), player, cards[row], bets[row])
+        splits = np.cumsum(self.card_group_sizes)[:-1]
+        return list(np.split(cards, splits, axis=1)), bets
+
+    def flat_tensor(self, state: pyspiel.State, player: int | None = None) -> np.ndarray:
+        """Perfect-recall flat encoding, float32 [flat_tensor_size], for any MLP.
+
+        Layout: per card group a 52-wide multi-hot block (hole, flop[, turn,
+        river]); then per betting position (round-major, 6 per round) an
+        "occurred" bit; then per position the scaled chips (0 if no action).
+        """
+        encoded = self.encode(state, player)
+        flat = np.zeros(self.flat_tensor_size, dtype=np.float32)
+        for group, group_cards in enumerate(encoded.cards):
+            dealt = group_cards[group_cards >= 0]
+            flat[group * NUM_CARD_INDICES + dealt] = 1.0
+        offset = NUM_CARD_INDICES * len(self.card_group_sizes)
+        occurred = encoded.bets >= 0
+        flat[offset: offset + self.num_bet_features] = occurred
+        offset += self.num_bet_features
+        flat[offset:] = np.where(occurred, encoded.bets, 0.0)
+        return flat
+
+    def information_state_string(self, state: pyspiel.State, player: int | None = None) -> str:
+        """Perfect-recall infoset string: own cards, board per street, bets."""
+        player = self._player_of(state, player)
+        replay = replay_history(self.spec, state.history())
+        groups = [sorted(replay.hole_cards[player])] + [
+            sorted(replay.board_cards[rnd]) for rnd in range(1, self.spec.num_rounds)
+        ]
+        cards = "|".join("".join(card_to_string(c) for c in group) for group in groups)
+        letters = {FOLD: "f", CALL: "c", RAISE: "r"}
+        bets = "/".join(
+            "".join(letters[a] for _, a, _ in round_actions) for round_actions in replay.actions
+        )
+        return f"[P{player}][Cards {cards}][Bets {bets}]"
