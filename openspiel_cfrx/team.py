@@ -189,3 +189,18 @@ def enumerate_joint_actions(
         actions = agent_legal_actions[agent]
         joint = [prefix * radix + action for prefix in joint for action in actions]
     return joint
+
+
+def sample_uniform_joint_action(state: FactoredTeamState, rng) -> int:
+    """A uniformly random legal joint action, drawn agent by agent.
+
+    The product of independent uniform choices is uniform over the product of
+    the agents' legal lists, so this never builds the joint list.
+
+    Args:
+      state: a state on the team's turn offering `FactoredTeamState`.
+      rng: a `random.Random` (anything with `.choice`).
+    """
+    return state.encode_joint_action(
+        [rng.choice(state.legal_agent_actions(agent)) for agent in range(state.num_team_agents())]
+    )

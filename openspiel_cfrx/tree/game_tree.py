@@ -445,8 +445,8 @@ def extract(game: pyspiel.Game, max_histories: int | None = None) -> GameTree:
     )
     num_histories = len(bfs_order)
     child_counts = np.bincount(history_parent[1:], minlength=num_histories)
-    child_offsets = np.zeros(num_histories + 1, dtype=np.int64)
-    child_offsets[1:] = np.cumsum(child_counts)
+    child_offsets = np.ones(num_histories + 1, dtype=np.int64)  # history 0 has no parent
+    child_offsets[1:] += np.cumsum(child_counts)
     depth_sorted = depth[bfs_order]
     depth_offsets = np.searchsorted(depth_sorted, np.arange(int(depth_sorted[-1]) + 2))
 
