@@ -238,7 +238,8 @@ class PokerEncoder:
             player = self._player_of(state, player)
             self._fill(replay_history(self.spec, state.history()), player, cards[row], bets[row])
         splits = np.cumsum(self.card_group_sizes)[:-1]
-        return list(np.split(cards, splits, axis=1)), bets
+        # Contiguous groups, so the paper's `input.view(-1)` works on them.
+        return [np.ascontiguousarray(group) for group in np.split(cards, splits, axis=1)], bets
 
     def flat_tensor(self, state: pyspiel.State, player: int | None = None) -> np.ndarray:
         """Perfect-recall flat encoding, float32 [flat_tensor_size], for any MLP.
