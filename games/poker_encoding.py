@@ -181,6 +181,19 @@ class PokerEncoder:
         self.flat_tensor_size = (
             NUM_CARD_INDICES * len(self.card_group_sizes) + 2 * self.num_bet_features
         )
+        # Rules, precomputed as plain tuples for the hot path.
+        self._num_rounds = self.spec.num_rounds
+        self._first_player = self.spec.first_player_per_round
+        self._raise_size = self.spec.raise_size_per_round
+        self._board_cards = self.spec.board_cards_per_round
+        self._card_of_action = tuple(
+            card_from_action(action, self.spec.num_suits) for action in range(self.spec.deck_size)
+        )
+        self._num_card_slots = sum(self.card_group_sizes)
+        stops = np.cumsum(self.card_group_sizes).tolist()
+        self._group_bounds = tuple(zip([0] + stops[:-1], stops, strict=True))
+        # Slot of each round's first board card (round 0 deals none).
+        self._board_slot = (0,) + tuple(stops[:-1])
 
     def _player_of(self, state: pyspiel.State, player: int | None) -> int:
         if player is None:
@@ -192,31 +205,61 @@ class PokerEncoder:
             )
         return player
 
-    def _fill(self, replay: PokerReplay, player: int, cards_out, bets_out) -> None:
-        """Writes card groups into `cards_out` [sum(group sizes)], bets into `bets_out`."""
-        cards_out.fill(-1)
-        bets_out.fill(-1.0)
-        hole = replay.hole_cards[player]
-        cards_out[: len(hole)] = hole
-        offset = NUM_HOLE_CARDS
-        for rnd in range(1, self.spec.num_rounds):
-            board = replay.board_cards[rnd]
-            cards_out[offset: offset + len(board)] = board
-            offset += self.card_group_sizes[rnd]
-        for rnd, round_actions in enumerate(replay.actions):
-            base = rnd * self.bet_positions_per_round
-            for position, (_, _, chips) in enumerate(round_actions):
-                bets_out[base + position] = chips * self.chip_scale
+    def encode_history(self, history, player: int) -> tuple[list[int], list[float]]:
+        """Flat Python lists for one infoset: (cards [sum(group sizes)], bets).
+
+        The hot path of `encode` / `encode_batch`: a single pass over the
+        history with the rules of `replay_history` inlined (Deep CFR encodes
+        millions of infosets, and the dataclass replay costs several times more).
+        """
+        card_of = self._card_of_action
+        cards = [-1] * self._num_card_slots
+        bets = [-1.0] * self.num_bet_features
+        length = len(history)
+        for slot in range(min(NUM_HOLE_CARDS, max(0, length - NUM_HOLE_CARDS * player))):
+            cards[slot] = card_of[history[NUM_HOLE_CARDS * player + slot]]
+        index = 2 * NUM_HOLE_CARDS
+        rnd, position, actor = 0, 0, self._first_player[0]
+        spent = [SMALL_BLIND, BIG_BLIND]
+        scale = self.chip_scale
+        base = 0
+        while index < length:
+            action = history[index]
+            index += 1
+            if action == FOLD:
+                bets[base + position] = 0.0
+                break
+            chips = spent[1 - actor] - spent[actor]
+            if action == RAISE:
+                chips += self._raise_size[rnd]
+            spent[actor] += chips
+            bets[base + position] = chips * scale
+            position += 1
+            if action == CALL and position >= 2:
+                rnd += 1
+                if rnd == self._num_rounds:
+                    break
+                slot = self._board_slot[rnd]
+                for _ in range(self._board_cards[rnd]):
+                    if index < length:
+                        cards[slot] = card_of[history[index]]
+                        index += 1
+                        slot += 1
+                position, actor = 0, self._first_player[rnd]
+                base = rnd * self.bet_positions_per_round
+            else:
+                actor = 1 - actor
+        return cards, bets
 
     def encode(self, state: pyspiel.State, player: int | None = None) -> StructuredInfoState:
         """Structured encoding of `player`'s infoset (default: player to act)."""
         player = self._player_of(state, player)
-        replay = replay_history(self.spec, state.history())
-        cards = np.empty(sum(self.card_group_sizes), dtype=np.int64)
-        bets = np.empty(self.num_bet_features, dtype=np.float32)
-        self._fill(replay, player, cards, bets)
-        splits = np.cumsum(self.card_group_sizes)[:-1]
-        return StructuredInfoState(cards=tuple(np.split(cards, splits)), bets=bets)
+        cards, bets = self.encode_history(state.history(), player)
+        cards = np.asarray(cards, dtype=np.int64)
+        return StructuredInfoState(
+            cards=tuple(cards[start:stop] for start, stop in self._group_bounds),
+            bets=np.asarray(bets, dtype=np.float32),
+        )
 
     def encode_batch(self, states, players=None) -> tuple[list[np.ndarray], np.ndarray]:
         """Encodes N infosets at once, in the network's input format.
@@ -226,20 +269,22 @@ class PokerEncoder:
           players: N players (default: each state's player to act).
 
         Returns:
-          (cards, bets): cards is a list with one int64 array [N, group size]
-          per card group; bets is float32 [N, num_bet_features].
+          (cards, bets): cards is a list with one contiguous int64 array
+          [N, group size] per card group; bets is float32 [N, num_bet_features].
         """
         states = list(states)
         if players is None:
             players = [None] * len(states)
-        cards = np.empty((len(states), sum(self.card_group_sizes)), dtype=np.int64)
-        bets = np.empty((len(states), self.num_bet_features), dtype=np.float32)
-        for row, (state, player) in enumerate(zip(states, players, strict=True)):
-            player = self._player_of(state, player)
-            self._fill(replay_history(self.spec, state.history()), player, cards[row], bets[row])
-        splits = np.cumsum(self.card_group_sizes)[:-1]
+        card_rows, bet_rows = [], []
+        for state, player in zip(states, players, strict=True):
+            cards, bets = self.encode_history(state.history(), self._player_of(state, player))
+            card_rows.append(cards)
+            bet_rows.append(bets)
+        all_cards = np.array(card_rows, dtype=np.int64).reshape(len(states), self._num_card_slots)
+        bets = np.array(bet_rows, dtype=np.float32).reshape(len(states), self.num_bet_features)
         # Contiguous groups, so the paper's `input.view(-1)` works on them.
-        return [np.ascontiguousarray(group) for group in np.split(cards, splits, axis=1)], bets
+        groups = [np.ascontiguousarray(all_cards[:, a:b]) for a, b in self._group_bounds]
+        return groups, bets
 
     def flat_tensor(self, state: pyspiel.State, player: int | None = None) -> np.ndarray:
         """Perfect-recall flat encoding, float32 [flat_tensor_size], for any MLP.

@@ -6,7 +6,7 @@ import pytest
 from test_poker_games import FHP_CARDS, HULH_CARDS, play
 
 import games  # noqa: F401  (registers the games)
-from games.poker_encoding import PokerEncoder
+from games.poker_encoding import PokerEncoder, replay_history
 
 
 def idx(card: str) -> int:
@@ -140,3 +140,40 @@ def test_feeds_the_appendix_c_network(fhp):
         assert summed.shape == (2, 4)
     bet_tensor = torch.from_numpy(bets)
     assert torch.equal(bet_tensor.ge(0).sum(1), torch.tensor([1, 3]))
+
+
+def reference_encoding(encoder, state, player):
+    """Appendix C encoding built from the readable rules replay."""
+    replay = replay_history(encoder.spec, state.history())
+    cards = [-1] * sum(encoder.card_group_sizes)
+    cards[: len(replay.hole_cards[player])] = replay.hole_cards[player]
+    slot = 2
+    for rnd in range(1, encoder.spec.num_rounds):
+        cards[slot: slot + len(replay.board_cards[rnd])] = replay.board_cards[rnd]
+        slot += encoder.card_group_sizes[rnd]
+    bets = [-1.0] * encoder.num_bet_features
+    for rnd, round_actions in enumerate(replay.actions):
+        for position, (_, _, chips) in enumerate(round_actions):
+            bets[rnd * encoder.bet_positions_per_round + position] = chips * encoder.chip_scale
+    return cards, bets
+
+
+@pytest.mark.parametrize("name", ["flop_holdem", "hulh", "hulh(num_ranks=5,num_suits=2)"])
+def test_fast_encoder_matches_rules_replay(name):
+    game = pyspiel.load_game(name)
+    encoder = PokerEncoder(game)
+    rng = np.random.default_rng(3)
+    checked = 0
+    for _ in range(200):
+        state = game.new_initial_state()
+        while True:
+            if not state.is_chance_node():
+                for player in (0, 1):
+                    assert encoder.encode_history(state.history(), player) == (
+                        reference_encoding(encoder, state, player)
+                    )
+                    checked += 1
+            if state.is_terminal():
+                break
+            state.apply_action(int(rng.choice(state.legal_actions())))
+    assert checked > 1000
