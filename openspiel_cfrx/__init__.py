@@ -6,6 +6,14 @@ Public front doors:
     OpenSpiel's conventions.
 """
 
+from openspiel_cfrx.tabular import (  # noqa: F401
+    CFRPlusSolver,
+    CFRSolver,
+    DCFRSolver,
+    LCFRSolver,
+    OFTRLCFRSolver,
+    PCFRPlusSolver,
+)
 from openspiel_cfrx.tree import (  # noqa: F401
     GameTree,
     NashConvResult,

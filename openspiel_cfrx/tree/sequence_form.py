@@ -25,6 +25,7 @@ vectorised numpy operations per level of the infoset tree.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
@@ -65,7 +66,10 @@ def sequence_payoffs(tree: GameTree, x: np.ndarray, player: int) -> np.ndarray:
 
 
 def propagate_values(
-    tree: GameTree, player: int, payoffs: np.ndarray, strategy: np.ndarray | None
+    tree: GameTree,
+    player: int,
+    payoffs: np.ndarray,
+    strategy: np.ndarray | Callable[[int, int, np.ndarray], np.ndarray] | None,
 ) -> np.ndarray:
     """Bottom-up pass over the player's infoset tree, in place.
 
@@ -74,8 +78,13 @@ def propagate_values(
         that entry (I - lo) * A + a is the counterfactual value of (I, a)
         (sum over h in I of pi_{-p}(h) * v_p(h a)) and the last entry is the
         player's expected value (under `strategy`) or best-response value.
-      strategy: [N, A] to take expectations with, or None to take the max over
-        legal actions (best response).
+      strategy: [N, A] to take expectations with; None to take the max over
+        legal actions (best response); or a callable
+        `(lo, hi, cf_values [hi - lo, A]) -> strategy [hi - lo, A]` that decides
+        the strategy of infosets lo:hi from their counterfactual values, which
+        already include the subtree below them (used by predictive CFR
+        variants, whose decisions are built bottom-up: eq. 17 of Farina et al.
+        2019).
 
     Returns:
       infoset_values: [hi - lo] counterfactual value of each of the player's
@@ -93,6 +102,9 @@ def propagate_values(
             values = np.where(
                 tree.infoset_legal_mask[offsets[d] : offsets[d + 1]], cf_values[a:b], -np.inf
             ).max(axis=1)
+        elif callable(strategy):
+            level_strategy = strategy(offsets[d], offsets[d + 1], cf_values[a:b])
+            values = np.einsum("ij,ij->i", cf_values[a:b], level_strategy)
         else:
             values = np.einsum("ij,ij->i", cf_values[a:b], strategy[offsets[d] : offsets[d + 1]])
         infoset_values[a:b] = values

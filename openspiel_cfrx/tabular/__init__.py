@@ -1,0 +1,36 @@
+"""Tabular CFR family on the array engine: one driver, small local regret minimizers."""
+
+from openspiel_cfrx.tabular.driver import AVERAGING_SCHEMES, TabularCFR, averaging_weight
+from openspiel_cfrx.tabular.regret_minimizers import (
+    OptimisticFTRLEntropy,
+    PredictiveRegretMatchingPlus,
+    RegretMatching,
+)
+from openspiel_cfrx.tabular.solvers import (
+    CFRPlusSolver,
+    CFRSolver,
+    DCFRSolver,
+    LCFRSolver,
+    OFTRLCFRSolver,
+    PCFRPlusSolver,
+    TabularSolver,
+)
+from openspiel_cfrx.tabular.stability import StabilitySchedule, stability_schedule
+
+__all__ = [
+    "AVERAGING_SCHEMES",
+    "CFRPlusSolver",
+    "CFRSolver",
+    "DCFRSolver",
+    "LCFRSolver",
+    "OFTRLCFRSolver",
+    "OptimisticFTRLEntropy",
+    "PCFRPlusSolver",
+    "PredictiveRegretMatchingPlus",
+    "RegretMatching",
+    "StabilitySchedule",
+    "TabularCFR",
+    "TabularSolver",
+    "averaging_weight",
+    "stability_schedule",
+]
