@@ -37,6 +37,7 @@ least significant), see `openspiel_cfrx.team`.
 from __future__ import annotations
 
 import collections
+from typing import NamedTuple
 
 import numpy as np
 import pyspiel
@@ -257,6 +258,24 @@ class _Config(_team.FrozenConfig):
             raise ValueError(f"nest: {name} node {node} is outside [0, {len(self.slots)})")
 
 
+class _Progress(NamedTuple):
+    """Everything that changes during a game; replaced, never mutated.
+
+    OpenSpiel clones a Python state by deep-copying its attributes; one
+    immutable record that deep-copies to itself makes `state.child(a)` cost a
+    constructor call instead of a recursive copy of every tuple.
+    """
+
+    evader_path: tuple  # evader node at the start of each step so far, [steps + 1]
+    pursuer_path: tuple  # pursuer nodes at the start of each step, [steps + 1][M]
+    placing: tuple  # pursuer starts drawn so far while chance is placing them
+    pending: tuple | None  # [M] nodes the team moved to this step, hidden from the evader
+    outcome: int  # _RUNNING, _CAPTURE, _ESCAPE or _TIMEOUT
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 class NestGame(_team.TeamGameMixin, pyspiel.Game):
     """NEST; see the module docstring for the rules."""
 
@@ -301,39 +320,39 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
         super().__init__(game)
         cfg = game._cfg
         self._cfg = cfg
-        self._evader_path = () if cfg.evader_start == -1 else (cfg.evader_start,)
-        # Pursuer positions at the start of each step: [steps + 1][M]; while
-        # chance is still placing pursuers, a partial tuple in _placing.
-        self._pursuer_path = (cfg.pursuer_starts,) if cfg.pursuer_starts else ()
-        self._placing = ()
-        self._pending_team_move = None  # [M] new pursuer nodes, hidden from evader
-        self._outcome = _RUNNING
+        self._s = _Progress(
+            evader_path=() if cfg.evader_start == -1 else (cfg.evader_start,),
+            pursuer_path=(cfg.pursuer_starts,) if cfg.pursuer_starts else (),
+            placing=(),
+            pending=None,
+            outcome=_RUNNING,
+        )
 
     # --- pyspiel API -----------------------------------------------------
 
     def current_player(self):
-        if self._outcome != _RUNNING:
+        if self._s.outcome != _RUNNING:
             return pyspiel.PlayerId.TERMINAL
-        if not self._evader_path or not self._pursuer_path:
+        if not self._s.evader_path or not self._s.pursuer_path:
             return pyspiel.PlayerId.CHANCE
-        return _TEAM if self._pending_team_move is None else _EVADER
+        return _TEAM if self._s.pending is None else _EVADER
 
     def is_terminal(self):
-        return self._outcome != _RUNNING
+        return self._s.outcome != _RUNNING
 
     def _legal_actions(self, player):
         if player == _TEAM:
             return self._team_legal_joint_actions()
-        row = self._cfg.slots[self._evader_path[-1]]
+        row = self._cfg.slots[self._s.evader_path[-1]]
         first = 0 if self._cfg.evader_can_stay else 1
         return [k for k in range(first, len(row)) if row[k] >= 0]
 
     def chance_outcomes(self):
         cfg = self._cfg
-        if not self._evader_path:
+        if not self._s.evader_path:
             choices = cfg.evader_start_choices
         else:
-            evader = self._evader_path[0]
+            evader = self._s.evader_path[0]
             choices = [v for v in range(cfg.num_nodes) if v != evader]
         prob = 1.0 / len(choices)
         return [(v, prob) for v in choices]
@@ -342,20 +361,21 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
         player = self.current_player()
         cfg = self._cfg
         if player == pyspiel.PlayerId.CHANCE:
-            if not self._evader_path:
+            if not self._s.evader_path:
                 if action not in cfg.evader_start_choices:
                     raise ValueError(f"chance outcome {action} is not a valid evader start")
-                self._evader_path = (action,)
+                self._s = self._s._replace(evader_path=(action,))
             else:
-                if not 0 <= action < cfg.num_nodes or action == self._evader_path[0]:
+                if not 0 <= action < cfg.num_nodes or action == self._s.evader_path[0]:
                     raise ValueError(f"chance outcome {action} is not a valid pursuer start")
-                self._placing += (action,)
-                if len(self._placing) == cfg.num_pursuers:
-                    self._pursuer_path = (self._placing,)
-                    self._placing = ()
+                placing = self._s.placing + (action,)
+                if len(placing) == cfg.num_pursuers:
+                    self._s = self._s._replace(pursuer_path=(placing,), placing=())
+                else:
+                    self._s = self._s._replace(placing=placing)
         elif player == _TEAM:
             slots = self.decode_joint_action(action)
-            current = self._pursuer_path[-1]
+            current = self._s.pursuer_path[-1]
             moved = []
             for agent, slot in enumerate(slots):
                 target = cfg.slots[current[agent]][slot]
@@ -365,9 +385,9 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
                         f"{current[agent]} has no move in slot {slot}"
                     )
                 moved.append(target)
-            self._pending_team_move = tuple(moved)
+            self._s = self._s._replace(pending=tuple(moved))
         elif player == _EVADER:
-            old = self._evader_path[-1]
+            old = self._s.evader_path[-1]
             row = cfg.slots[old]
             if (
                 not 0 <= action < len(row)
@@ -384,11 +404,9 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
 
     def _resolve_step(self, evader_old, evader_new):
         cfg = self._cfg
-        pursuers_old = self._pursuer_path[-1]
-        pursuers_new = self._pending_team_move
-        self._pending_team_move = None
-        self._pursuer_path += (pursuers_new,)
-        self._evader_path += (evader_new,)
+        progress = self._s
+        pursuers_old = progress.pursuer_path[-1]
+        pursuers_new = progress.pending
         captured = evader_new in pursuers_new
         if not captured and cfg.capture_on_swap and evader_new != evader_old:
             # Crossing one edge in opposite directions meets on the edge.
@@ -396,12 +414,22 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
                 p_old == evader_new and p_new == evader_old
                 for p_old, p_new in zip(pursuers_old, pursuers_new, strict=True)
             )
+        evader_path = progress.evader_path + (evader_new,)
         if captured:
-            self._outcome = _CAPTURE
+            outcome = _CAPTURE
         elif evader_new in cfg.exit_set:
-            self._outcome = _ESCAPE
-        elif len(self._evader_path) - 1 == cfg.horizon:
-            self._outcome = _TIMEOUT
+            outcome = _ESCAPE
+        elif len(evader_path) - 1 == cfg.horizon:
+            outcome = _TIMEOUT
+        else:
+            outcome = _RUNNING
+        self._s = _Progress(
+            evader_path=evader_path,
+            pursuer_path=progress.pursuer_path + (pursuers_new,),
+            placing=(),
+            pending=None,
+            outcome=outcome,
+        )
 
     def _action_to_string(self, player, action):
         cfg = self._cfg
@@ -411,7 +439,7 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
             return names[slot] if names else ("stay" if slot == 0 else f"n{slot}")
 
         if player == pyspiel.PlayerId.CHANCE:
-            who = "evader" if not self._evader_path else f"pursuer {len(self._placing)}"
+            who = "evader" if not self._s.evader_path else f"pursuer {len(self._s.placing)}"
             return f"Start {who} at {action}"
         if player == _TEAM:
             slots = self.decode_joint_action(action)
@@ -419,23 +447,23 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
         return f"Evader {slot_name(action)}"
 
     def returns(self):
-        if self._outcome in (_CAPTURE, _TIMEOUT):
+        if self._s.outcome in (_CAPTURE, _TIMEOUT):
             return [1.0, -1.0]
         return [0.0, 0.0]
 
     def __str__(self):
         return (
-            f"step {max(len(self._evader_path) - 1, 0)}/{self._cfg.horizon} | evader path "
-            f"{list(self._evader_path)} | pursuers {[list(p) for p in self._pursuer_path]}"
-            f"{' placing ' + str(list(self._placing)) if self._placing else ''}"
-            f" | pending {self._pending_team_move} | {_OUTCOME_NAMES[self._outcome]}"
+            f"step {max(len(self._s.evader_path) - 1, 0)}/{self._cfg.horizon} | evader path "
+            f"{list(self._s.evader_path)} | pursuers {[list(p) for p in self._s.pursuer_path]}"
+            f"{' placing ' + str(list(self._s.placing)) if self._s.placing else ''}"
+            f" | pending {self._s.pending} | {_OUTCOME_NAMES[self._s.outcome]}"
         )
 
     # --- factored team protocol -------------------------------------------
 
     def legal_agent_actions(self, agent):
         self._check_team_turn(agent)
-        row = self._cfg.slots[self._pursuer_path[-1][agent]]
+        row = self._cfg.slots[self._s.pursuer_path[-1][agent]]
         return [k for k in range(len(row)) if row[k] >= 0]
 
     def agent_observation_tensor(self, agent):
@@ -445,8 +473,8 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
             raise ValueError(f"agent {agent} does not exist; agents are 0..{cfg.num_pursuers - 1}")
         features = [0.0] * cfg.agent_observation_size
         features[agent] = 1.0
-        if self._pursuer_path:
-            node = self._pursuer_path[-1][agent]
+        if self._s.pursuer_path:
+            node = self._s.pursuer_path[-1][agent]
             features[cfg.num_pursuers + node] = 1.0
             offset = cfg.num_pursuers + cfg.num_nodes
             for k, target in enumerate(cfg.slots[node]):
@@ -458,15 +486,15 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
 
     def outcome(self) -> str:
         """'running', 'capture', 'escape' or 'timeout'."""
-        return _OUTCOME_NAMES[self._outcome]
+        return _OUTCOME_NAMES[self._s.outcome]
 
     def evader_node(self) -> int:
         """Evader's node at the start of the current step (-1 before chance)."""
-        return self._evader_path[-1] if self._evader_path else -1
+        return self._s.evader_path[-1] if self._s.evader_path else -1
 
     def pursuer_nodes(self) -> tuple[int, ...]:
         """Pursuers' nodes at the start of the current step (() before chance)."""
-        return self._pursuer_path[-1] if self._pursuer_path else ()
+        return self._s.pursuer_path[-1] if self._s.pursuer_path else ()
 
 
 class NestObserver:
@@ -511,25 +539,25 @@ class NestObserver:
             index += size
 
     def _visible_pursuer_path(self, state, player):
-        path = state._pursuer_path
+        path = state._s.pursuer_path
         return path if player == _TEAM else path[:1]
 
     def set_from(self, state, player):
         self.tensor.fill(0)
         d = self.dict
         d["player"][player] = 1
-        step = max(len(state._evader_path) - 1, 0)
+        step = max(len(state._s.evader_path) - 1, 0)
         d["step"][step] = 1
         pursuer_path = self._visible_pursuer_path(state, player)
         if self._perfect_recall:
-            for i, node in enumerate(state._evader_path):
+            for i, node in enumerate(state._s.evader_path):
                 d["evader_path"][i, node] = 1
             for i, nodes in enumerate(pursuer_path):
                 for agent, node in enumerate(nodes):
                     d["pursuer_path"][i, agent, node] = 1
         else:
-            if state._evader_path:
-                d["evader_node"][state._evader_path[-1]] = 1
+            if state._s.evader_path:
+                d["evader_node"][state._s.evader_path[-1]] = 1
             if pursuer_path:
                 for agent, node in enumerate(pursuer_path[-1]):
                     d["pursuer_nodes"][agent, node] = 1
@@ -538,11 +566,11 @@ class NestObserver:
         pursuer_path = self._visible_pursuer_path(state, player)
         side = "team" if player == _TEAM else "evader"
         if self._perfect_recall:
-            evader = " ".join(map(str, state._evader_path))
+            evader = " ".join(map(str, state._s.evader_path))
             pursuers = " ".join("/".join(map(str, p)) for p in pursuer_path)
             return f"P{player} {side}\nevader: {evader}\npursuers: {pursuers}"
-        step = max(len(state._evader_path) - 1, 0)
-        evader = state._evader_path[-1] if state._evader_path else "-"
+        step = max(len(state._s.evader_path) - 1, 0)
+        evader = state._s.evader_path[-1] if state._s.evader_path else "-"
         pursuers = "/".join(map(str, pursuer_path[-1])) if pursuer_path else "-"
         return f"P{player} {side} step {step}\nevader: {evader}\npursuers: {pursuers}"
 

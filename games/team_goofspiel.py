@@ -30,6 +30,8 @@ significant, digit c-1 for card c); the factored protocol of
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pyspiel
 
@@ -151,6 +153,26 @@ def _cards(mask: int) -> list[int]:
     return cards
 
 
+class _Progress(NamedTuple):
+    """Everything that changes during a game; replaced, never mutated.
+
+    OpenSpiel clones a Python state by deep-copying its attributes; one
+    immutable record that deep-copies to itself makes `state.child(a)` cost a
+    constructor call instead of a recursive copy of every tuple.
+    """
+
+    hands: tuple  # [P+1] bitmasks of cards still held (bit c-1: card c); P = adversary
+    points: tuple  # [P+1] points collected; P = adversary
+    point_cards: tuple  # revealed point cards, one per started round
+    team_bids: tuple  # per finished round, [P] cards
+    adversary_bids: tuple  # per finished round, one card
+    winners: tuple  # per finished round, winner code (agent i, P adversary, P+1 discarded)
+    pending: tuple | None  # [P] cards the team bid this round, hidden from the adversary
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 class TeamGoofspielGame(_team.TeamGameMixin, pyspiel.Game):
     """Team Goofspiel; see the module docstring for the rules."""
 
@@ -195,39 +217,31 @@ class TeamGoofspielState(_team.TeamStateMixin, pyspiel.State):
         super().__init__(game)
         cfg = game._cfg
         self._cfg = cfg
-        # [P+1] bitmasks of cards still in hand; index P is the adversary.
-        self._hands = (cfg.full_hand,) * (cfg.num_agents + 1)
-        # [P+1] points collected; index P is the adversary.
-        self._points = (0,) * (cfg.num_agents + 1)
-        self._point_cards = ()  # revealed point cards, one per started round
-        self._team_bids = ()  # per finished round, [P] cards
-        self._adversary_bids = ()  # per finished round, one card
-        self._winners = ()  # per finished round, winner code (see top)
-        self._pending_team_bid = None  # [P] cards bid this round, hidden
-        if cfg.points_order != "random":
-            self._point_cards = (cfg.fixed_point_card(0),)
+        n = cfg.num_agents + 1
+        first_cards = () if cfg.points_order == "random" else (cfg.fixed_point_card(0),)
+        self._s = _Progress((cfg.full_hand,) * n, (0,) * n, first_cards, (), (), (), None)
 
     # --- pyspiel API -----------------------------------------------------
 
     def current_player(self):
-        num_rounds = len(self._winners)
+        num_rounds = len(self._s.winners)
         if num_rounds == self._cfg.num_turns:
             return pyspiel.PlayerId.TERMINAL
-        if len(self._point_cards) == num_rounds:
+        if len(self._s.point_cards) == num_rounds:
             return pyspiel.PlayerId.CHANCE
-        return _TEAM if self._pending_team_bid is None else _ADVERSARY
+        return _TEAM if self._s.pending is None else _ADVERSARY
 
     def is_terminal(self):
-        return len(self._winners) == self._cfg.num_turns
+        return len(self._s.winners) == self._cfg.num_turns
 
     def _legal_actions(self, player):
         if player == _TEAM:
             return self._team_legal_joint_actions()
-        return [card - 1 for card in _cards(self._hands[-1])]
+        return [card - 1 for card in _cards(self._s.hands[-1])]
 
     def chance_outcomes(self):
         used = 0
-        for card in self._point_cards:
+        for card in self._s.point_cards:
             used |= 1 << (card - 1)
         outcomes = [card - 1 for card in _cards(self._cfg.full_hand & ~used)]
         prob = 1.0 / len(outcomes)
@@ -237,25 +251,25 @@ class TeamGoofspielState(_team.TeamStateMixin, pyspiel.State):
         player = self.current_player()
         if player == pyspiel.PlayerId.CHANCE:
             card = action + 1
-            if not 1 <= card <= self._cfg.num_cards or card in self._point_cards:
+            if not 1 <= card <= self._cfg.num_cards or card in self._s.point_cards:
                 raise ValueError(f"chance outcome {action} is not an unused point card")
-            self._point_cards += (card,)
+            self._s = self._s._replace(point_cards=self._s.point_cards + (card,))
         elif player == _TEAM:
             bids = self.decode_joint_action(action)
-            hands = self._hands
+            hands = self._s.hands
             for agent, digit in enumerate(bids):
                 if not hands[agent] >> digit & 1:
                     raise ValueError(
                         f"illegal team action {action}: agent {agent} bids card "
                         f"{digit + 1}, which is not in its hand {_cards(hands[agent])}"
                     )
-            self._pending_team_bid = tuple(d + 1 for d in bids)
+            self._s = self._s._replace(pending=tuple(d + 1 for d in bids))
         elif player == _ADVERSARY:
             card = action + 1
-            if not 1 <= card <= self._cfg.num_cards or not self._hands[-1] >> action & 1:
+            if not 1 <= card <= self._cfg.num_cards or not self._s.hands[-1] >> action & 1:
                 raise ValueError(
                     f"illegal adversary action {action}: card {card} is not in its "
-                    f"hand {_cards(self._hands[-1])}"
+                    f"hand {_cards(self._s.hands[-1])}"
                 )
             self._resolve_round(card)
         else:
@@ -263,24 +277,31 @@ class TeamGoofspielState(_team.TeamStateMixin, pyspiel.State):
 
     def _resolve_round(self, adversary_card):
         cfg = self._cfg
-        bids = self._pending_team_bid + (adversary_card,)  # [P+1]; P = adversary
+        progress = self._s
+        bids = progress.pending + (adversary_card,)  # [P+1]; P = adversary
         high = max(bids)
-        winners = [i for i, b in enumerate(bids) if b == high]
-        points = list(self._points)
-        if len(winners) == 1:
-            winner = winners[0]
-            points[winner] += self._point_cards[-1]
+        top_bidders = [i for i, b in enumerate(bids) if b == high]
+        points = progress.points
+        if len(top_bidders) == 1:
+            winner = top_bidders[0]
+            points = list(points)
+            points[winner] += progress.point_cards[-1]
+            points = tuple(points)
         else:
             winner = cfg.num_agents + 1  # tie at the top: card discarded
-        self._points = tuple(points)
-        self._hands = tuple(h & ~(1 << (b - 1)) for h, b in zip(self._hands, bids, strict=True))
-        self._team_bids += (self._pending_team_bid,)
-        self._adversary_bids += (adversary_card,)
-        self._winners += (winner,)
-        self._pending_team_bid = None
-        next_round = len(self._winners)
+        point_cards = progress.point_cards
+        next_round = len(progress.winners) + 1
         if next_round < cfg.num_turns and cfg.points_order != "random":
-            self._point_cards += (cfg.fixed_point_card(next_round),)
+            point_cards += (cfg.fixed_point_card(next_round),)
+        self._s = _Progress(
+            hands=tuple(h & ~(1 << (b - 1)) for h, b in zip(progress.hands, bids, strict=True)),
+            points=points,
+            point_cards=point_cards,
+            team_bids=progress.team_bids + (progress.pending,),
+            adversary_bids=progress.adversary_bids + (adversary_card,),
+            winners=progress.winners + (winner,),
+            pending=None,
+        )
 
     def _action_to_string(self, player, action):
         if player == pyspiel.PlayerId.CHANCE:
@@ -293,7 +314,7 @@ class TeamGoofspielState(_team.TeamStateMixin, pyspiel.State):
     def returns(self):
         if not self.is_terminal():
             return [0.0, 0.0]
-        diff = max(self._points[:-1]) - self._points[-1]
+        diff = max(self._s.points[:-1]) - self._s.points[-1]
         if self._cfg.returns_type == "win_loss":
             value = float((diff > 0) - (diff < 0))
         else:
@@ -304,20 +325,20 @@ class TeamGoofspielState(_team.TeamStateMixin, pyspiel.State):
         hands = " ".join(
             f"{'adv' if i == self._cfg.num_agents else f'a{i}'}:"
             + "".join(str(c) + "." for c in _cards(h))
-            for i, h in enumerate(self._hands)
+            for i, h in enumerate(self._s.hands)
         )
         return (
-            f"points cards {list(self._point_cards)} | hands {hands} | "
-            f"team bids {list(self._team_bids)} pending {self._pending_team_bid} | "
-            f"adversary bids {list(self._adversary_bids)} | winners "
-            f"{[self._winner_name(w) for w in self._winners]} | points {list(self._points)}"
+            f"points cards {list(self._s.point_cards)} | hands {hands} | "
+            f"team bids {list(self._s.team_bids)} pending {self._s.pending} | "
+            f"adversary bids {list(self._s.adversary_bids)} | winners "
+            f"{[self._winner_name(w) for w in self._s.winners]} | points {list(self._s.points)}"
         )
 
     # --- factored team protocol -------------------------------------------
 
     def legal_agent_actions(self, agent):
         self._check_team_turn(agent)
-        return [card - 1 for card in _cards(self._hands[agent])]
+        return [card - 1 for card in _cards(self._s.hands[agent])]
 
     def agent_observation_tensor(self, agent):
         """Agent features [P + K + R*K]: agent one-hot, own hand, own bids by round."""
@@ -327,10 +348,10 @@ class TeamGoofspielState(_team.TeamStateMixin, pyspiel.State):
         k = cfg.num_cards
         features = [0.0] * cfg.agent_observation_size
         features[agent] = 1.0
-        for card in _cards(self._hands[agent]):
+        for card in _cards(self._s.hands[agent]):
             features[cfg.num_agents + card - 1] = 1.0
         offset = cfg.num_agents + k
-        for round_index, bids in enumerate(self._team_bids):
+        for round_index, bids in enumerate(self._s.team_bids):
             features[offset + round_index * k + bids[agent] - 1] = 1.0
         return features
 
@@ -391,33 +412,35 @@ class TeamGoofspielObserver:
         d["player"][player] = 1
         if self._public:
             if self._perfect_recall:
-                for i, card in enumerate(state._point_cards):
+                for i, card in enumerate(state._s.point_cards):
                     d["point_card_sequence"][i, card - 1] = 1
-                for i, code in enumerate(state._winners):
+                for i, code in enumerate(state._s.winners):
                     d["win_sequence"][i, code] = 1
             else:
-                if not state.is_terminal() and len(state._point_cards) > len(state._winners):
-                    d["current_point_card"][state._point_cards[-1] - 1] = 1
-                remaining = [c for c in range(1, cfg.num_cards + 1) if c not in state._point_cards]
+                if not state.is_terminal() and len(state._s.point_cards) > len(state._s.winners):
+                    d["current_point_card"][state._s.point_cards[-1] - 1] = 1
+                remaining = [
+                    c for c in range(1, cfg.num_cards + 1) if c not in state._s.point_cards
+                ]
                 for card in remaining:
                     d["remaining_point_cards"][card - 1] = 1
-                if state._winners:
-                    d["last_winner"][state._winners[-1]] = 1
-            d["points"][:] = state._points
+                if state._s.winners:
+                    d["last_winner"][state._s.winners[-1]] = 1
+            d["points"][:] = state._s.points
         if self._private:
             if player == _TEAM:
                 for agent in range(cfg.num_agents):
-                    for card in _cards(state._hands[agent]):
+                    for card in _cards(state._s.hands[agent]):
                         d["team_hands"][agent, card - 1] = 1
                 if self._perfect_recall:
-                    for i, bids in enumerate(state._team_bids):
+                    for i, bids in enumerate(state._s.team_bids):
                         for agent, card in enumerate(bids):
                             d["team_bids"][i, agent, card - 1] = 1
             else:
-                for card in _cards(state._hands[-1]):
+                for card in _cards(state._s.hands[-1]):
                     d["adversary_hand"][card - 1] = 1
                 if self._perfect_recall:
-                    for i, card in enumerate(state._adversary_bids):
+                    for i, card in enumerate(state._s.adversary_bids):
                         d["adversary_bids"][i, card - 1] = 1
 
     def string_from(self, state, player):
@@ -428,30 +451,32 @@ class TeamGoofspielObserver:
                 lines.append(
                     "hands: "
                     + " ".join(
-                        f"a{i}:" + "".join(f"{c}." for c in _cards(state._hands[i]))
+                        f"a{i}:" + "".join(f"{c}." for c in _cards(state._s.hands[i]))
                         for i in range(cfg.num_agents)
                     )
                 )
                 if self._perfect_recall:
                     lines.append(
-                        "bids: " + " ".join("/".join(map(str, b)) for b in state._team_bids)
+                        "bids: " + " ".join("/".join(map(str, b)) for b in state._s.team_bids)
                     )
             else:
-                lines.append("hand: " + "".join(f"{c}." for c in _cards(state._hands[-1])))
+                lines.append("hand: " + "".join(f"{c}." for c in _cards(state._s.hands[-1])))
                 if self._perfect_recall:
-                    lines.append("bids: " + " ".join(map(str, state._adversary_bids)))
+                    lines.append("bids: " + " ".join(map(str, state._s.adversary_bids)))
         if self._public:
-            winners = [state._winner_name(w) for w in state._winners]
+            winners = [state._winner_name(w) for w in state._s.winners]
             if self._perfect_recall:
-                lines.append("point cards: " + " ".join(map(str, state._point_cards)))
+                lines.append("point cards: " + " ".join(map(str, state._s.point_cards)))
                 lines.append("winners: " + " ".join(winners))
             else:
                 current = (
-                    state._point_cards[-1] if len(state._point_cards) > len(state._winners) else "-"
+                    state._s.point_cards[-1]
+                    if len(state._s.point_cards) > len(state._s.winners)
+                    else "-"
                 )
                 lines.append(f"point card: {current}")
                 lines.append(f"last winner: {winners[-1] if winners else '-'}")
-            lines.append("points: " + " ".join(map(str, state._points)))
+            lines.append("points: " + " ".join(map(str, state._s.points)))
         return "\n".join(lines)
 
 

@@ -1,0 +1,139 @@
+"""Factored team action protocol (openspiel_cfrx.team) and its use by the team games."""
+
+import itertools
+import random
+import tracemalloc
+
+import pyspiel
+import pytest
+
+import games  # noqa: F401  (registers team_goofspiel, nest)
+from openspiel_cfrx import team
+
+BIG_GOOFSPIEL = "team_goofspiel(num_cards=10,num_agents=6,num_turns=4)"
+BIG_NEST = "nest(rows=15,cols=15,num_pursuers=8)"
+
+
+def test_mixed_radix_round_trip_and_order():
+    radices = (3, 1, 4, 2)
+    seen = []
+    # Enumerate most-significant agent first: must give 0, 1, 2, ... in order.
+    for digits_reversed in itertools.product(*[range(r) for r in reversed(radices)]):
+        digits = tuple(reversed(digits_reversed))
+        joint = team.encode_mixed_radix(digits, radices)
+        assert team.decode_mixed_radix(joint, radices) == digits
+        seen.append(joint)
+    assert seen == list(range(team.joint_action_space_size(radices)))
+    # Agent 0 is the least significant digit.
+    assert team.encode_mixed_radix((1, 0, 0, 0), radices) == 1
+    assert team.encode_mixed_radix((0, 0, 1, 0), radices) == 3
+    assert team.encode_mixed_radix((0, 0, 0, 1), radices) == 12
+
+
+def test_mixed_radix_rejects_bad_input():
+    with pytest.raises(ValueError, match="one action per agent"):
+        team.encode_mixed_radix((0, 1), (3, 3, 3))
+    with pytest.raises(ValueError, match="agent 1's action 3 is outside"):
+        team.encode_mixed_radix((0, 3), (3, 3))
+    with pytest.raises(ValueError, match="outside"):
+        team.decode_mixed_radix(9, (3, 3))
+    with pytest.raises(ValueError, match="outside"):
+        team.decode_mixed_radix(-1, (3, 3))
+
+
+def test_enumerate_joint_actions_matches_product_and_cap():
+    legal = [[0, 2], [1], [0, 1, 3]]
+    radices = (3, 2, 4)
+    joint = team.enumerate_joint_actions(legal, radices)
+    expected = sorted(
+        team.encode_mixed_radix(digits, radices) for digits in itertools.product(*legal)
+    )
+    assert joint == expected
+    with pytest.raises(team.JointActionSpaceTooLargeError, match="above the enumeration cap of 5"):
+        team.enumerate_joint_actions(legal, radices, max_joint_actions=5)
+    assert issubclass(team.JointActionSpaceTooLargeError, ValueError)
+
+
+@pytest.mark.parametrize(
+    "name", ["team_goofspiel(num_cards=4,num_agents=3)", "nest(rows=3,cols=3,num_pursuers=2)"]
+)
+def test_games_satisfy_protocol(name):
+    game = pyspiel.load_game(name)
+    assert team.is_factored_team_game(game)
+    assert not team.is_factored_team_game(pyspiel.load_game("kuhn_poker"))
+    state = game.new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    assert isinstance(state, team.FactoredTeamState)
+    assert state.current_player() == team.TEAM_PLAYER
+    radices = game.agent_num_actions()
+    assert len(radices) == game.num_team_agents()
+    assert team.joint_action_space_size(radices) == game.num_distinct_actions()
+    # The legal joint actions are exactly the product of the agents' legal lists.
+    per_agent = [state.legal_agent_actions(i) for i in range(game.num_team_agents())]
+    product = sorted(game.encode_joint_action(d) for d in itertools.product(*per_agent))
+    assert state.legal_actions() == product
+    assert state.num_legal_joint_actions() == len(product)
+    for joint in product:
+        assert game.encode_joint_action(game.decode_joint_action(joint)) == joint
+    assert len(state.agent_observation_tensor(0)) == game.agent_observation_size()
+    # Clones keep the Python class, hence the protocol.
+    assert isinstance(state.clone(), team.FactoredTeamState)
+
+
+def test_legal_agent_actions_only_on_team_turn():
+    game = pyspiel.load_game("team_goofspiel(num_cards=3,num_agents=2)")
+    state = game.new_initial_state()
+    with pytest.raises(ValueError, match="agent 2 does not exist"):
+        state.legal_agent_actions(2)
+    state.apply_action(state.legal_actions()[0])
+    with pytest.raises(ValueError, match="team's turn only"):
+        state.legal_agent_actions(0)
+
+
+@pytest.mark.parametrize("name", [BIG_GOOFSPIEL, BIG_NEST])
+def test_huge_joint_space_refuses_enumeration_but_factored_calls_play(name, monkeypatch):
+    game = pyspiel.load_game(name)
+    assert game.num_distinct_actions() >= 390_625
+    state = game.new_initial_state()
+    while state.is_chance_node():
+        # Middle node: every NEST pursuer starts with all 5 moves (5^8 joint).
+        outcomes = state.chance_outcomes()
+        state.apply_action(outcomes[len(outcomes) // 2][0])
+    with pytest.raises(ValueError, match="use the factored calls"):
+        state.legal_actions()
+
+    # From here on any enumeration is a failure, and the peak memory of a whole
+    # factored playout stays far below one 10^6-element list (~40 MB).
+    def refuse(*args, **kwargs):
+        raise AssertionError("joint action space was enumerated")
+
+    monkeypatch.setattr(team, "enumerate_joint_actions", refuse)
+    rng = random.Random(7)
+    tracemalloc.start()
+    steps = 0
+    while not state.is_terminal():
+        if state.is_chance_node():
+            state.apply_action(rng.choice(state.chance_outcomes())[0])
+        elif state.current_player() == team.TEAM_PLAYER:
+            assert state.num_legal_joint_actions() >= 1
+            state.apply_action(team.sample_uniform_joint_action(state, rng))
+        else:
+            state.apply_action(rng.choice(state.legal_actions()))
+        steps += 1
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert steps >= 2
+    assert peak < 2_000_000
+    assert state.returns()[0] == -state.returns()[1]
+
+
+def test_big_goofspiel_first_turn_sizes():
+    game = pyspiel.load_game(BIG_GOOFSPIEL)
+    state = game.new_initial_state()
+    assert game.num_distinct_actions() == 10**6
+    assert state.num_legal_joint_actions() == 10**6
+    assert state.legal_agent_actions(5) == list(range(10))
+    joint = game.encode_joint_action([9, 0, 1, 2, 3, 4])
+    assert game.decode_joint_action(joint) == (9, 0, 1, 2, 3, 4)
+    assert state.action_to_string(0, joint) == "Bids[a0:10 a1:1 a2:2 a3:3 a4:4 a5:5]"
