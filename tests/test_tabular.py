@@ -1,0 +1,173 @@
+"""Tabular CFR family: exact agreement with OpenSpiel's solvers, OFTRL-CFR
+convergence bounds, the stability schedule by hand on Kuhn, and errors."""
+
+import math
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python.algorithms import cfr, discounted_cfr
+from open_spiel.python.algorithms import exploitability as os_exploitability
+
+import openspiel_cfrx
+from openspiel_cfrx.tabular import stability_schedule
+
+
+def _max_policy_difference(ours, theirs):
+    return max(
+        np.abs(ours.policy_for_key(key) - theirs.action_probability_array[row]).max()
+        for key, row in theirs.state_lookup.items()
+    )
+
+
+PAIRS = [
+    ("cfr", lambda g: openspiel_cfrx.CFRSolver(g), lambda g: cfr.CFRSolver(g)),
+    ("cfr+", lambda g: openspiel_cfrx.CFRPlusSolver(g), lambda g: cfr.CFRPlusSolver(g)),
+    ("dcfr", lambda g: openspiel_cfrx.DCFRSolver(g), lambda g: discounted_cfr.DCFRSolver(g)),
+    ("lcfr", lambda g: openspiel_cfrx.LCFRSolver(g), lambda g: discounted_cfr.LCFRSolver(g)),
+    (
+        "cfr-simultaneous",
+        lambda g: openspiel_cfrx.CFRSolver(g, alternating_updates=False),
+        lambda g: cfr._CFRSolver(  # noqa: SLF001 - OpenSpiel's own switchable base
+            g, alternating_updates=False, linear_averaging=False, regret_matching_plus=False
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("game_name", ["kuhn_poker", "leduc_poker"])
+@pytest.mark.parametrize("name, ours_factory, theirs_factory", PAIRS, ids=[p[0] for p in PAIRS])
+def test_same_policies_as_openspiel_after_10_iterations(
+    game_name, name, ours_factory, theirs_factory
+):
+    game = pyspiel.load_game(game_name)
+    ours, theirs = ours_factory(game), theirs_factory(game)
+    for _ in range(10):
+        ours.evaluate_and_update_policy()
+        theirs.evaluate_and_update_policy()
+    assert _max_policy_difference(ours.average_policy(), theirs.average_policy()) < 1e-9
+    assert _max_policy_difference(ours.current_policy(), theirs.current_policy()) < 1e-9
+    # OpenSpiel's tooling accepts our TabularPolicy and agrees with our evaluator.
+    expected = os_exploitability.nash_conv(game, theirs.average_policy())
+    assert os_exploitability.nash_conv(game, ours.average_policy()) == pytest.approx(
+        expected, abs=1e-9
+    )
+    assert ours.nash_conv() == pytest.approx(expected, abs=1e-9)
+    assert openspiel_cfrx.nash_conv(game, ours) == pytest.approx(expected, abs=1e-9)
+
+
+def _curve(solver, checkpoints):
+    values = []
+    for it in range(1, max(checkpoints) + 1):
+        solver.evaluate_and_update_policy()
+        if it in checkpoints:
+            values.append(solver.exploitability())
+    return values
+
+
+# Bounds measured on this implementation (deterministic) with a ~10% margin;
+# see docs/tabular.md for the full curves.
+@pytest.mark.parametrize(
+    "game_name, kwargs, iterations, bound",
+    [
+        ("kuhn_poker", {}, 1000, 0.36),  # theory stepsize: slow but steady
+        ("kuhn_poker", {"stepsize_scale": 1000.0}, 1000, 2e-3),  # "tuned"
+        # theory on Leduc barely moves (as the paper reports for larger games):
+        # it only has to get below the uniform policy's 2.373611.
+        ("leduc_poker", {}, 300, 2.37355),
+        ("leduc_poker", {"stepsize_scale": 1e5}, 300, 0.6),
+        ("leduc_poker", {"stepsize_scale": 1e5, "alternating_updates": True}, 300, 0.6),
+    ],
+)
+def test_oftrl_cfr_decreases_below_bound(game_name, kwargs, iterations, bound):
+    game = pyspiel.load_game(game_name)
+    solver = openspiel_cfrx.OFTRLCFRSolver(game, **kwargs)
+    curve = _curve(solver, (10, 100, iterations))
+    assert curve[0] > curve[1] > curve[2], curve
+    assert curve[2] < bound, curve
+
+
+def test_pcfr_plus_and_cfr_plus_converge_fast_on_kuhn():
+    game = pyspiel.load_game("kuhn_poker")
+    assert _curve(openspiel_cfrx.PCFRPlusSolver(game), (300,))[0] < 1e-5
+    assert _curve(openspiel_cfrx.CFRPlusSolver(game), (300,))[0] < 1e-3
+
+
+def test_stability_schedule_on_kuhn_by_hand():
+    """Paper's Figure 1: player 1's process X0 (start) -> {X1, X2, X3}
+    (check/raise) -> after check, X4..X6 (fold/call)."""
+    game = pyspiel.load_game("kuhn_poker")
+    tree = openspiel_cfrx.get_tree(game)
+    kappa_star = 0.5
+    schedule = stability_schedule(tree, 0, kappa_star)
+    lo, _ = tree.infoset_range[0]
+    index = {tree.infoset_key[lo + i]: i for i in range(len(schedule.kappa))}
+    for card in "012":
+        first, second = index[card], index[card + "pb"]
+        # gamma: root obs gets k*/(2 sqrt 1); X1..3 get that / sqrt 3;
+        # obs rho(X1, check) gets gamma_X1 / (2 sqrt 2); X4 gets that / sqrt 1.
+        assert schedule.gamma[first] == pytest.approx(kappa_star / (2 * math.sqrt(3)))
+        assert schedule.gamma[second] == pytest.approx(kappa_star / (4 * math.sqrt(6)))
+        # B: X4 has no decision below -> 1; rho(X1, check) -> 1; X1 -> sqrt(2).
+        assert schedule.norm_bound[second] == pytest.approx(1.0)
+        assert schedule.norm_bound[first] == pytest.approx(math.sqrt(2))
+        # kappa_j = gamma_j / (2 sqrt(n_j) B_j), n_j = 2.
+        assert schedule.kappa[first] == pytest.approx(kappa_star / (8 * math.sqrt(3)))
+        assert schedule.kappa[second] == pytest.approx(kappa_star / (16 * math.sqrt(3)))
+    assert schedule.root_observation_bound == pytest.approx(math.sqrt(6))
+    # Player 2: six infosets directly under the root observation node, no children.
+    schedule = stability_schedule(tree, 1, kappa_star)
+    np.testing.assert_allclose(schedule.gamma, kappa_star / (2 * math.sqrt(6)))
+    np.testing.assert_allclose(schedule.norm_bound, 1.0)
+    np.testing.assert_allclose(schedule.kappa, kappa_star / (4 * math.sqrt(12)))
+
+
+def test_oftrl_stepsizes_follow_schedule_and_scale():
+    game = pyspiel.load_game("kuhn_poker")
+    solver = openspiel_cfrx.OFTRLCFRSolver(game, horizon=256, stepsize_scale=10.0)
+    assert solver.kappa_star == pytest.approx(256**-0.25)
+    minimizer = solver._driver.minimizers[0]
+    np.testing.assert_allclose(minimizer.stepsizes, 10.0 * solver.schedules[0].kappa)
+    assert minimizer.utility_scale == pytest.approx(3 * 2.0)  # max |u| in Kuhn is 2
+
+
+def test_policies_are_valid_distributions():
+    game = pyspiel.load_game("leduc_poker")
+    for solver in (
+        openspiel_cfrx.PCFRPlusSolver(game),
+        openspiel_cfrx.OFTRLCFRSolver(game, stepsize_scale=1e6),
+    ):
+        solver.run(5)
+        for strategy in (solver.current_strategy(), solver.average_strategy()):
+            assert np.all(strategy >= 0)
+            np.testing.assert_allclose(strategy.sum(axis=1), 1.0)
+            assert np.all(strategy[~solver.tree.infoset_legal_mask] == 0)
+
+
+@pytest.mark.parametrize(
+    "factory, error, message",
+    [
+        (lambda g: openspiel_cfrx.DCFRSolver(g, gamma=-1), ValueError, "gamma must be >= 0"),
+        (lambda g: openspiel_cfrx.DCFRSolver(g, alpha=float("nan")), ValueError, "finite"),
+        (lambda g: openspiel_cfrx.OFTRLCFRSolver(g, stepsize_scale=0), ValueError, "stepsize_scale"),
+        (lambda g: openspiel_cfrx.OFTRLCFRSolver(g, kappa=-0.1), ValueError, "kappa"),
+        (lambda g: openspiel_cfrx.OFTRLCFRSolver(g, horizon=0), ValueError, "horizon"),
+        (lambda g: openspiel_cfrx.CFRSolver(g, averaging="cubic"), ValueError, "averaging"),
+        (lambda g: openspiel_cfrx.CFRSolver(g, alternating_updates="yes"), TypeError, "bool"),
+        (lambda g: openspiel_cfrx.OFTRLCFRSolver(g, stepsize_scale="big"), TypeError, "real"),
+    ],
+)
+def test_bad_hyperparameters(factory, error, message):
+    with pytest.raises(error, match=message):
+        factory(pyspiel.load_game("kuhn_poker"))
+
+
+def test_run_validates_iterations():
+    solver = openspiel_cfrx.CFRSolver(pyspiel.load_game("kuhn_poker"))
+    with pytest.raises(ValueError, match="iterations"):
+        solver.run(-1)
+
+
+def test_unsupported_game_rejected_by_solver():
+    with pytest.raises(openspiel_cfrx.tree.UnsupportedGameError, match="simultaneous"):
+        openspiel_cfrx.CFRSolver(pyspiel.load_game("matrix_rps"))
