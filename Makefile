@@ -18,7 +18,9 @@ $(STAMP): setup.py constraints.txt
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python examples/solve_tabular.py
+	$(BIN)/python examples/oftrl_cfr.py --game=leduc_poker --iterations=500 \
+		--solvers=cfr,cfr+,dcfr,pcfr+,oftrl --stepsize_scales=1,1000000 \
+		--openspiel_baselines=cpp_cfr --baseline_seconds=20 --output_dir=out/demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow" tests

@@ -224,3 +224,14 @@ def test_not_a_game_raises_type_error():
 def test_max_histories_guard():
     with pytest.raises(ValueError, match="max_histories"):
         tree_lib.extract(pyspiel.load_game("leduc_poker"), max_histories=100)
+
+
+def test_cpp_policy_from_pyspiel_cfr_solver():
+    game = pyspiel.load_game("leduc_poker")
+    solver = pyspiel.CFRSolver(game)
+    for _ in range(3):
+        solver.evaluate_and_update_policy()
+    cpp_policy = solver.average_policy()
+    assert openspiel_cfrx.nash_conv(game, cpp_policy) == pytest.approx(
+        pyspiel.nash_conv(game, cpp_policy), abs=1e-9
+    )

@@ -7,6 +7,7 @@ from openspiel_cfrx.tabular.regret_minimizers import (
     RegretMatching,
 )
 from openspiel_cfrx.tabular.solvers import (
+    SOLVERS,
     CFRPlusSolver,
     CFRSolver,
     DCFRSolver,
@@ -14,6 +15,7 @@ from openspiel_cfrx.tabular.solvers import (
     OFTRLCFRSolver,
     PCFRPlusSolver,
     TabularSolver,
+    make_solver,
 )
 from openspiel_cfrx.tabular.stability import StabilitySchedule, stability_schedule
 
@@ -28,9 +30,11 @@ __all__ = [
     "PCFRPlusSolver",
     "PredictiveRegretMatchingPlus",
     "RegretMatching",
+    "SOLVERS",
     "StabilitySchedule",
     "TabularCFR",
     "TabularSolver",
     "averaging_weight",
+    "make_solver",
     "stability_schedule",
 ]

@@ -271,3 +271,24 @@ class OFTRLCFRSolver(TabularSolver):
 def _legal(tree: GameTree, player: int) -> np.ndarray:
     lo, hi = tree.infoset_range[player]
     return tree.infoset_legal_mask[lo:hi]
+
+
+SOLVERS: dict[str, type[TabularSolver]] = {
+    "cfr": CFRSolver,
+    "cfr+": CFRPlusSolver,
+    "dcfr": DCFRSolver,
+    "lcfr": LCFRSolver,
+    "pcfr+": PCFRPlusSolver,
+    "oftrl": OFTRLCFRSolver,
+}
+
+
+def make_solver(name: str, game, alternating_updates: bool = True, **kwargs) -> TabularSolver:
+    """Builds a solver by short name (see `SOLVERS`); kwargs go to its constructor."""
+    try:
+        cls = SOLVERS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown tabular solver {name!r}; choose from {', '.join(SOLVERS)}"
+        ) from None
+    return cls(game, alternating_updates=alternating_updates, **kwargs)

@@ -8,14 +8,17 @@ Policies are read in the cheapest way they support:
 2. Objects with `strategy_array(tree) -> [N, A]` (our solvers implement it).
 3. `policy.TabularPolicy` (unless it overrides `action_probabilities`): rows are
    gathered with one fancy-index from `action_probability_array`.
-4. Objects with `batch_action_probabilities(states) -> [len(states), A]`
+4. C++ `pyspiel.Policy` objects (e.g. `pyspiel.CFRSolver().average_policy()`):
+   `get_state_policy(information_state_string)` once per infoset.
+5. Objects with `batch_action_probabilities(states) -> [len(states), A]`
    (e.g. neural policies), called on all infosets in batches of `batch_size`.
-5. Any `policy.Policy`: `action_probabilities(state)` once per infoset.
+6. Any `policy.Policy`: `action_probabilities(state)` once per infoset.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pyspiel
 from open_spiel.python import policy as policy_lib
 
 from openspiel_cfrx.tree.game_tree import GameTree
@@ -82,6 +85,15 @@ def strategy_from_policy(
         and type(policy).action_probabilities is policy_lib.TabularPolicy.action_probabilities
     ):
         strategy = policy.action_probability_array[_tabular_rows(tree, policy)]
+        return np.where(tree.infoset_legal_mask, strategy, 0.0)
+    if isinstance(policy, pyspiel.Policy):
+        strategy = np.zeros((num_infosets, num_actions), dtype=np.float64)
+        _fill_from_dicts(
+            tree,
+            strategy,
+            range(num_infosets),
+            (policy.get_state_policy(key) for key in tree.infoset_key),
+        )
         return np.where(tree.infoset_legal_mask, strategy, 0.0)
     if not hasattr(policy, "action_probabilities") and not hasattr(
         policy, "batch_action_probabilities"
