@@ -317,3 +317,115 @@ if FLOP_HOLDEM not in pyspiel.registered_names():
     pyspiel.register_game(FLOP_HOLDEM_GAME_TYPE, FlopHoldemGame)
 if HULH not in pyspiel.registered_names():
     pyspiel.register_game(HULH_GAME_TYPE, HulhGame)
+
+
+@dataclasses.dataclass(frozen=True)
+class GameSize:
+    """Node and infoset counts of one variant (see `game_size`)."""
+
+    histories: int  # all nodes: chance, decision and terminal
+    chance_nodes: int
+    decision_nodes: tuple[int, int]  # per player
+    terminals: int
+    infosets: tuple[int, int]  # per player
+
+
+def _betting_round(cap: int, first_facing_bet: bool) -> tuple[list[int], int, int]:
+    """Decision nodes per acting parity, fold leaves and round-closing calls of one round.
+
+    Parity 0 is the round's first actor. A call closes the round unless it is
+    the round's first action (a limp or a check); a fold needs a bet to face.
+    """
+    decisions = [0, 0]
+    folds = closes = 0
+
+    def visit(num_actions: int, raises: int, facing: bool) -> None:
+        nonlocal folds, closes
+        decisions[num_actions % 2] += 1
+        if facing:
+            folds += 1
+        if num_actions >= 1:
+            closes += 1
+        else:
+            visit(num_actions + 1, raises, False)
+        if raises < cap:
+            visit(num_actions + 1, raises + 1, True)
+
+    visit(0, 0, first_facing_bet)
+    return decisions, folds, closes
+
+
+def _falling(n: int, k: int) -> int:
+    result = 1
+    for i in range(k):
+        result *= n - i
+    return result
+
+
+def game_size(spec: LimitHoldemSpec, card_by_card: bool = True) -> GameSize:
+    """Exact node and infoset counts, computed combinatorially (no tree walk).
+
+    Args:
+      spec: the variant.
+      card_by_card: True counts the tree as universal_poker (and so
+        OpenSpiel and `openspiel_cfrx.get_tree`) sees it, one chance node per
+        dealt card in deal order; False counts one chance node per deal (all
+        hole cards at once, then each street's board at once, unordered
+        within a player's hand and a street), the usual way poker trees are
+        sized in papers.
+
+    Infosets are per player with perfect recall: own hole cards, each street's
+    board as a set, and the betting so far; they do not depend on the
+    convention.
+    """
+    from math import comb
+
+    deck = spec.deck_size
+    hole = 2 * NUM_HOLE_CARDS
+    chance_nodes = 0
+    if card_by_card:
+        chance_nodes += sum(_falling(deck, k) for k in range(hole))
+        multiplicity = _falling(deck, hole)
+    else:
+        chance_nodes += 1
+        multiplicity = comb(deck, NUM_HOLE_CARDS) * comb(deck - NUM_HOLE_CARDS, NUM_HOLE_CARDS)
+    decision_nodes = [0, 0]
+    infosets = [0, 0]
+    terminals = 0
+    # Distinct (own hole, board per street) views of one player, and betting
+    # sequences that reached the current round.
+    private_views = comb(deck, NUM_HOLE_CARDS)
+    sequences = 1
+    dealt = hole
+    seen = NUM_HOLE_CARDS
+    for rnd in range(spec.num_rounds):
+        board = spec.board_cards_per_round[rnd]
+        if board:
+            closing = multiplicity  # one chance subtree per closed sequence and deal
+            if card_by_card:
+                chance_nodes += closing * sum(_falling(deck - dealt, k) for k in range(board))
+                multiplicity *= _falling(deck - dealt, board)
+            else:
+                chance_nodes += closing
+                multiplicity *= comb(deck - dealt, board)
+            private_views *= comb(deck - seen, board)
+            dealt += board
+            seen += board
+        decisions, folds, closes = _betting_round(spec.max_raises[rnd], first_facing_bet=rnd == 0)
+        first = spec.first_player_per_round[rnd]
+        for parity in (0, 1):
+            player = first if parity == 0 else 1 - first
+            decision_nodes[player] += multiplicity * decisions[parity]
+            infosets[player] += private_views * sequences * decisions[parity]
+        terminals += multiplicity * folds
+        multiplicity *= closes
+        sequences *= closes
+    terminals += multiplicity  # showdowns after the last round
+    histories = chance_nodes + sum(decision_nodes) + terminals
+    return GameSize(
+        histories=histories,
+        chance_nodes=chance_nodes,
+        decision_nodes=tuple(decision_nodes),
+        terminals=terminals,
+        infosets=tuple(infosets),
+    )
