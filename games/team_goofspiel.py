@@ -30,6 +30,7 @@ significant, digit c-1 for card c); the factored protocol of
 
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 import numpy as np
@@ -141,16 +142,19 @@ class _Config(_team.FrozenConfig):
         return round_index + 1
 
 
+@functools.lru_cache(maxsize=1 << 16)
+def _digits(mask: int) -> tuple[int, ...]:
+    """Bitmask of held cards -> ascending action digits (card - 1).
+
+    Cached: a game has at most 2^K hands, and legality checks and legal
+    lists are the hot path of a playout.
+    """
+    return tuple(i for i in range(mask.bit_length()) if mask >> i & 1)
+
+
 def _cards(mask: int) -> list[int]:
     """Bitmask -> ascending card values."""
-    cards = []
-    card = 1
-    while mask:
-        if mask & 1:
-            cards.append(card)
-        mask >>= 1
-        card += 1
-    return cards
+    return [d + 1 for d in _digits(mask)]
 
 
 class _Progress(NamedTuple):
@@ -237,7 +241,7 @@ class TeamGoofspielState(_team.TeamStateMixin, pyspiel.State):
     def _legal_actions(self, player):
         if player == _TEAM:
             return self._team_legal_joint_actions()
-        return [card - 1 for card in _cards(self._s.hands[-1])]
+        return list(_digits(self._s.hands[-1]))
 
     def chance_outcomes(self):
         used = 0
@@ -338,7 +342,7 @@ class TeamGoofspielState(_team.TeamStateMixin, pyspiel.State):
 
     def legal_agent_actions(self, agent):
         self._check_team_turn(agent)
-        return [card - 1 for card in _cards(self._s.hands[agent])]
+        return list(_digits(self._s.hands[agent]))
 
     def agent_observation_tensor(self, agent):
         """Agent features [P + K + R*K]: agent one-hot, own hand, own bids by round."""
