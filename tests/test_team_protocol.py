@@ -137,3 +137,37 @@ def test_big_goofspiel_first_turn_sizes():
     joint = game.encode_joint_action([9, 0, 1, 2, 3, 4])
     assert game.decode_joint_action(joint) == (9, 0, 1, 2, 3, 4)
     assert state.action_to_string(0, joint) == "Bids[a0:10 a1:1 a2:2 a3:3 a4:4 a5:5]"
+
+
+def _check_perfect_recall(state, own_history, seen):
+    """Every infoset's histories share the owner's earlier (infoset, action) path."""
+    if state.is_terminal():
+        return
+    if state.is_chance_node():
+        for action, _ in state.chance_outcomes():
+            _check_perfect_recall(state.child(action), own_history, seen)
+        return
+    player = state.current_player()
+    infoset = state.information_state_string(player)
+    path = own_history[player]
+    assert seen.setdefault((player, infoset), path) == path, infoset
+    for action in state.legal_actions():
+        extended = list(own_history)
+        extended[player] = path + ((infoset, action),)
+        _check_perfect_recall(state.child(action), tuple(extended), seen)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "team_goofspiel(num_cards=3,num_agents=2,num_turns=2,points_order=random)",
+        "nest(edges=0-1;0-2;0-3;1-4;2-4;2-5;3-5,num_pursuers=2,horizon=2,exits=1;2;3,"
+        "pursuer_starts=4;5,evader_start=0)",
+        "nest(rows=2,cols=2,num_pursuers=1,horizon=2,exits=3;)",
+    ],
+)
+def test_information_states_have_perfect_recall(name):
+    game = pyspiel.load_game(name)
+    seen = {}
+    _check_perfect_recall(game.new_initial_state(), ((), ()), seen)
+    assert len(seen) > 2
