@@ -9,8 +9,14 @@ shared machine hits both equally, and reports steps (applied actions) per
 second. Extra rows add the per-decision work Deep CFR traversals do: OpenSpiel's
 flat `information_state_tensor`, and our Appendix C structured encoding.
 
+With `--openspiel_br_game NAME --openspiel_br_cap_gb 6` it also runs
+OpenSpiel's own exact best response (`pyspiel.nash_conv` of the uniform policy,
+C++ TabularBestResponse) on NAME in a child process whose address space is
+capped, and reports how it ended, its wall time and its peak memory.
+
 Usage:
   .venv/bin/python benchmarks/bench_poker_games.py [--seconds 2] [--rounds 5] \
+      [--openspiel_br_game "flop_holdem(num_ranks=4,num_suits=2)"] \
       [--out benchmarks/results/poker_games.md]
 """
 
@@ -20,7 +26,9 @@ import argparse
 import os
 import platform
 import random
+import signal
 import statistics
+import subprocess
 import sys
 import time
 
@@ -75,6 +83,46 @@ def measure(name: str, seconds: float, rounds: int, seed: int) -> list[dict]:
     return rows
 
 
+_BR_CHILD = """
+import resource, sys
+cap = int(float(sys.argv[2]) * 2**30)
+resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+sys.path.insert(0, sys.argv[3])
+import pyspiel, games
+game = pyspiel.load_game(sys.argv[1])
+print("nash_conv", pyspiel.nash_conv(game, pyspiel.UniformRandomPolicy(game)), flush=True)
+"""
+
+
+def openspiel_best_response(name: str, cap_gb: float, timeout_s: float) -> dict:
+    """Runs OpenSpiel's C++ exact best response under an address-space cap."""
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    start = time.perf_counter()
+    child = subprocess.Popen([sys.executable, "-c", _BR_CHILD, name, str(cap_gb), repo],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = start + timeout_s
+    status = rusage = None
+    while status is None:
+        pid, wait_status, usage = os.wait4(child.pid, os.WNOHANG)
+        if pid:
+            status, rusage = wait_status, usage
+        elif time.perf_counter() > deadline:
+            child.kill()
+            _, status, rusage = os.wait4(child.pid, 0)
+        else:
+            time.sleep(0.2)
+    seconds = time.perf_counter() - start
+    output = child.stdout.read().strip().splitlines()
+    if os.WIFSIGNALED(status):
+        outcome = f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+        if seconds > timeout_s:
+            outcome += f" (timeout {timeout_s:.0f} s)"
+    else:
+        outcome = f"exit {os.WEXITSTATUS(status)}"
+    return {"game": name, "cap_gb": cap_gb, "outcome": outcome, "seconds": seconds,
+            "peak_rss_mb": rusage.ru_maxrss / 1024, "last_output": output[-1] if output else ""}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="time per (workload, round)")
@@ -82,10 +130,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--games", default="flop_holdem,hulh")
     parser.add_argument("--out", default="", help="markdown file to write the table to")
+    parser.add_argument("--openspiel_br_game", default="",
+                        help="also run OpenSpiel's C++ best response on this game")
+    parser.add_argument("--openspiel_br_cap_gb", type=float, default=6.0)
+    parser.add_argument("--openspiel_br_timeout", type=float, default=540.0)
     args = parser.parse_args()
 
     rows = []
-    for name in args.games.split(","):
+    for name in [n for n in args.games.split(",") if n]:
         rows.extend(measure(name, args.seconds, args.rounds, args.seed))
 
     header = "| game | workload | raw universal_poker steps/s | ours steps/s | ours / raw |"
@@ -93,8 +145,22 @@ def main() -> None:
     for row in rows:
         lines.append(f"| {row['game']} | {row['workload']} | {row['raw']:,.0f} | "
                      f"{row['ours']:,.0f} | {row['ratio']:.2f} |")
-    table = "\n".join(lines)
+    table = "\n".join(lines) if rows else ""
     print(table)
+    br_section = ""
+    if args.openspiel_br_game:
+        br = openspiel_best_response(args.openspiel_br_game, args.openspiel_br_cap_gb,
+                                     args.openspiel_br_timeout)
+        br_section = (
+            "\n## OpenSpiel's own exact best response\n\n"
+            "`pyspiel.nash_conv(game, pyspiel.UniformRandomPolicy(game))` (C++ "
+            "TabularBestResponse) in a child process with `RLIMIT_AS` = "
+            f"{br['cap_gb']:g} GiB:\n\n"
+            "| game | outcome | wall s | peak RSS MB | last output |\n|---|---|---:|---:|---|\n"
+            f"| {br['game']} | {br['outcome']} | {br['seconds']:.0f} | "
+            f"{br['peak_rss_mb']:.0f} | {br['last_output'][:120]} |\n"
+        )
+        print(br_section)
     if args.out:
         import open_spiel  # noqa: PLC0415
 
@@ -119,7 +185,7 @@ def main() -> None:
                 "same gamedef)`; the extra workloads call the encoding at every "
                 "decision node (in the Appendix C row, raw computes OpenSpiel's flat "
                 "tensor instead, for reference).\n\n"
-                f"{table}\n"
+                f"{table}\n{br_section}"
             )
 
 
