@@ -163,7 +163,9 @@ def machine_lines():
         os_version = "unknown"
     return [
         f"- date: {datetime.datetime.now().isoformat(timespec='seconds')}",
-        f"- machine: {cpu}, {os.cpu_count()} logical CPUs visible (shared with other jobs)",
+        f"- machine: {cpu}, {os.cpu_count()} logical CPUs visible; load average at the "
+        f"end {os.getloadavg()[0]:.1f} (other jobs share the CPUs: steps/s are noisy, "
+        f"compare rows of one run)",
         f"- python {platform.python_version()}, open_spiel {os_version}, numpy {np.__version__}",
     ]
 
