@@ -221,6 +221,11 @@ def limit_holdem_spec(game: pyspiel.Game) -> LimitHoldemSpec:
         )
     params = game.get_parameters()
     num_rounds = int(params["numRounds"])
+    if not str(params.get("maxRaises", "")).strip():
+        raise ValueError(
+            f"{game} is not a flop_holdem/hulh variant: it has no raise caps (maxRaises). "
+            f"Load it with pyspiel.load_game('{FLOP_HOLDEM}(...)') or '{HULH}(...)'."
+        )
     try:
         spec = LimitHoldemSpec(
             num_rounds=num_rounds,

@@ -118,6 +118,10 @@ def test_limit_holdem_spec_rejects_other_games():
     )
     with pytest.raises(ValueError, match="blind"):
         poker.limit_holdem_spec(other)
+    uncapped_params = poker.LimitHoldemSpec(2).universal_poker_params()
+    del uncapped_params["maxRaises"]
+    with pytest.raises(ValueError, match="no raise caps"):
+        poker.limit_holdem_spec(pyspiel.load_game("universal_poker", uncapped_params))
 
 
 def test_blinds_and_first_actor_each_round(hulh):
