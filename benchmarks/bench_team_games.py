@@ -14,27 +14,27 @@ legal joint actions), other moves with `random.choice(legal_actions())`.
 
 from __future__ import annotations
 
-import datetime
 import os
-import platform
 import random
 import sys
 import time
 import tracemalloc
 
-import numpy as np
 import pyspiel
 from absl import app, flags
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers team_goofspiel, nest)
+from benchmarks.common import markdown_table, write_result  # noqa: E402
 from openspiel_cfrx import team  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_float("seconds_per_row", 2.0, "Wall-clock budget of playouts per table row.")
 flags.DEFINE_integer("seed", 0, "Seed of the playout RNG.")
-flags.DEFINE_string("output", "", "If set, write the Markdown report to this file.")
+flags.DEFINE_string(
+    "output", "benchmarks/results/team_games.md", "Markdown result file (empty: none)."
+)
 
 ROWS = [
     # (label, game string, how the team's move is drawn)
@@ -141,81 +141,46 @@ def factored_versus_enumerated(seconds, rng):
     }
 
 
-def machine_lines():
-    cpu = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    cpu = line.split(":", 1)[1].strip()
-                    break
-    except OSError:
-        pass
-    try:
-        import open_spiel  # noqa: PLC0415
-
-        os_version = getattr(open_spiel, "__version__", None)
-        if os_version is None:
-            from importlib import metadata  # noqa: PLC0415
-
-            os_version = metadata.version("open_spiel")
-    except Exception:  # noqa: BLE001  (version is informational only)
-        os_version = "unknown"
-    return [
-        f"- date: {datetime.datetime.now().isoformat(timespec='seconds')}",
-        f"- machine: {cpu}, {os.cpu_count()} logical CPUs visible; load average at the "
-        f"end {os.getloadavg()[0]:.1f} (other jobs share the CPUs: steps/s are noisy, "
-        f"compare rows of one run)",
-        f"- python {platform.python_version()}, open_spiel {os_version}, numpy {np.__version__}",
-    ]
-
-
 def main(argv):
     del argv
     rng = random.Random(FLAGS.seed)
-    header = "| game | team move drawn by | steps/s | playouts/s | game string |"
-    lines = [header, "|---|---|---:|---:|---|"]
-    print(header)
+    rows = []
     for label, name, team_move in ROWS:
         game = pyspiel.load_game(name)
         steps, playouts = playout_rate(game, team_move, FLAGS.seconds_per_row, rng)
         how = "agent by agent (factored)" if team_move == "factored" else "legal_actions()"
-        line = f"| {label} | {how} | {steps:,.0f} | {playouts:,.1f} | `{name}` |"
-        lines.append(line)
-        print(line, flush=True)
+        rows.append([label, how, f"{steps:,.0f}", f"{playouts:,.1f}", f"`{name}`"])
+        print(" | ".join(rows[-1]), flush=True)
+    table = markdown_table(
+        ["game", "team move drawn by", "steps/s", "playouts/s", "game string"], rows
+    )
     contrast = factored_versus_enumerated(FLAGS.seconds_per_row, rng)
-    contrast_lines = [
-        "First team decision of `team_goofspiel(num_cards=10,num_agents=6,num_turns=4)` "
-        "(10^6 legal joint bids):",
-        "",
-        f"- factored: `num_legal_joint_actions()` + `sample_uniform_joint_action` + "
-        f"`child`: {contrast['factored_us']:.1f} us per call, peak traced memory over 100 calls "
-        f"{contrast['factored_peak_kb']:.0f} KiB",
-        f"- `legal_actions()` refused: {contrast['refused']}",
-        f"- for contrast, `enumerate_joint_actions` with the cap lifted: "
-        f"{contrast['enumerate_ms']:.0f} ms and {contrast['enumerate_mb']:.0f} MiB "
-        f"for the 10^6-element list",
-    ]
-    print("\n".join(contrast_lines))
-    if FLAGS.output:
-        command = "python benchmarks/bench_team_games.py " + " ".join(
-            f"--{k}={getattr(FLAGS, k)}" for k in ("seconds_per_row", "seed", "output")
-        )
-        report = [
-            "# Team games: random-playout speed",
+    contrast_text = "\n".join(
+        [
+            "First team decision of `team_goofspiel(num_cards=10,num_agents=6,num_turns=4)` "
+            "(10^6 legal joint bids):",
             "",
-            *machine_lines(),
-            f"- command: `{command}`",
-            "",
-            *lines,
-            "",
-            *contrast_lines,
-            "",
+            f"- factored: `num_legal_joint_actions()` + `sample_uniform_joint_action` + "
+            f"`child`: {contrast['factored_us']:.1f} us per call, peak traced memory over "
+            f"100 calls {contrast['factored_peak_kb']:.0f} KiB",
+            f"- `legal_actions()` refused: {contrast['refused']}",
+            f"- for contrast, `enumerate_joint_actions` with the cap lifted: "
+            f"{contrast['enumerate_ms']:.0f} ms and {contrast['enumerate_mb']:.0f} MiB "
+            f"for the 10^6-element list",
         ]
-        os.makedirs(os.path.dirname(FLAGS.output) or ".", exist_ok=True)
-        with open(FLAGS.output, "w", encoding="utf-8") as f:
-            f.write("\n".join(report))
-        print(f"wrote {FLAGS.output}")
+    )
+    print(contrast_text)
+    if FLAGS.output:
+        note = (
+            f"Load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs "
+            f"shared with other jobs, so steps/s are noisy; compare rows of one run. A step "
+            f"is one `apply_action` driven from Python."
+        )
+        write_result(
+            FLAGS.output,
+            "Team games: random-playout speed",
+            f"{note}\n\n{table}\n\n{contrast_text}",
+        )
 
 
 if __name__ == "__main__":

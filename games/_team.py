@@ -10,6 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+import numpy as np
+import pyspiel
+
 from openspiel_cfrx import team as team_protocol
 
 
@@ -27,6 +30,55 @@ class FrozenConfig:
 
     def __copy__(self):
         return self
+
+
+def team_game_type(short_name: str, long_name: str, defaults: dict) -> pyspiel.GameType:
+    """GameType shared by the team games: 2-player zero-sum, sequential, terminal rewards."""
+    return pyspiel.GameType(
+        short_name=short_name,
+        long_name=long_name,
+        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
+        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
+        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
+        utility=pyspiel.GameType.Utility.ZERO_SUM,
+        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
+        max_num_players=2,
+        min_num_players=2,
+        provides_information_state_string=True,
+        provides_information_state_tensor=True,
+        provides_observation_string=True,
+        provides_observation_tensor=True,
+        parameter_specification=defaults,
+    )
+
+
+def full_params(game_name: str, params: dict, defaults: dict) -> dict:
+    """Defaults overlaid with `params`; unknown names raise ValueError."""
+    unknown = set(params) - set(defaults)
+    if unknown:
+        raise ValueError(
+            f"{game_name}: unknown parameter(s) {sorted(unknown)}; accepted: {sorted(defaults)}"
+        )
+    full = dict(defaults)
+    full.update(params)
+    return full
+
+
+def allocate_pieces(pieces: list[tuple[str, tuple[int, ...]]]):
+    """One flat float32 tensor and named reshaped views into it, in order.
+
+    Returns (tensor [sum of sizes], {name: view of its shape}), the layout the
+    PyObserver interface expects (see open_spiel/python/games/kuhn_poker.py).
+    """
+    total = sum(int(np.prod(shape)) for _, shape in pieces)
+    tensor = np.zeros(total, np.float32)
+    views = {}
+    index = 0
+    for name, shape in pieces:
+        size = int(np.prod(shape))
+        views[name] = tensor[index : index + size].reshape(shape)
+        index += size
+    return tensor, views
 
 
 def parse_int_list(text: str, name: str) -> tuple[int, ...]:

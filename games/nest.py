@@ -39,7 +39,6 @@ from __future__ import annotations
 import collections
 from typing import NamedTuple
 
-import numpy as np
 import pyspiel
 
 from games import _team
@@ -64,21 +63,8 @@ _DEFAULT_PARAMS = {
     "max_joint_actions": team_protocol.DEFAULT_MAX_ENUMERATED_JOINT_ACTIONS,
 }
 
-_GAME_TYPE = pyspiel.GameType(
-    short_name="nest",
-    long_name="NEST network pursuit-evasion (pursuer team vs evader)",
-    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-    utility=pyspiel.GameType.Utility.ZERO_SUM,
-    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-    max_num_players=_NUM_PLAYERS,
-    min_num_players=_NUM_PLAYERS,
-    provides_information_state_string=True,
-    provides_information_state_tensor=True,
-    provides_observation_string=True,
-    provides_observation_tensor=True,
-    parameter_specification=_DEFAULT_PARAMS,
+_GAME_TYPE = _team.team_game_type(
+    "nest", "NEST network pursuit-evasion (pursuer team vs evader)", _DEFAULT_PARAMS
 )
 
 # Outcome codes.
@@ -156,13 +142,7 @@ class _Config(_team.FrozenConfig):
     """Validated parameters and lookup tables of one NEST instance."""
 
     def __init__(self, params):
-        unknown = set(params) - set(_DEFAULT_PARAMS)
-        if unknown:
-            raise ValueError(
-                f"nest: unknown parameter(s) {sorted(unknown)}; accepted: {sorted(_DEFAULT_PARAMS)}"
-            )
-        full = dict(_DEFAULT_PARAMS)
-        full.update(params)
+        full = _team.full_params("nest", params, _DEFAULT_PARAMS)
         edges = str(full["edges"]).strip()
         self.is_grid = not edges
         if self.is_grid:
@@ -529,14 +509,7 @@ class NestObserver:
                 ("evader_node", (n,)),
                 ("pursuer_nodes", (m, n)),
             ]
-        total = sum(int(np.prod(shape)) for _, shape in pieces)
-        self.tensor = np.zeros(total, np.float32)
-        self.dict = {}
-        index = 0
-        for name, shape in pieces:
-            size = int(np.prod(shape))
-            self.dict[name] = self.tensor[index : index + size].reshape(shape)
-            index += size
+        self.tensor, self.dict = _team.allocate_pieces(pieces)
 
     def _visible_pursuer_path(self, state, player):
         path = state._s.pursuer_path

@@ -33,7 +33,6 @@ from __future__ import annotations
 import functools
 from typing import NamedTuple
 
-import numpy as np
 import pyspiel
 
 from games import _team
@@ -55,21 +54,8 @@ _DEFAULT_PARAMS = {
     "max_joint_actions": team_protocol.DEFAULT_MAX_ENUMERATED_JOINT_ACTIONS,
 }
 
-_GAME_TYPE = pyspiel.GameType(
-    short_name="team_goofspiel",
-    long_name="Team Goofspiel (team of bidders vs one adversary)",
-    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-    utility=pyspiel.GameType.Utility.ZERO_SUM,
-    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-    max_num_players=_NUM_PLAYERS,
-    min_num_players=_NUM_PLAYERS,
-    provides_information_state_string=True,
-    provides_information_state_tensor=True,
-    provides_observation_string=True,
-    provides_observation_tensor=True,
-    parameter_specification=_DEFAULT_PARAMS,
+_GAME_TYPE = _team.team_game_type(
+    "team_goofspiel", "Team Goofspiel (team of bidders vs one adversary)", _DEFAULT_PARAMS
 )
 
 
@@ -77,14 +63,7 @@ class _Config(_team.FrozenConfig):
     """Validated parameters and derived constants of one team Goofspiel."""
 
     def __init__(self, params):
-        unknown = set(params) - set(_DEFAULT_PARAMS)
-        if unknown:
-            raise ValueError(
-                f"team_goofspiel: unknown parameter(s) {sorted(unknown)}; "
-                f"accepted: {sorted(_DEFAULT_PARAMS)}"
-            )
-        full = dict(_DEFAULT_PARAMS)
-        full.update(params)
+        full = _team.full_params("team_goofspiel", params, _DEFAULT_PARAMS)
         self.num_cards = int(full["num_cards"])
         self.num_agents = int(full["num_agents"])
         num_turns = int(full["num_turns"])
@@ -400,14 +379,7 @@ class TeamGoofspielObserver:
             pieces += [("team_hands", (p, k)), ("adversary_hand", (k,))]
             if self._perfect_recall:
                 pieces += [("team_bids", (r, p, k)), ("adversary_bids", (r, k))]
-        total = sum(int(np.prod(shape)) for _, shape in pieces)
-        self.tensor = np.zeros(total, np.float32)
-        self.dict = {}
-        index = 0
-        for name, shape in pieces:
-            size = int(np.prod(shape))
-            self.dict[name] = self.tensor[index : index + size].reshape(shape)
-            index += size
+        self.tensor, self.dict = _team.allocate_pieces(pieces)
 
     def set_from(self, state, player):
         cfg = self._cfg

@@ -6,12 +6,25 @@ import tracemalloc
 
 import pyspiel
 import pytest
+from open_spiel.python import policy as policy_lib
+from open_spiel.python.algorithms import cfr, exploitability
 
 import games  # noqa: F401  (registers team_goofspiel, nest)
+import openspiel_cfrx
 from openspiel_cfrx import team
 
 BIG_GOOFSPIEL = "team_goofspiel(num_cards=10,num_agents=6,num_turns=4)"
 BIG_NEST = "nest(rows=15,cols=15,num_pursuers=8)"
+# Tiny instances for exact evaluation (docs/team_games.md lists their sizes).
+GOOFSPIEL_TINY = (
+    "team_goofspiel(num_cards=3,num_agents=2,num_turns=2,returns_type=point_difference)"
+)
+GOOFSPIEL_TINY_RANDOM = "team_goofspiel(num_cards=3,num_agents=2,num_turns=2,points_order=random)"
+# The evader at the centre of a star with three exits, each pursuer next to two.
+NEST_STAR = (
+    "nest(edges=0-1;0-2;0-3;1-4;2-4;2-5;3-5,num_pursuers=2,horizon={},"
+    "exits=1;2;3,pursuer_starts=4;5,evader_start=0)"
+)
 
 
 def test_mixed_radix_round_trip_and_order():
@@ -160,9 +173,8 @@ def _check_perfect_recall(state, own_history, seen):
 @pytest.mark.parametrize(
     "name",
     [
-        "team_goofspiel(num_cards=3,num_agents=2,num_turns=2,points_order=random)",
-        "nest(edges=0-1;0-2;0-3;1-4;2-4;2-5;3-5,num_pursuers=2,horizon=2,exits=1;2;3,"
-        "pursuer_starts=4;5,evader_start=0)",
+        GOOFSPIEL_TINY_RANDOM,
+        NEST_STAR.format(2),
         "nest(rows=2,cols=2,num_pursuers=1,horizon=2,exits=3;)",
     ],
 )
@@ -171,3 +183,29 @@ def test_information_states_have_perfect_recall(name):
     seen = {}
     _check_perfect_recall(game.new_initial_state(), ((), ()), seen)
     assert len(seen) > 2
+
+
+@pytest.mark.parametrize(
+    "name", [GOOFSPIEL_TINY, GOOFSPIEL_TINY_RANDOM, NEST_STAR.format(1), NEST_STAR.format(2)]
+)
+def test_tree_engine_matches_openspiel_on_uniform_policy(name):
+    game = pyspiel.load_game(name)
+    uniform = policy_lib.UniformRandomPolicy(game)
+    expected = exploitability.nash_conv(game, uniform)
+    assert expected > 0.1
+    assert openspiel_cfrx.nash_conv(game, uniform) == pytest.approx(expected, abs=1e-9)
+    tree = openspiel_cfrx.get_tree(game)
+    assert tree.num_histories > tree.num_infosets > 0
+
+
+@pytest.mark.parametrize("name", [GOOFSPIEL_TINY, NEST_STAR.format(1)])
+def test_openspiel_python_cfr_reduces_exploitability(name):
+    game = pyspiel.load_game(name)
+    solver = cfr.CFRSolver(game)
+    nash_convs = {}
+    for iteration in range(1, 101):
+        solver.evaluate_and_update_policy()
+        if iteration in (1, 10, 100):
+            nash_convs[iteration] = exploitability.nash_conv(game, solver.average_policy())
+    assert nash_convs[1] > nash_convs[10] > nash_convs[100]
+    assert nash_convs[100] < 0.05 * nash_convs[1]
