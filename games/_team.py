@@ -81,6 +81,18 @@ def allocate_pieces(pieces: list[tuple[str, tuple[int, ...]]]):
     return tensor, views
 
 
+def format_int_list(values: Sequence[int]) -> str:
+    """(0, 8) -> '0;8'; (3,) -> '3;'; () -> ''.
+
+    The trailing ';' of a one-element list keeps `str(game)` loadable:
+    pyspiel would parse a bare '3' back as an int and reject it for a string
+    parameter (and the game string is what serialization and caches use).
+    """
+    if len(values) == 1:
+        return f"{values[0]};"
+    return ";".join(str(v) for v in values)
+
+
 def parse_int_list(text: str, name: str) -> tuple[int, ...]:
     """'0;8', '0 8' or '0,8' -> (0, 8); '' -> ().
 

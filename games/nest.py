@@ -272,7 +272,14 @@ class NestGame(_team.TeamGameMixin, pyspiel.Game):
             utility_sum=0.0,
             max_game_length=num_chance + 2 * cfg.horizon,
         )
-        super().__init__(_GAME_TYPE, game_info, params or {})
+        # Canonical list strings, so that str(self) loads back (see format_int_list).
+        canonical = dict(params or {})
+        for name in ("exits", "pursuer_starts"):
+            if name in canonical:
+                canonical[name] = _team.format_int_list(
+                    _team.parse_int_list(str(canonical[name]), name)
+                )
+        super().__init__(_GAME_TYPE, game_info, canonical)
 
     def new_initial_state(self):
         return NestState(self)

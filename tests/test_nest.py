@@ -161,6 +161,15 @@ def test_edge_list_graph():
     assert state.outcome() == "escape"
 
 
+def test_game_string_round_trips_with_one_element_lists():
+    game = pyspiel.load_game(
+        "nest", {"edges": "0-1;1-2", "exits": "2", "pursuer_starts": "0", "num_pursuers": 1}
+    )
+    assert "exits=2;" in str(game) and "pursuer_starts=0;" in str(game)
+    again = pyspiel.load_game(str(game))
+    assert str(again) == str(game) and again.exits() == (2,)
+
+
 @pytest.mark.parametrize(
     "params, message",
     [
