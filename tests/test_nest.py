@@ -220,7 +220,9 @@ def test_random_playouts_legality_and_tensor_shapes(name, playouts):
                 for node, new_node in zip(before, state._s.pending, strict=True):
                     assert new_node in game._cfg.slots[node]
             else:
+                before = state.evader_node()
                 state.apply_action(rng.choice(state.legal_actions()))
+                assert state._s.evader_path[-1] in game._cfg.slots[before]
         assert state.returns() in ([1.0, -1.0], [0.0, 0.0])
         assert len(state.history()) <= game.max_game_length()
 

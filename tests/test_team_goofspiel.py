@@ -176,12 +176,17 @@ def test_random_playouts_legality_and_tensor_shapes(name):
             for p in (TEAM, ADV):
                 assert len(state.information_state_tensor(p)) == info_size
                 assert len(state.observation_tensor(p)) == obs_size
+            # Every hand holds the cards not yet bid: K minus rounds played.
+            cards_left = game._cfg.num_cards - len(state._s.winners)
             if player == TEAM:
                 hands = [state.legal_agent_actions(i) for i in range(game.num_team_agents())]
+                assert all(len(hand) == cards_left for hand in hands)
                 action = team.sample_uniform_joint_action(state, rng)
-                for agent, card in enumerate(game.decode_joint_action(action)):
-                    assert card in hands[agent]
+                if state.num_legal_joint_actions() <= 10_000:
+                    legal = state.legal_actions()
+                    assert len(legal) == state.num_legal_joint_actions() and action in legal
             else:
+                assert len(state.legal_actions()) == cards_left
                 action = rng.choice(state.legal_actions())
             state.apply_action(action)
         returns = state.returns()
