@@ -22,6 +22,7 @@ setup(
         "tqdm>=4.60",
         "matplotlib>=3.6",
         "psutil>=5.9",
+        "dm-tree>=0.1.8",  # imported by OpenSpiel's PyTorch NFSP (a benchmark baseline)
     ],
     extras_require={
         "test": ["pytest>=7", "ruff>=0.5"],

@@ -80,15 +80,22 @@ def run_curve(
 
 
 def write_csv(points: list[CurvePoint], path: str) -> None:
+    """One row per point with every field of the point dataclass."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fields = [f.name for f in dataclasses.fields(points[0])] if points else [
+        f.name for f in dataclasses.fields(CurvePoint)
+    ]
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["solver", "iteration", "seconds", "exploitability", "nash_conv"])
+        writer.writerow(fields)
         for p in points:
-            writer.writerow(
-                [p.solver, p.iteration, f"{p.seconds:.6f}", f"{p.exploitability:.10g}",
-                 f"{p.nash_conv:.10g}"]
-            )  # fmt: skip
+            row = []
+            for name in fields:
+                value = getattr(p, name)
+                if isinstance(value, float):
+                    value = f"{value:.10g}"
+                row.append("" if value is None else value)
+            writer.writerow(row)
 
 
 def plot_curves(points: list[CurvePoint], path: str, title: str, x: str = "iteration") -> None:
@@ -112,7 +119,7 @@ def plot_curves(points: list[CurvePoint], path: str, title: str, x: str = "itera
         colour = colours(families.index(name.split(" (")[0]) % colours.N)
         ax.loglog(xs, ys, style, color=colour, marker=marker, markersize=3, label=name,
                   linewidth=1.4)  # fmt: skip
-    ax.set_xlabel("iterations" if x == "iteration" else "solver seconds")
+    ax.set_xlabel({"iteration": "iterations", "seconds": "solver seconds"}.get(x, x.replace("_", " ")))
     ax.set_ylabel("exploitability (NashConv / 2)")
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)

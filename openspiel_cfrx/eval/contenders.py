@@ -1,0 +1,280 @@
+"""Algorithms behind one interface for equal-wall-clock benchmarks.
+
+A contender does one unit of work per `step()` (a CFR iteration, a batch of
+MCCFR iterations or NFSP episodes, a Deep CFR iteration) and exposes
+`policy()` returning something `openspiel_cfrx.nash_conv` accepts. Work needed
+to *produce* a policy (e.g. training OpenSpiel Deep CFR's strategy network)
+happens in `policy()` and is charged to the contender by the harness
+(`run_timed`), so curves compare usable policies at equal compute.
+
+Registered names (`CONTENDERS`):
+  ours:      cfr, cfr+, dcfr, lcfr, pcfr+, oftrl, deep_cfr (when available)
+  OpenSpiel: os_cpp_cfr, os_cfr, os_cfr_plus, os_dcfr, os_es_mccfr, os_nfsp, os_deep_cfr
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pyspiel
+
+from openspiel_cfrx.eval.curves import CurvePoint, exact_exploitability
+
+
+class Contender:
+    name: str = ""
+    nodes_touched: int | None = None  # None when the notion does not apply
+
+    def step(self) -> None:
+        raise NotImplementedError
+
+    def policy(self):
+        raise NotImplementedError
+
+
+class _SolverContender(Contender):
+    """Anything with `evaluate_and_update_policy()` and `average_policy()`."""
+
+    def __init__(self, name, solver, policy_fn=None):
+        self.name = name
+        self._solver = solver
+        self._policy_fn = policy_fn or solver.average_policy
+
+    def step(self):
+        self._solver.evaluate_and_update_policy()
+
+    def policy(self):
+        return self._policy_fn()
+
+
+class _MCCFRContender(Contender):
+    """OpenSpiel's C++ external-sampling MCCFR; a step is `iterations_per_step` iterations."""
+
+    def __init__(self, game, seed, iterations_per_step=100):
+        self.name = "os_es_mccfr"
+        self._solver = pyspiel.ExternalSamplingMCCFRSolver(game, seed=seed)
+        self._per_step = iterations_per_step
+
+    def step(self):
+        for _ in range(self._per_step):
+            self._solver.run_iteration()
+
+    def policy(self):
+        return self._solver.average_policy()
+
+
+class _NFSPContender(Contender):
+    """OpenSpiel's PyTorch NFSP with its Leduc example's hyperparameters
+    (128-unit nets, anticipatory 0.1, ...); a step is `episodes_per_step` episodes."""
+
+    def __init__(self, game, seed, episodes_per_step=100, hidden=(128,)):
+        from open_spiel.python import policy as policy_lib
+        from open_spiel.python import rl_environment
+        from open_spiel.python.pytorch import nfsp
+
+        self.name = "os_nfsp"
+        self._env = rl_environment.Environment(
+            game, chance_event_sampler=rl_environment.ChanceEventSampler(seed=seed)
+        )
+        info_size = self._env.observation_spec()["info_state"][0]
+        num_actions = self._env.action_spec()["num_actions"]
+        self._agents = [
+            nfsp.NFSP(
+                p, info_size, num_actions, list(hidden),
+                reservoir_buffer_capacity=int(2e6), anticipatory_param=0.1,
+                replay_buffer_capacity=int(2e5), batch_size=128, learn_every=64,
+                rl_learning_rate=0.01, sl_learning_rate=0.01, min_buffer_size_to_learn=1000,
+                update_target_network_every=19200, epsilon_start=0.06, epsilon_end=0.001,
+                epsilon_decay_duration=int(20e6), seed=seed + 10 * p,
+            )  # fmt: skip
+            for p in range(2)
+        ]
+        self._per_step = episodes_per_step
+        agents, env = self._agents, self._env
+        mode = nfsp.MODE.AVERAGE_POLICY
+
+        class _AveragePolicy(policy_lib.Policy):
+            def __init__(self):
+                super().__init__(game, [0, 1])
+
+            def action_probabilities(self, state, player_id=None):
+                player = state.current_player()
+                legal = state.legal_actions(player)
+                obs = {
+                    "info_state": [None, None],
+                    "legal_actions": [None, None],
+                    "current_player": player,
+                }
+                obs["info_state"][player] = state.information_state_tensor(player)
+                obs["legal_actions"][player] = legal
+                step = rl_environment.TimeStep(
+                    observations=obs, rewards=None, discounts=None, step_type=None
+                )
+                with agents[player].temp_mode_as(mode):
+                    probs = agents[player].step(step, is_evaluation=True).probs
+                return {a: probs[a] for a in legal}
+
+        self._policy = _AveragePolicy()
+        del env
+
+    def step(self):
+        env, agents = self._env, self._agents
+        for _ in range(self._per_step):
+            time_step = env.reset()
+            while not time_step.last():
+                player = time_step.observations["current_player"]
+                action = agents[player].step(time_step).action
+                time_step = env.step([action])
+            for agent in agents:
+                agent.step(time_step)
+
+    def policy(self):
+        return self._policy
+
+
+class _OpenSpielDeepCFRContender(Contender):
+    """OpenSpiel's PyTorch Deep CFR, one iteration (K traversals per player +
+    advantage training) per step; `policy()` trains its strategy network."""
+
+    def __init__(self, game, seed, **kwargs):
+        from open_spiel.python.pytorch import deep_cfr
+
+        self.name = "os_deep_cfr"
+        params = dict(
+            policy_network_layers=(64, 64), advantage_network_layers=(64, 64),
+            num_iterations=10**9, num_traversals=375, learning_rate=1e-3,
+            batch_size_advantage=2048, batch_size_strategy=2048, memory_capacity=int(1e7),
+            policy_network_train_steps=5000, advantage_network_train_steps=750,
+            reinitialize_advantage_networks=True, seed=seed,
+        )  # fmt: skip
+        params.update(kwargs)
+        self._solver = deep_cfr.DeepCFRSolver(game, **params)
+        self._trained_at = -1
+
+    def step(self):
+        s = self._solver
+        for p in range(2):
+            for _ in range(s._num_traversals):
+                s._traverse_game_tree(s._root_node, p)
+            if s._reinitialize_advantage_networks:
+                s._reinitialize_advantage_network(p)
+            s._learn_advantage_network(p)
+        s._iteration += 1
+
+    def policy(self):
+        from open_spiel.python import policy as policy_lib
+
+        s = self._solver
+        if self._trained_at != s._iteration:
+            s._reinitialize_policy_network()
+            s._learn_strategy_network()
+            self._trained_at = s._iteration
+        return policy_lib.tabular_policy_from_callable(s._game, s.action_probabilities)
+
+
+def _tabular(name: str) -> Callable:
+    def build(game, seed, **kwargs):
+        from openspiel_cfrx.tabular import make_solver
+
+        solver = make_solver(name, game, **kwargs)
+        return _SolverContender(name, solver, solver.average_strategy)
+
+    return build
+
+
+def _openspiel_solver(name: str, factory: Callable) -> Callable:
+    def build(game, seed, **kwargs):
+        return _SolverContender(name, factory(game))
+
+    return build
+
+
+def _os_cfr(game):
+    from open_spiel.python.algorithms import cfr
+
+    return cfr.CFRSolver(game)
+
+
+def _os_cfr_plus(game):
+    from open_spiel.python.algorithms import cfr
+
+    return cfr.CFRPlusSolver(game)
+
+
+def _os_dcfr(game):
+    from open_spiel.python.algorithms import discounted_cfr
+
+    return discounted_cfr.DCFRSolver(game)
+
+
+CONTENDERS: dict[str, Callable] = {
+    **{n: _tabular(n) for n in ("cfr", "cfr+", "dcfr", "lcfr", "pcfr+", "oftrl")},
+    "os_cpp_cfr": _openspiel_solver("os_cpp_cfr", pyspiel.CFRSolver),
+    "os_cfr": _openspiel_solver("os_cfr", _os_cfr),
+    "os_cfr_plus": _openspiel_solver("os_cfr_plus", _os_cfr_plus),
+    "os_dcfr": _openspiel_solver("os_dcfr", _os_dcfr),
+    "os_es_mccfr": lambda game, seed, **kw: _MCCFRContender(game, seed, **kw),
+    "os_nfsp": lambda game, seed, **kw: _NFSPContender(game, seed, **kw),
+    "os_deep_cfr": lambda game, seed, **kw: _OpenSpielDeepCFRContender(game, seed, **kw),
+}
+
+
+def register_contender(name: str, build: Callable) -> None:
+    """Adds `build(game, seed, **kwargs) -> Contender` under `name`."""
+    CONTENDERS[name] = build
+
+
+def make_contender(name: str, game, seed: int = 0, **kwargs) -> Contender:
+    if name not in CONTENDERS:
+        raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(CONTENDERS)}")
+    return CONTENDERS[name](game, seed, **kwargs)
+
+
+@dataclasses.dataclass
+class TimedPoint(CurvePoint):
+    nodes_touched: int | None = None
+
+
+def run_timed(
+    contender: Contender,
+    game,
+    seconds: float,
+    eval_times: list[float],
+    log: Callable[[str], None] | None = print,
+) -> list[TimedPoint]:
+    """Steps `contender` for `seconds` of its own compute (policy production
+    included, exact evaluation excluded), evaluating at the first step boundary
+    after each time in `eval_times` and at the end."""
+    points: list[TimedPoint] = []
+    pending = sorted(t for t in eval_times if t < seconds)
+    spent, steps = 0.0, 0
+    while True:
+        start = time.perf_counter()
+        contender.step()
+        spent += time.perf_counter() - start
+        steps += 1
+        done = spent >= seconds
+        if done or (pending and spent >= pending[0]):
+            while pending and spent >= pending[0]:
+                pending.pop(0)
+            start = time.perf_counter()
+            pol = contender.policy()
+            spent += time.perf_counter() - start
+            exploit, conv = exact_exploitability(game, pol)
+            points.append(
+                TimedPoint(contender.name, steps, spent, exploit, conv, contender.nodes_touched)
+            )
+            if log is not None:
+                log(f"  {contender.name:<14} step {steps:>7} {spent:8.1f}s  "
+                    f"exploitability {exploit:.4e}")  # fmt: skip
+        if done:
+            return points
+
+
+def log_times(seconds: float, count: int = 12, first: float = 0.5) -> list[float]:
+    """Log-spaced evaluation times in (0, seconds)."""
+    first = min(first, seconds / 10)
+    return [float(t) for t in np.geomspace(first, seconds, count)[:-1]]
