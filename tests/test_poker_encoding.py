@@ -14,17 +14,9 @@ def idx(card: str) -> int:
     return "23456789TJQKA".index(card[0]) * 4 + "cdhs".index(card[1])
 
 
-@pytest.fixture(scope="module")
-def fhp():
-    return pyspiel.load_game("flop_holdem")
-
-
-@pytest.fixture(scope="module")
-def hulh():
-    return pyspiel.load_game("hulh")
-
-
-def test_shapes_match_the_papers_network(fhp, hulh):
+def test_shapes_match_the_papers_network():
+    fhp = pyspiel.load_game("flop_holdem")
+    hulh = pyspiel.load_game("hulh")
     fhp_encoder, hulh_encoder = PokerEncoder(fhp), PokerEncoder(hulh)
     assert fhp_encoder.card_group_sizes == (2, 3)
     assert fhp_encoder.num_bet_features == 12  # 6 positions x 2 rounds
@@ -34,7 +26,8 @@ def test_shapes_match_the_papers_network(fhp, hulh):
     assert hulh_encoder.flat_tensor_size == 4 * 52 + 2 * 24
 
 
-def test_hand_built_infoset(fhp):
+def test_hand_built_infoset():
+    fhp = pyspiel.load_game("flop_holdem")
     encoder = PokerEncoder(fhp)
     # P1 raises to 150 more (total 200), P2 calls 100, P2 bets 100 on the flop.
     state = play(fhp, FHP_CARDS, "rc/r")
@@ -55,7 +48,8 @@ def test_hand_built_infoset(fhp):
     assert preflop.bets[0] == 50.0 and preflop.bets[1] == -1
 
 
-def test_full_capped_round_uses_six_positions(hulh):
+def test_full_capped_round_uses_six_positions():
+    hulh = pyspiel.load_game("hulh")
     encoder = PokerEncoder(hulh)
     state = play(hulh, HULH_CARDS, "cc/cc/crrrrc/")
     encoded = encoder.encode(state)
@@ -65,7 +59,8 @@ def test_full_capped_round_uses_six_positions(hulh):
     np.testing.assert_array_equal(encoded.cards[3], [idx("8h")])
 
 
-def test_encoding_hides_opponent_cards(hulh):
+def test_encoding_hides_opponent_cards():
+    hulh = pyspiel.load_game("hulh")
     encoder = PokerEncoder(hulh)
     swapped = list(HULH_CARDS)
     swapped[2], swapped[3] = "5h", "5d"
@@ -79,8 +74,9 @@ def test_encoding_hides_opponent_cards(hulh):
     assert encoder.information_state_string(a, 1) != encoder.information_state_string(b, 1)
 
 
-def test_street_of_each_board_card_is_kept(hulh):
+def test_street_of_each_board_card_is_kept():
     """universal_poker merges flop and turn into one set; the encoder does not."""
+    hulh = pyspiel.load_game("hulh")
     encoder = PokerEncoder(hulh)
     base = ["Ah", "Kd", "7c", "2s"]
     a = play(hulh, base + ["Qs", "9d", "4h", "3c"], "cc/cc/c")
@@ -114,7 +110,8 @@ def test_batch_equals_single_and_cards_fit_small_decks():
     assert (dealt // 4 < 5).all() and (dealt % 4 < 2).all()  # ranks 2-6, suits c, d
 
 
-def test_bad_inputs(fhp):
+def test_bad_inputs():
+    fhp = pyspiel.load_game("flop_holdem")
     with pytest.raises(ValueError, match="kuhn_poker"):
         PokerEncoder(pyspiel.load_game("kuhn_poker"))
     chance_state = fhp.new_initial_state()
@@ -122,7 +119,8 @@ def test_bad_inputs(fhp):
         PokerEncoder(fhp).encode(chance_state)
 
 
-def test_feeds_the_appendix_c_network(fhp):
+def test_feeds_the_appendix_c_network():
+    fhp = pyspiel.load_game("flop_holdem")
     import torch  # a core dependency of the project
     encoder = PokerEncoder(fhp)
     states = [play(fhp, FHP_CARDS, "c"), play(fhp, FHP_CARDS, "rc/r")]
