@@ -83,6 +83,14 @@ def test_parameters_give_small_variants():
     capped = pyspiel.load_game("hulh(num_ranks=5,num_suits=2,max_raises=1 1 2 2)")
     assert poker.limit_holdem_spec(capped).max_raises == (1, 1, 2, 2)
     assert capped.max_utility() == 100 + 100 + 100 + 400 + 400
+    # The loaded game's string (a universal_poker string) round-trips.
+    assert str(pyspiel.load_game(str(game))) == str(game)
+    state = game.new_initial_state()
+    for action in (0, 1, 2, 3, RAISE):
+        state.apply_action(action)
+    _, restored = pyspiel.deserialize_game_and_state(
+        pyspiel.serialize_game_and_state(game, state))
+    assert restored.history() == state.history()
     # The factory classes give the same game as load_game.
     assert str(poker.FlopHoldemGame({"num_ranks": 4, "num_suits": 2})) == str(game)
 
