@@ -27,10 +27,14 @@ native C++ (the benchmark in benchmarks/bench_poker_games.py measures it). After
 Parameters of both games: `num_ranks` (2..13, the lowest ranks 2, 3, ... are
 kept), `num_suits` (1..4) and `max_raises` (raise caps per round, e.g. "3 3").
 
-Actions: 0 = fold, 1 = call/check, 2 = raise. Chance actions index the deck as
+Actions: 0 = fold, 1 = call/check, 2 = raise; as in ACPC, fold is offered only
+when facing a bet (folding instead of checking is weakly dominated, so game
+values are unchanged). Chance actions index the deck as
 `rank * num_suits + suit` (rank 0 = deuce, suits c, d, h, s); `card_from_action`
 maps them to the paper's 52-card index `rank * 4 + suit` (Appendix C).
 Utilities are in chips; `chips_to_mbb_per_game` converts to mbb/g.
+`limit_holdem_spec(game)` recovers the rules of a loaded game and
+`game_size(spec)` counts its histories and infosets exactly.
 """
 
 from __future__ import annotations
