@@ -71,3 +71,11 @@ def test_bad_flags_give_one_line_errors(script, flags, message, tmp_path):
     assert proc.returncode != 0
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_openspiel_swap_example():
+    proc = _run("openspiel_swap.py", "--game=kuhn_poker", "--iterations=20", "--episodes=10")
+    lines = [line.split() for line in proc.stdout.splitlines() if line.startswith(("openspiel", "cfrx"))]
+    assert [line[0] for line in lines] == ["openspiel", "cfrx"]
+    # Same NashConv through OpenSpiel's evaluator for both implementations.
+    assert lines[0][2] == lines[1][2]
