@@ -25,6 +25,6 @@ setup(
         "dm-tree>=0.1.8",  # imported by OpenSpiel's PyTorch NFSP (a benchmark baseline)
     ],
     extras_require={
-        "test": ["pytest>=7", "ruff>=0.5"],
+        "test": ["pytest>=7", "ruff>=0.5", "eval7>=0.1.11"],  # eval7: independent hand evaluator
     },
 )
