@@ -18,7 +18,7 @@ def load_game_or_exit(game_string: str, check_supported: bool = True) -> pyspiel
         pass
     try:
         game = pyspiel.load_game(game_string)
-    except pyspiel.SpielError as e:
+    except (pyspiel.SpielError, ValueError) as e:
         first = str(e).strip().splitlines()[-1] if str(e).strip() else repr(e)
         sys.exit(f"error: cannot load game {game_string!r}: {first}")
     if check_supported:

@@ -79,3 +79,13 @@ def test_openspiel_swap_example():
     assert [line[0] for line in lines] == ["openspiel", "cfrx"]
     # Same NashConv through OpenSpiel's evaluator for both implementations.
     assert lines[0][2] == lines[1][2]
+
+
+def test_head_to_head_example(tmp_path):
+    _run(
+        "head_to_head.py", "--game=flop_holdem(num_ranks=7,num_suits=1,max_raises=0 1)",
+        "--policies=call,uniform,cfr+:5", "--deals=20", f"--output_dir={tmp_path}",
+    )  # fmt: skip
+    rows = _finite_rows(tmp_path / "head_to_head.csv", column="mean_mbb/g")
+    assert len(rows) == 3
+    assert "| call | uniform |" in (tmp_path / "head_to_head.md").read_text()
