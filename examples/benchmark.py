@@ -32,6 +32,7 @@ from openspiel_cfrx.eval.contenders import (  # noqa: E402
     make_contender,
     run_timed,
 )
+from openspiel_cfrx.eval.report import machine_header  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("game", "kuhn_poker", "OpenSpiel game string (2-player zero-sum, sequential).")
@@ -75,7 +76,10 @@ def main(argv):
                      f"{last.exploitability:.4e} | {last.nash_conv:.4e} |")  # fmt: skip
     table = "\n".join(lines)
     with open(os.path.join(FLAGS.output_dir, "benchmark.md"), "w", encoding="utf-8") as f:
-        f.write(f"# {game}, {FLAGS.seconds:g} s per algorithm\n\n{table}\n")
+        f.write(f"# {game}, {FLAGS.seconds:g} s per algorithm\n\n{machine_header()}\n\n"
+                f"Exploitability = NashConv / 2 of each algorithm's average policy after "
+                f"{FLAGS.seconds:g} s of its own compute (exact evaluation excluded); curves in "
+                f"benchmark.csv and the PNG plots.\n\n{table}\n")
     print("\n" + table + f"\n\nwrote {FLAGS.output_dir}/benchmark.csv, benchmark.md and PNG plots")
 
 
