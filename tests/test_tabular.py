@@ -171,3 +171,45 @@ def test_run_validates_iterations():
 def test_unsupported_game_rejected_by_solver():
     with pytest.raises(openspiel_cfrx.tree.UnsupportedGameError, match="simultaneous"):
         openspiel_cfrx.CFRSolver(pyspiel.load_game("matrix_rps"))
+
+
+@pytest.mark.parametrize(
+    "factory",
+    [
+        lambda g: openspiel_cfrx.DCFRSolver(g),
+        lambda g: openspiel_cfrx.PCFRPlusSolver(g),
+        lambda g: openspiel_cfrx.OFTRLCFRSolver(g, stepsize_scale=100),
+    ],
+)
+def test_checkpoint_resume_is_exact(factory, tmp_path):
+    game = pyspiel.load_game("kuhn_poker")
+    straight = factory(game)
+    straight.run(40)
+    first = factory(game)
+    first.run(25)
+    path = str(tmp_path / "solver.npz")
+    first.save(path)
+    resumed = factory(game)
+    resumed.load(path)
+    assert resumed.iteration == 25
+    resumed.run(15)
+    np.testing.assert_array_equal(resumed.average_strategy(), straight.average_strategy())
+    np.testing.assert_array_equal(resumed.current_strategy(), straight.current_strategy())
+
+
+def test_checkpoint_errors(tmp_path):
+    kuhn = pyspiel.load_game("kuhn_poker")
+    solver = openspiel_cfrx.CFRSolver(kuhn)
+    solver.run(3)
+    path = str(tmp_path / "cfr.npz")
+    solver.save(path)
+    with pytest.raises(ValueError, match="solver='CFRSolver'"):
+        openspiel_cfrx.DCFRSolver(kuhn).load(path)
+    with pytest.raises(ValueError, match="alternating_updates"):
+        openspiel_cfrx.CFRSolver(kuhn, alternating_updates=False).load(path)
+    with pytest.raises(ValueError, match="game="):
+        openspiel_cfrx.CFRSolver(pyspiel.load_game("leduc_poker")).load(path)
+    corrupt = tmp_path / "corrupt.npz"
+    corrupt.write_bytes(open(path, "rb").read()[:200])
+    with pytest.raises(ValueError, match="not a readable"):
+        openspiel_cfrx.CFRSolver(kuhn).load(str(corrupt))

@@ -44,6 +44,7 @@ class RegretMatching:
     """
 
     predictive = False
+    state_arrays = ("cumulative_regret",)  # what a checkpoint must keep
 
     def __init__(
         self,
@@ -82,6 +83,7 @@ class PredictiveRegretMatchingPlus(RegretMatching):
     """
 
     predictive = True
+    state_arrays = ("cumulative_regret", "last_strategy")
 
     def __init__(self, legal: np.ndarray):
         super().__init__(legal, plus=True)
@@ -121,6 +123,7 @@ class OptimisticFTRLEntropy:
     """
 
     predictive = True
+    state_arrays = ("cumulative_utility",)
 
     def __init__(self, legal: np.ndarray, stepsizes: np.ndarray, utility_scale: float):
         self.legal = legal

@@ -17,7 +17,10 @@ OpenSpiel's discounting and t^gamma averaging).
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import zipfile
 from collections.abc import Callable
 
 import numpy as np
@@ -87,6 +90,81 @@ class TabularSolver:
         return tabular_policy_from_strategy(
             self._tree, self._driver.average_strategy(), self._average_policy
         )
+
+    # -- checkpoints -----------------------------------------------------------
+    CHECKPOINT_FORMAT = "openspiel_cfrx.tabular/1"
+
+    def _checkpoint_meta(self) -> dict:
+        tree = self._tree
+        return {
+            "format": self.CHECKPOINT_FORMAT,
+            "solver": type(self).__name__,
+            "game": str(self._game),
+            "num_infosets": tree.num_infosets,
+            "num_actions": tree.num_actions,
+            "alternating_updates": self._driver.alternating_updates,
+        }
+
+    def save(self, path: str) -> None:
+        """Writes everything needed to resume (strategies, accumulators,
+        regret-minimizer state, iteration) to a `.npz` file, atomically."""
+        arrays = {
+            "strategy": self._driver.strategy,
+            "average_accumulator": self._driver.average_accumulator,
+            "iteration": np.array(self._driver.iteration),
+            "meta": np.array(json.dumps(self._checkpoint_meta())),
+        }
+        for p, minimizer in enumerate(self._driver.minimizers):
+            for name in minimizer.state_arrays:
+                arrays[f"player{p}/{name}"] = getattr(minimizer, name)
+        tmp = f"{path}.tmp.npz"
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+
+    def load(self, path: str) -> None:
+        """Restores a checkpoint written by `save` by a solver of the same class,
+        game and update mode; raises ValueError naming any mismatch."""
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {key: data[key] for key in data.files}
+            meta = json.loads(str(arrays.pop("meta")))
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as e:
+            raise ValueError(
+                f"{path} is not a readable openspiel_cfrx tabular checkpoint ({e}); "
+                "it may be truncated or from another program"
+            ) from None
+        expected = self._checkpoint_meta()
+        if meta.get("format") != self.CHECKPOINT_FORMAT:
+            raise ValueError(f"{path} has format {meta.get('format')!r}, expected {self.CHECKPOINT_FORMAT!r}")
+        for key in ("solver", "game", "num_infosets", "num_actions", "alternating_updates"):
+            if meta.get(key) != expected[key]:
+                raise ValueError(
+                    f"checkpoint {path} was written with {key}={meta.get(key)!r} but this solver "
+                    f"has {key}={expected[key]!r}; construct the solver the same way to resume"
+                )
+        try:
+            restored = {"strategy": arrays["strategy"], "average_accumulator": arrays["average_accumulator"]}
+            shape = self._driver.strategy.shape
+            for name, value in restored.items():
+                if value.shape != shape:
+                    raise ValueError(f"{name} has shape {value.shape}, expected {shape}")
+            minimizer_state = []
+            for p, minimizer in enumerate(self._driver.minimizers):
+                for name in minimizer.state_arrays:
+                    value = arrays[f"player{p}/{name}"]
+                    if value.shape != getattr(minimizer, name).shape:
+                        raise ValueError(f"player{p}/{name} has shape {value.shape}")
+                    minimizer_state.append((minimizer, name, value))
+            iteration = int(arrays["iteration"])
+        except KeyError as e:
+            raise ValueError(f"checkpoint {path} lacks array {e}; it is incomplete") from None
+        self._driver.strategy[...] = restored["strategy"]
+        self._driver.average_accumulator[...] = restored["average_accumulator"]
+        for minimizer, name, value in minimizer_state:
+            setattr(minimizer, name, value.copy())
+        self._driver.iteration = iteration
 
     # -- extras ----------------------------------------------------------------
     @property
