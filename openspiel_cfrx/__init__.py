@@ -6,6 +6,7 @@ Public front doors:
     OpenSpiel's conventions.
 """
 
+from openspiel_cfrx.deep.cfr_mix import CFRMixSolver  # noqa: F401
 from openspiel_cfrx.tabular import (  # noqa: F401
     CFRPlusSolver,
     CFRSolver,

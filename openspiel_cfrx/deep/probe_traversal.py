@@ -1,0 +1,331 @@
+"""Probe-sampling traversals for CFR-MIX (Li et al. 2021, Appendix B, Algorithms 2-3).
+
+A traversal for player p walks one sampled trajectory. At p's information
+sets one action a* is drawn uniformly and traversed further; every other
+candidate action is valued by a single *probe*: a rollout to the end of the
+game in which every player (and chance) samples from its current strategy
+(Algorithm 3, Gibson et al. 2012). At the other player's information sets the
+current strategy is recorded for the average-strategy network and one action
+is sampled (Algorithm 2, lines 22-26).
+
+Sides. Each player is seen through an `AgentView`: a side of n "agents" that
+act together, its pyspiel action being the encoding of one individual action
+per agent. The team in CFR-MIX is n agents with the game's factored protocol
+(`openspiel_cfrx.team`); the adversary, and the team in the joint-action
+baselines, is a single agent whose actions are the pyspiel actions. A
+strategy for a side is one distribution per agent; the side's joint strategy
+is their product (eq. 1), so sampling is agent by agent and no joint action
+space is ever enumerated outside the documented cap.
+
+Candidate sets at the traverser's information sets (`regret_targets`):
+
+* "joint" (CFR-MIX, Section 4.3: regrets of joint actions): every legal joint
+  action when there are at most `joint_cap` of them; otherwise a* plus
+  `joint_cap - 1` joint actions, half drawn from the current product strategy
+  and half uniformly. The expected value u_sigma is then estimated by the
+  mean of the on-policy draws (unbiased) instead of the exact sum.
+* "independent" (the independent-agents baseline): agent i's regret for
+  a_i is u(a_i, a_-i) - u_sigma_i with a_-i drawn once from the other agents'
+  current strategies: each agent learns from its own marginal, without any
+  mixing.
+
+Like `openspiel_cfrx.deep.traversal`, traversals are generators; here they
+yield *lists* of queries (a traverser node runs its probes and its traversed
+child in lock-step) and `run_batched` from that module answers them in
+batches.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import math
+import random
+from collections.abc import Callable, Iterator, Sequence
+
+import numpy as np
+import pyspiel
+
+from openspiel_cfrx.deep.traversal import _sample_chance, run_batched
+
+REGRET_TARGETS = ("joint", "independent")
+
+
+@dataclasses.dataclass
+class AgentView:
+    """How one player's decisions decompose into agents.
+
+    Attributes:
+      player: the pyspiel player.
+      num_agents: n (1 for the adversary or a joint-action team).
+      num_actions: [n] individual actions per agent (network head widths).
+      agent_feature_size: F_a, length of each agent's own features (0 if none).
+      factored: True when the state offers the factored team protocol.
+    """
+
+    player: int
+    num_agents: int
+    num_actions: tuple[int, ...]
+    agent_feature_size: int
+    factored: bool
+
+    @property
+    def max_actions(self) -> int:
+        return max(self.num_actions)
+
+    def legal(self, state: pyspiel.State) -> list[list[int]]:
+        """[n] ascending lists of each agent's legal individual actions."""
+        if self.factored:
+            return [state.legal_agent_actions(i) for i in range(self.num_agents)]
+        return [state.legal_actions()]
+
+    def agent_features(self, state: pyspiel.State) -> np.ndarray:
+        """[n, F_a] float32 agent features (F_a may be 0)."""
+        if not self.factored or self.agent_feature_size == 0:
+            return np.zeros((self.num_agents, 0), dtype=np.float32)
+        return np.asarray(
+            [state.agent_observation_tensor(i) for i in range(self.num_agents)], dtype=np.float32
+        )
+
+    def encode(self, state: pyspiel.State, digits: Sequence[int]) -> int:
+        return state.encode_joint_action(list(digits)) if self.factored else int(digits[0])
+
+
+@dataclasses.dataclass
+class Query:
+    """A strategy request: the answer is [n, max_actions] per-agent probabilities."""
+
+    player: int
+    features: np.ndarray  # [F] information_state_tensor(player), float32
+    agent_features: np.ndarray  # [n, F_a]
+    legal: list[list[int]]  # [n] legal individual actions
+
+
+@dataclasses.dataclass
+class ProbeRecord:
+    """Samples from a batch of traversals (plain lists, packed once per batch).
+
+    regret_*: one entry per traverser information-set visit; `regret_pairs` is
+      [m, n] individual actions (-1: agent not part of this target, as in the
+      independent targets) and `regret_values` the [m] sampled regrets.
+    strategy_*: one entry per non-traverser visit with the [n, max_actions]
+      per-agent current strategy.
+    """
+
+    regret_queries: list = dataclasses.field(default_factory=list)
+    regret_pairs: list = dataclasses.field(default_factory=list)
+    regret_values: list = dataclasses.field(default_factory=list)
+    strategy_queries: list = dataclasses.field(default_factory=list)
+    strategy_probs: list = dataclasses.field(default_factory=list)
+    nodes: int = 0
+    probes: int = 0
+
+
+def _sample_agents(strategy: np.ndarray, legal: list[list[int]], rng: random.Random) -> list[int]:
+    """One individual action per agent from its own distribution (eq. 1)."""
+    digits = []
+    for probs, actions in zip(strategy, legal, strict=True):
+        u = rng.random()
+        cumulative = 0.0
+        chosen = actions[-1]
+        for action in actions:
+            cumulative += probs[action]
+            if u < cumulative:
+                chosen = action
+                break
+        digits.append(chosen)
+    return digits
+
+
+def product_probability(strategy: np.ndarray, digits: Sequence[int]) -> float:
+    """sigma_T(I, a) = prod_i sigma_i(I, a_i) (eq. 1)."""
+    prob = 1.0
+    for agent, action in enumerate(digits):
+        prob *= float(strategy[agent, action])
+    return prob
+
+
+def parallel(generators: list[Iterator]) -> Iterator[list]:
+    """Runs query-list generators in lock-step as one generator.
+
+    Each round yields the concatenation of the pending generators' query lists
+    and hands every generator its slice of the answers. Returns the list of
+    the generators' return values.
+    """
+    results: list = [None] * len(generators)
+    pending = []
+    for index, generator in enumerate(generators):
+        try:
+            pending.append((index, generator, next(generator)))
+        except StopIteration as stop:
+            results[index] = stop.value
+    while pending:
+        answers = yield [query for _, _, queries in pending for query in queries]
+        still, position = [], 0
+        for index, generator, queries in pending:
+            part = answers[position : position + len(queries)]
+            position += len(queries)
+            try:
+                still.append((index, generator, generator.send(part)))
+            except StopIteration as stop:
+                results[index] = stop.value
+        pending = still
+    return results
+
+
+def make_query(view: AgentView, state: pyspiel.State) -> Query:
+    return Query(
+        view.player,
+        np.asarray(state.information_state_tensor(view.player), dtype=np.float32),
+        view.agent_features(state),
+        view.legal(state),
+    )
+
+
+def probe(
+    state: pyspiel.State, traverser: int, views: Sequence[AgentView], rng: random.Random, record: ProbeRecord
+) -> Iterator[list]:
+    """Algorithm 3: one on-policy rollout from `state` (owned); returns the
+    traverser's utility at the terminal it reaches."""
+    record.probes += 1
+    while True:
+        record.nodes += 1
+        if state.is_terminal():
+            return state.returns()[traverser]
+        if state.is_chance_node():
+            state.apply_action(_sample_chance(state.chance_outcomes(), rng))
+            continue
+        view = views[state.current_player()]
+        query = make_query(view, state)
+        (strategy,) = yield [query]
+        state.apply_action(view.encode(state, _sample_agents(strategy, query.legal, rng)))
+
+
+def _joint_candidates(strategy, legal, rng, joint_cap):
+    """(candidate digit tuples, exact weights or None, on-policy mask); a* first."""
+    size = math.prod(len(actions) for actions in legal)
+    if size <= joint_cap:
+        candidates = [tuple(d) for d in itertools.product(*legal)]
+        first = tuple(rng.choice(actions) for actions in legal)
+        candidates.remove(first)
+        candidates.insert(0, first)
+        weights = [product_probability(strategy, d) for d in candidates]
+        return candidates, weights, None
+    # Large joint space: a* (uniform, Algorithm 2 line 10), on-policy draws for
+    # an unbiased u_sigma, uniform draws for coverage. Duplicates are kept: each
+    # is a separate probe, and the on-policy mean needs them.
+    first = tuple(rng.choice(actions) for actions in legal)
+    num_on_policy = max(1, (joint_cap - 1) // 2)
+    candidates = [first]
+    on_policy = [False]
+    for _ in range(num_on_policy):
+        candidates.append(tuple(_sample_agents(strategy, legal, rng)))
+        on_policy.append(True)
+    for _ in range(joint_cap - 1 - num_on_policy):
+        candidates.append(tuple(rng.choice(actions) for actions in legal))
+        on_policy.append(False)
+    return candidates, None, on_policy
+
+
+def probe_traversal(
+    state: pyspiel.State,
+    traverser: int,
+    views: Sequence[AgentView],
+    rng: random.Random,
+    record: ProbeRecord,
+    regret_targets: str = "joint",
+    joint_cap: int = 64,
+) -> Iterator[list]:
+    """Algorithm 2 with probes; returns the traverser's sampled value of `state`."""
+    while True:
+        record.nodes += 1
+        if state.is_terminal():
+            return state.returns()[traverser]
+        if state.is_chance_node():
+            state.apply_action(_sample_chance(state.chance_outcomes(), rng))
+            continue
+        player = state.current_player()
+        view = views[player]
+        query = make_query(view, state)
+        (strategy,) = yield [query]
+        if player != traverser:
+            record.strategy_queries.append(query)
+            record.strategy_probs.append(strategy)
+            state.apply_action(view.encode(state, _sample_agents(strategy, query.legal, rng)))
+            continue
+        break
+    legal = query.legal
+    if regret_targets == "independent" and view.num_agents > 1:
+        traversed = tuple(rng.choice(actions) for actions in legal)
+        candidates = []
+        for agent, actions in enumerate(legal):
+            others = _sample_agents(strategy, legal, rng)
+            for action in actions:
+                digits = list(others)
+                digits[agent] = action
+                candidates.append((agent, action, tuple(digits)))
+        children = [probe_traversal(state.child(view.encode(state, traversed)), traverser, views, rng, record,
+                                    regret_targets, joint_cap)]  # fmt: skip
+        children += [probe(state.child(view.encode(state, d)), traverser, views, rng, record) for _, _, d in candidates]
+        values = yield from parallel(children)
+        pair_values = values[1:]
+        pairs, regrets, agent_values = [], [], []
+        for agent in range(view.num_agents):
+            mine = [(a, v) for (i, a, _), v in zip(candidates, pair_values, strict=True) if i == agent]
+            expected = sum(strategy[agent, a] * v for a, v in mine)
+            agent_values.append(expected)
+            for a, v in mine:
+                digits = [-1] * view.num_agents
+                digits[agent] = a
+                pairs.append(digits)
+                regrets.append(v - expected)
+        record.regret_queries.append(query)
+        record.regret_pairs.append(pairs)
+        record.regret_values.append(regrets)
+        return float(np.mean(agent_values))
+    candidates, weights, on_policy = _joint_candidates(strategy, legal, rng, joint_cap)
+    children = [probe_traversal(state.child(view.encode(state, candidates[0])), traverser, views, rng, record,
+                                regret_targets, joint_cap)]  # fmt: skip
+    children += [probe(state.child(view.encode(state, d)), traverser, views, rng, record) for d in candidates[1:]]
+    values = yield from parallel(children)
+    if weights is not None:
+        expected = float(np.dot(weights, values))
+    else:
+        expected = float(np.mean([v for v, on in zip(values, on_policy, strict=True) if on]))
+    record.regret_queries.append(query)
+    record.regret_pairs.append([list(d) for d in candidates])
+    record.regret_values.append([v - expected for v in values])
+    return expected
+
+
+def run_traversals(
+    game: pyspiel.Game,
+    traverser: int,
+    count: int,
+    views: Sequence[AgentView],
+    answer: Callable[[list[Query]], list[np.ndarray]],
+    rng: random.Random,
+    regret_targets: str = "joint",
+    joint_cap: int = 64,
+) -> tuple[ProbeRecord, list[float]]:
+    """`count` probe-sampling traversals from the root, run concurrently; every
+    round of queries (all traversals, all their probes) is one `answer` call."""
+    if regret_targets not in REGRET_TARGETS:
+        raise ValueError(f"regret_targets must be one of {REGRET_TARGETS}, got {regret_targets!r}")
+    record = ProbeRecord()
+    root = game.new_initial_state()
+
+    def flat_answer(query_lists):
+        sizes = [len(q) for q in query_lists]
+        flat = answer([q for queries in query_lists for q in queries])
+        out, position = [], 0
+        for size in sizes:
+            out.append(flat[position : position + size])
+            position += size
+        return out
+
+    values = run_batched(
+        (probe_traversal(root.clone(), traverser, views, rng, record, regret_targets, joint_cap) for _ in range(count)),
+        flat_answer,
+    )
+    return record, values
