@@ -1,0 +1,129 @@
+"""Checkpoint and resume for Deep CFR solvers.
+
+A checkpoint is one `torch.save` file holding only tensors, numbers, strings
+and containers, so it loads with `torch.load(weights_only=True)` (no
+arbitrary code runs from a checkpoint file). It contains the networks,
+optimiser states, memories, iteration counter, loss history, kept networks
+(SD-CFR mode) and both RNG states, so a resumed run continues exactly as an
+uninterrupted one would.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+
+import numpy as np
+import torch
+
+FORMAT = "openspiel_cfrx.DeepCFRSolver/1"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint file is unreadable, corrupt, or does not match the solver."""
+
+
+def _to_torch(value):
+    if isinstance(value, np.ndarray):
+        return torch.from_numpy(np.ascontiguousarray(value))
+    if isinstance(value, dict):
+        return {k: _to_torch(v) for k, v in value.items()}
+    return value
+
+
+def _to_numpy(value):
+    if isinstance(value, torch.Tensor):
+        return value.numpy()
+    if isinstance(value, dict):
+        return {k: _to_numpy(v) for k, v in value.items()}
+    return value
+
+
+def save(solver, path: str) -> None:
+    payload = {
+        "format": FORMAT,
+        "config": dict(solver.config),
+        "iteration": solver._iteration,
+        "trained": list(solver._trained),
+        "policy_trained_at": solver._policy_trained_at,
+        "policy_loss": solver._policy_loss,
+        "advantage_losses": {str(p): list(v) for p, v in solver._advantage_losses.items()},
+        "advantage_networks": [n.state_dict() for n in solver._advantage_networks],
+        "advantage_optimizers": [o.state_dict() for o in solver._advantage_optimizers],
+        "policy_network": solver._policy_network.state_dict(),
+        "policy_optimizer": solver._policy_optimizer.state_dict(),
+        "advantage_memories": [_to_torch(m.state_dict()) for m in solver._advantage_memories],
+        "strategy_memory": _to_torch(solver._strategy_memory.state_dict()),
+        "kept_networks": [[t, sds] for t, sds in solver._kept_networks],
+        "np_rng": solver._np_rng.bit_generator.state,
+        "py_rng": solver._py_rng.getstate(),
+        "counters": {
+            "nodes_touched": solver.nodes_touched,
+            "traversal_seconds": solver.traversal_seconds,
+            "training_seconds": solver.training_seconds,
+        },
+    }
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    torch.save(payload, tmp)
+    os.replace(tmp, path)  # atomic: a crash mid-write never leaves a half file at `path`
+
+
+def load(solver, path: str) -> None:
+    if not os.path.exists(path):
+        raise CheckpointError(f"checkpoint {path!r} does not exist")
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises many types for damaged files
+        raise CheckpointError(
+            f"cannot read checkpoint {path!r} ({type(e).__name__}: {str(e).splitlines()[0][:200]}); "
+            "the file is corrupt, truncated, or not a DeepCFRSolver checkpoint"
+        ) from None
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+        raise CheckpointError(
+            f"{path!r} is not a DeepCFRSolver checkpoint (format "
+            f"{payload.get('format') if isinstance(payload, dict) else type(payload).__name__!r}, "
+            f"expected {FORMAT!r})"
+        )
+    mismatched = {
+        key: (payload["config"].get(key), value)
+        for key, value in solver.config.items()
+        if payload["config"].get(key) != value
+    }
+    if mismatched:
+        details = "; ".join(f"{k}: checkpoint {a!r} vs solver {b!r}" for k, (a, b) in mismatched.items())
+        raise CheckpointError(
+            f"checkpoint {path!r} does not match this solver ({details}); construct the "
+            "solver with the checkpoint's game and settings"
+        )
+    try:
+        for net, state in zip(solver._advantage_networks, payload["advantage_networks"], strict=True):
+            net.load_state_dict(state)
+        solver._advantage_optimizers = [solver._new_optimizer(n) for n in solver._advantage_networks]
+        for opt, state in zip(solver._advantage_optimizers, payload["advantage_optimizers"], strict=True):
+            opt.load_state_dict(state)
+        solver._policy_network.load_state_dict(payload["policy_network"])
+        solver._policy_optimizer = solver._new_optimizer(solver._policy_network)
+        solver._policy_optimizer.load_state_dict(payload["policy_optimizer"])
+        for memory, state in zip(solver._advantage_memories, payload["advantage_memories"], strict=True):
+            memory.load_state_dict(_to_numpy(state))
+        solver._strategy_memory.load_state_dict(_to_numpy(payload["strategy_memory"]))
+        solver._kept_networks = [(int(t), list(sds)) for t, sds in payload["kept_networks"]]
+        solver._np_rng.bit_generator.state = payload["np_rng"]
+        py_rng = random.Random()
+        version, internal, gauss = payload["py_rng"]
+        py_rng.setstate((version, tuple(internal), gauss))
+        solver._py_rng = py_rng
+    except (KeyError, RuntimeError, ValueError, TypeError) as e:
+        raise CheckpointError(f"checkpoint {path!r} is damaged or incompatible: {e}") from None
+    solver._iteration = int(payload["iteration"])
+    solver._trained = [bool(x) for x in payload["trained"]]
+    solver._policy_trained_at = int(payload["policy_trained_at"])
+    solver._policy_loss = payload["policy_loss"]
+    solver._advantage_losses = {int(p): list(v) for p, v in payload["advantage_losses"].items()}
+    counters = payload["counters"]
+    solver.nodes_touched = int(counters["nodes_touched"])
+    solver.traversal_seconds = float(counters["traversal_seconds"])
+    solver.training_seconds = float(counters["training_seconds"])
+    solver._eval_cache = {}

@@ -1,0 +1,218 @@
+"""Networks for Deep CFR (Brown et al. 2019, Section 5.1 and Appendix C).
+
+Every network maps an encoded infoset `[B, input_size]` float32 to one output
+per distinct action `[B, num_actions]`: predicted advantages for the value
+(advantage) networks, logits for the average-strategy network.
+
+`MLP` is the generic network over a flat infoset encoding (for example
+`information_state_tensor`), built with the paper's two choices (Section 5.1):
+
+* each fully connected layer is x_{i+1} = ReLU(A x_i [+ x_i]), the skip
+  connection applied only where input and output widths are equal;
+* the last hidden features are normalised to zero mean and unit variance per
+  sample (Appendix C `normalize(z)`), then a linear action head.
+
+Other architectures (the Appendix C card/bet network for poker) plug in through
+`register_network(name, factory)`: a factory takes
+`(input_size, num_actions, hidden_sizes, **options)` and returns an
+`nn.Module` with the same input/output contract. Because memories store flat
+float32 encodings, a structured network simply slices its own input (card
+indices stored as floats, bet features) inside `forward`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+NetworkFactory = Callable[..., nn.Module]
+
+
+def normalize_features(z: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    """(z - mean) / std over the feature axis of `z` [B, F] (Appendix C)."""
+    return F.layer_norm(z, z.shape[-1:], eps=eps)
+
+
+class MLP(nn.Module):
+    """Fully connected Deep CFR network with skip connections and normalisation.
+
+    Args:
+      input_size: width of the flat infoset encoding.
+      num_actions: outputs (game.num_distinct_actions()).
+      hidden_sizes: hidden widths, e.g. (64, 64, 64).
+      skip_connections: add x to A x where widths match (Section 5.1).
+      normalize: normalise the last hidden layer (Appendix C).
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        num_actions: int,
+        hidden_sizes: Sequence[int] = (64, 64, 64),
+        skip_connections: bool = True,
+        normalize: bool = True,
+    ):
+        super().__init__()
+        hidden_sizes = [int(h) for h in hidden_sizes]
+        if not hidden_sizes or min(hidden_sizes) < 1:
+            raise ValueError(f"hidden_sizes must be non-empty positive widths, got {hidden_sizes}")
+        widths = [int(input_size), *hidden_sizes]
+        self.layers = nn.ModuleList(
+            nn.Linear(w_in, w_out) for w_in, w_out in zip(widths[:-1], widths[1:], strict=True)
+        )
+        self.skips = [skip_connections and w_in == w_out for w_in, w_out in zip(widths[:-1], widths[1:], strict=True)]
+        self.normalize = normalize
+        self.action_head = nn.Linear(widths[-1], num_actions)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer, skip in zip(self.layers, self.skips, strict=True):
+            x = F.relu(layer(x) + x) if skip else F.relu(layer(x))
+        if self.normalize:
+            x = normalize_features(x)
+        return self.action_head(x)
+
+
+_NETWORKS: dict[str, NetworkFactory] = {}
+
+
+def register_network(name: str, factory: NetworkFactory) -> None:
+    """Makes `network=name` available to `DeepCFRSolver` (and CFR-MIX)."""
+    _NETWORKS[name] = factory
+
+
+def network_names() -> list[str]:
+    return sorted(_NETWORKS)
+
+
+def make_network(
+    name: str, input_size: int, num_actions: int, hidden_sizes: Sequence[int], **options
+) -> nn.Module:
+    if name not in _NETWORKS:
+        raise ValueError(f"unknown network {name!r}; choose from {', '.join(network_names())}")
+    return _NETWORKS[name](input_size, num_actions, hidden_sizes, **options)
+
+
+register_network("mlp", MLP)
+register_network(
+    "plain_mlp",
+    lambda input_size, num_actions, hidden_sizes, **options: MLP(
+        input_size, num_actions, hidden_sizes, skip_connections=False, normalize=False, **options
+    ),
+)
+
+
+def reset_parameters(module: nn.Module, seed: int) -> None:
+    """Re-initialises every submodule of `module` with its own default
+    `reset_parameters()`, drawing from a private RNG seeded with `seed`, so
+    runs are reproducible and torch's global RNG is left untouched."""
+    cuda_devices = sorted({p.device.index or 0 for p in module.parameters() if p.is_cuda})
+    with torch.random.fork_rng(devices=cuda_devices):
+        torch.manual_seed(int(seed))
+        for sub in module.modules():
+            reset = getattr(sub, "reset_parameters", None)
+            if callable(reset):
+                reset()
+
+
+def regret_matching(advantages: np.ndarray, legal_mask: np.ndarray, fallback: str = "argmax") -> np.ndarray:
+    """Regret matching (eq. 4) on predicted advantages, restricted to legal actions.
+
+    Args:
+      advantages: [B, A] predicted advantages (any values at illegal actions).
+      legal_mask: [B, A] bool, at least one legal action per row.
+      fallback: what to play where no legal advantage is positive: "argmax"
+        (the paper's choice: the highest-advantage legal action with
+        probability 1, the first on ties) or "uniform" (standard regret
+        matching).
+
+    Returns:
+      [B, A] float64 strategies, zero at illegal actions, rows summing to 1.
+    """
+    advantages = np.asarray(advantages, dtype=np.float64)
+    positive = np.where(legal_mask, np.maximum(advantages, 0.0), 0.0)
+    total = positive.sum(axis=1, keepdims=True)
+    has_positive = total > 0
+    matched = positive / np.where(has_positive, total, 1.0)
+    if fallback == "argmax":
+        best = np.where(legal_mask, advantages, -np.inf).argmax(axis=1)
+        backup = np.zeros_like(advantages)
+        backup[np.arange(advantages.shape[0]), best] = 1.0
+    elif fallback == "uniform":
+        backup = legal_mask / legal_mask.sum(axis=1, keepdims=True)
+    else:
+        raise ValueError(f"fallback must be 'argmax' or 'uniform', got {fallback!r}")
+    return np.where(has_positive, matched, backup)
+
+
+def masked_softmax(logits: torch.Tensor, legal_mask: torch.Tensor) -> torch.Tensor:
+    """Softmax over legal actions only: [B, A] -> [B, A], zero where illegal."""
+    masked = torch.where(legal_mask, logits, torch.full_like(logits, -torch.inf))
+    return torch.softmax(masked, dim=1)
+
+
+class FlatAdam:
+    """Adam (Kingma & Ba) with global gradient-norm clipping over one flat
+    parameter buffer.
+
+    The module's parameters and gradients are re-pointed to views of two
+    contiguous buffers, so one optimiser step is ~10 tensor ops instead of ~8
+    per parameter tensor: on small networks (the Deep CFR regime) PyTorch's
+    per-op overhead, not arithmetic, is the cost of a step. Same update as
+    `torch.optim.Adam(lr, betas, eps)` preceded by
+    `clip_grad_norm_(params, max_grad_norm)`.
+    """
+
+    def __init__(self, module: nn.Module, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
+                 max_grad_norm: float | None = 1.0):  # fmt: skip
+        params = [p for p in module.parameters() if p.requires_grad]
+        if not params:
+            raise ValueError("module has no trainable parameters")
+        total = sum(p.numel() for p in params)
+        self.params = torch.zeros(total, dtype=params[0].dtype, device=params[0].device)
+        self.grads = torch.zeros_like(self.params)
+        offset = 0
+        for p in params:
+            n = p.numel()
+            self.params[offset : offset + n].copy_(p.detach().reshape(-1))
+            p.data = self.params[offset : offset + n].view_as(p)
+            p.grad = self.grads[offset : offset + n].view_as(p)
+            offset += n
+        self.lr, self.betas, self.eps, self.max_grad_norm = float(lr), betas, float(eps), max_grad_norm
+        self.reset_state()
+
+    def reset_state(self) -> None:
+        """Forgets the moment estimates (a fresh optimiser for a re-initialised net)."""
+        self.exp_avg = torch.zeros_like(self.params)
+        self.exp_avg_sq = torch.zeros_like(self.params)
+        self.steps = 0
+
+    def zero_grad(self) -> None:
+        self.grads.zero_()
+
+    @torch.no_grad()
+    def step(self) -> None:
+        if self.max_grad_norm is not None:
+            norm = torch.linalg.vector_norm(self.grads)
+            self.grads.mul_(torch.clamp(self.max_grad_norm / (norm + 1e-6), max=1.0))
+        self.steps += 1
+        beta1, beta2 = self.betas
+        self.exp_avg.mul_(beta1).add_(self.grads, alpha=1 - beta1)
+        self.exp_avg_sq.mul_(beta2).addcmul_(self.grads, self.grads, value=1 - beta2)
+        denom = (self.exp_avg_sq.sqrt() / (1 - beta2**self.steps) ** 0.5).add_(self.eps)
+        self.params.addcdiv_(self.exp_avg, denom, value=-self.lr / (1 - beta1**self.steps))
+
+    def state_dict(self) -> dict:
+        return {"exp_avg": self.exp_avg.clone(), "exp_avg_sq": self.exp_avg_sq.clone(), "steps": self.steps}
+
+    def load_state_dict(self, state: dict) -> None:
+        if state["exp_avg"].shape != self.params.shape:
+            raise ValueError(
+                f"optimiser state has {state['exp_avg'].numel()} parameters, network has {self.params.numel()}"
+            )
+        self.exp_avg = state["exp_avg"].to(self.params).clone()
+        self.exp_avg_sq = state["exp_avg_sq"].to(self.params).clone()
+        self.steps = int(state["steps"])

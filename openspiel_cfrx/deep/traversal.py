@@ -1,0 +1,160 @@
+"""Batched external-sampling traversals (Algorithm 2 of Brown et al. 2019).
+
+OpenSpiel's Deep CFR walks one traversal at a time and calls the network once
+per visited infoset. Here each traversal is a Python generator that *yields*
+its network queries `(player, features, legal_actions)` and receives the
+strategy for that infoset; `run_batched` advances many traversals in lock-step
+and answers all their pending queries with one call of `answer` (one forward
+pass per player), so the network cost per visited infoset is a slice of a big
+batched matmul instead of a full PyTorch dispatch.
+
+The traversal is generic over how a node's strategy is produced (`answer`)
+and over what is recorded (`TraversalRecord`), so CFR-MIX can reuse it with a
+different strategy producer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+import numpy as np
+import pyspiel
+
+# A query a traversal yields: (acting player, encoded infoset, legal actions).
+Query = tuple[int, Sequence[float], list[int]]
+# Answers `queries` with one strategy per query: rows of length num_actions.
+AnswerFn = Callable[[list[Query]], list[Sequence[float]]]
+Encoder = Callable[[pyspiel.State, int], Sequence[float]]
+
+
+@dataclasses.dataclass
+class TraversalRecord:
+    """What a batch of traversals produced (plain lists, converted once per batch).
+
+    advantage_*: one entry per traverser infoset visit: encoded infoset,
+      sampled instantaneous regrets r~(I, a) over all num_actions (0 at
+      illegal actions), legal actions.
+    strategy_*: one entry per opponent infoset visit: encoded infoset, the
+      opponent's strategy sigma^t(I), legal actions.
+    nodes: histories touched (decision, chance and terminal).
+    """
+
+    advantage_features: list = dataclasses.field(default_factory=list)
+    advantage_regrets: list = dataclasses.field(default_factory=list)
+    advantage_legal: list = dataclasses.field(default_factory=list)
+    strategy_features: list = dataclasses.field(default_factory=list)
+    strategy_probs: list = dataclasses.field(default_factory=list)
+    strategy_legal: list = dataclasses.field(default_factory=list)
+    nodes: int = 0
+
+
+def legal_mask(legal_lists: Sequence[Sequence[int]], num_actions: int) -> np.ndarray:
+    """[len(legal_lists), num_actions] bool mask from per-row legal action lists."""
+    mask = np.zeros((len(legal_lists), num_actions), dtype=bool)
+    rows = np.repeat(np.arange(len(legal_lists)), [len(a) for a in legal_lists])
+    mask[rows, np.fromiter((a for acts in legal_lists for a in acts), dtype=np.int64, count=rows.shape[0])] = True
+    return mask
+
+
+def _sample_index(probs: Sequence[float], legal: list[int], rng: random.Random) -> int:
+    """A legal action drawn from `probs` (indexed by action)."""
+    u = rng.random()
+    cumulative = 0.0
+    for action in legal:
+        cumulative += probs[action]
+        if u < cumulative:
+            return action
+    # Rounding left u above the total: the last action with positive probability.
+    for action in reversed(legal):
+        if probs[action] > 0:
+            return action
+    return legal[-1]
+
+
+def _sample_chance(outcomes: list[tuple[int, float]], rng: random.Random) -> int:
+    u = rng.random()
+    cumulative = 0.0
+    for action, prob in outcomes:
+        cumulative += prob
+        if u < cumulative:
+            return action
+    return outcomes[-1][0]
+
+
+def external_sampling_traversal(
+    state: pyspiel.State,
+    traverser: int,
+    num_actions: int,
+    encode: Encoder,
+    rng: random.Random,
+    record: TraversalRecord,
+) -> Iterator[Query]:
+    """One external-sampling traversal for `traverser` from `state` (owned: it
+    is mutated). A generator: yields queries, receives strategies, and returns
+    the traverser's sampled value of `state`.
+
+    Chance and opponent nodes sample one action and continue in the same frame
+    (no recursion); traverser nodes recurse into every legal action and record
+    r~(I, a) = v(a) - sum_a' sigma(I, a') v(a') (Algorithm 2).
+    """
+    while True:
+        record.nodes += 1
+        if state.is_terminal():
+            return state.returns()[traverser]
+        if state.is_chance_node():
+            state.apply_action(_sample_chance(state.chance_outcomes(), rng))
+            continue
+        player = state.current_player()
+        legal = state.legal_actions()
+        features = encode(state, player)
+        strategy = yield (player, features, legal)
+        if player != traverser:
+            record.strategy_features.append(features)
+            record.strategy_probs.append(strategy)
+            record.strategy_legal.append(legal)
+            state.apply_action(_sample_index(strategy, legal, rng))
+            continue
+        values = []
+        for action in legal:
+            child = state.child(action)
+            if child.is_terminal():  # no generator for a leaf
+                record.nodes += 1
+                values.append(child.returns()[traverser])
+            else:
+                values.append((yield from external_sampling_traversal(
+                    child, traverser, num_actions, encode, rng, record)))  # fmt: skip
+        expected = 0.0
+        for action, value in zip(legal, values, strict=True):
+            expected += strategy[action] * value
+        regrets = [0.0] * num_actions
+        for action, value in zip(legal, values, strict=True):
+            regrets[action] = value - expected
+        record.advantage_features.append(features)
+        record.advantage_regrets.append(regrets)
+        record.advantage_legal.append(legal)
+        return expected
+
+
+def run_batched(traversals: Iterable[Iterator[Query]], answer: AnswerFn) -> list:
+    """Runs generator traversals concurrently; each round answers every pending
+    query with one `answer` call. Returns each traversal's return value."""
+    results = []
+    pending = []  # (result slot, generator, its query)
+    for generator in traversals:
+        results.append(None)
+        try:
+            pending.append((len(results) - 1, generator, next(generator)))
+        except StopIteration as stop:
+            results[-1] = stop.value
+    while pending:
+        strategies = answer([query for _, _, query in pending])
+        still = []
+        for (slot, generator, _), strategy in zip(pending, strategies, strict=True):
+            try:
+                still.append((slot, generator, generator.send(strategy)))
+            except StopIteration as stop:
+                results[slot] = stop.value
+        pending = still
+    return results
