@@ -1,0 +1,177 @@
+r"""CFR-MIX and its baselines on a team-adversary game, at equal wall-clock.
+
+Runs each chosen variant of `openspiel_cfrx.CFRMixSolver` (and optionally
+joint-action Deep CFR, `openspiel_cfrx.DeepCFRSolver`) for a wall-clock
+budget, evaluating every `eval_every` iterations, and writes `curves.csv`
+(variant, iteration, seconds, metric, value, ci95) and `curves.png`.
+
+    .venv/bin/python examples/cfr_mix.py \
+        --game="team_goofspiel(num_cards=3,num_agents=2,num_turns=2)" \
+        --variants=cfr_mix,independent,deep_cfr_joint --seconds=60 --output_dir=out/cfr_mix
+
+Metric: on instances the tree engine extracts (`--exact_max_histories`) the
+exact NashConv of the average strategy (team as one player; lower is
+better); otherwise the team's worst-case utility (minus the adversary's
+best-response value, higher is better), estimated by the particle best
+response of `openspiel_cfrx.eval.team_best_response` with a 95% interval.
+Solver seconds exclude evaluation.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import os
+import sys
+import time
+
+from absl import app, flags
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from examples._common import load_game_or_exit  # noqa: E402
+from openspiel_cfrx.deep.cfr_mix import VARIANTS, CFRMixSolver  # noqa: E402
+from openspiel_cfrx.eval.team_best_response import exact_team_worst_case, sampled_team_worst_case  # noqa: E402
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("game", "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)", "Team game string.")
+flags.DEFINE_list("variants", ["cfr_mix", "cfr_mix_no_sharing", "deep_cfr_mix", "independent"],
+                  f"Variants: {', '.join(VARIANTS)}, or deep_cfr (openspiel_cfrx.DeepCFRSolver, joint actions).")
+flags.DEFINE_integer("iterations", 1000, "Maximum iterations per variant.")
+flags.DEFINE_float("seconds", 60.0, "Wall-clock solver budget per variant.")
+flags.DEFINE_integer("traversals", 50, "Traversals per player per iteration.")
+flags.DEFINE_list("hidden", ["64", "64"], "Hidden widths of the agent networks.")
+flags.DEFINE_integer("train_steps", 100, "Adam steps per network per iteration.")
+flags.DEFINE_integer("joint_cap", 64, "Joint actions valued per sampled team information set.")
+flags.DEFINE_integer("eval_every", 5, "Evaluate every N iterations.")
+flags.DEFINE_integer("exact_max_histories", 200_000, "Use the exact metric if the game has at most this many histories.")
+flags.DEFINE_integer("particles", 100, "Particles of the sampled best response.")
+flags.DEFINE_integer("eval_games", 1000, "Held-out games of the sampled best response.")
+flags.DEFINE_integer("seed", 0, "Seed.")
+flags.DEFINE_string("output_dir", "out/cfr_mix", "Directory for curves.csv and curves.png.")
+
+
+@dataclasses.dataclass
+class Point:
+    variant: str
+    iteration: int
+    seconds: float
+    metric: str
+    value: float
+    ci95: float
+
+
+def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, joint_cap: int, seed: int):
+    """(step(), policy) for a variant name (CFRMixSolver variants or "deep_cfr")."""
+    if variant == "deep_cfr":
+        from openspiel_cfrx.deep import DeepCFRSolver
+
+        solver = DeepCFRSolver(game, policy_network_layers=hidden, advantage_network_layers=hidden,
+                               num_traversals=traversals, advantage_network_train_steps=train_steps,
+                               policy_network_train_steps=train_steps, seed=seed, num_threads=1)  # fmt: skip
+        return solver.run_iteration, solver
+    if variant not in VARIANTS:
+        raise app.UsageError(f"unknown variant {variant!r}; choose from {', '.join(VARIANTS)}, deep_cfr")
+    solver = CFRMixSolver(game, variant=variant, num_traversals=traversals, regret_network_layers=hidden,
+                          policy_network_layers=hidden, regret_train_steps=train_steps,
+                          policy_train_steps=train_steps, joint_cap=joint_cap, seed=seed)  # fmt: skip
+    return solver.run_iteration, solver
+
+
+def evaluate(game, policy, exact: bool, particles: int, eval_games: int, seed: int) -> tuple[str, float, float]:
+    if exact:
+        from openspiel_cfrx import nash_conv
+
+        return "nash_conv", float(nash_conv(game, policy)), 0.0
+    result = sampled_team_worst_case(game, policy, num_particles=particles, num_eval_games=eval_games, seed=seed)
+    return "team_worst_case", result.value, result.ci95
+
+
+def exact_available(game, max_histories: int) -> bool:
+    try:
+        exact_team_worst_case(game, _Uniform(game), max_histories=max_histories)
+    except ValueError:
+        return False
+    return True
+
+
+class _Uniform:
+    def __init__(self, game):
+        self.game = game
+
+    def strategy_array(self, tree):
+        mask = tree.infoset_legal_mask.astype(float)
+        return mask / mask.sum(axis=1, keepdims=True)
+
+
+def run_variants(game, variants, seconds, iterations, traversals, hidden, train_steps, joint_cap, eval_every,
+                 exact, particles, eval_games, seed, log=print) -> list[Point]:  # fmt: skip
+    points = []
+    for variant in variants:
+        step, policy = make_solver(game, variant, traversals, hidden, train_steps, joint_cap, seed)
+        metric, value, ci = evaluate(game, policy, exact, particles, eval_games, seed)
+        points.append(Point(variant, 0, 0.0, metric, value, ci))
+        spent = 0.0
+        for it in range(1, iterations + 1):
+            start = time.perf_counter()
+            step()
+            spent += time.perf_counter() - start
+            if it % eval_every == 0 or spent >= seconds:
+                metric, value, ci = evaluate(game, policy, exact, particles, eval_games, seed + it)
+                points.append(Point(variant, it, spent, metric, value, ci))
+                if log:
+                    log(f"{variant:20s} it {it:4d} {spent:7.1f}s {metric} {value:.4f} +- {ci:.4f}")
+            if spent >= seconds:
+                break
+    return points
+
+
+def write_points(points: list[Point], output_dir: str, title: str) -> None:
+    os.makedirs(output_dir, exist_ok=True)
+    with open(os.path.join(output_dir, "curves.csv"), "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow([field.name for field in dataclasses.fields(Point)])
+        for p in points:
+            writer.writerow([p.variant, p.iteration, f"{p.seconds:.3f}", p.metric, f"{p.value:.6g}", f"{p.ci95:.4g}"])
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for variant in dict.fromkeys(p.variant for p in points):
+        mine = [p for p in points if p.variant == variant]
+        ax.errorbar([p.seconds for p in mine], [p.value for p in mine], yerr=[p.ci95 for p in mine],
+                    label=variant, marker="o", markersize=3, capsize=2)  # fmt: skip
+    metric = points[0].metric if points else ""
+    ax.set_xlabel("solver seconds")
+    ax.set_ylabel("NashConv (team as one player)" if metric == "nash_conv" else "team worst-case utility")
+    if metric == "nash_conv":
+        ax.set_yscale("log")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(output_dir, "curves.png"), dpi=120)
+    plt.close(fig)
+
+
+def main(argv):
+    del argv
+    game = load_game_or_exit(FLAGS.game)
+    from openspiel_cfrx import team
+
+    if not team.is_factored_team_game(game):
+        sys.exit(f"error: {FLAGS.game} is not a team game (needs the factored team protocol)")
+    if FLAGS.eval_every < 1 or FLAGS.seconds <= 0:
+        raise app.UsageError("--eval_every must be >= 1 and --seconds > 0")
+    hidden = [int(h) for h in FLAGS.hidden]
+    exact = exact_available(game, FLAGS.exact_max_histories)
+    points = run_variants(game, FLAGS.variants, FLAGS.seconds, FLAGS.iterations, FLAGS.traversals, hidden,
+                          FLAGS.train_steps, FLAGS.joint_cap, FLAGS.eval_every, exact, FLAGS.particles,
+                          FLAGS.eval_games, FLAGS.seed)  # fmt: skip
+    write_points(points, FLAGS.output_dir, FLAGS.game)
+    print(f"wrote {os.path.join(FLAGS.output_dir, 'curves.csv')} and curves.png")
+
+
+if __name__ == "__main__":
+    app.run(main)
