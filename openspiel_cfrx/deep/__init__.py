@@ -18,8 +18,8 @@ from openspiel_cfrx.deep.networks import (
     make_network,
     masked_softmax,
     network_names,
-    regret_matching,
     register_network,
+    regret_matching,
     reset_parameters,
 )
 from openspiel_cfrx.deep.traversal import (
