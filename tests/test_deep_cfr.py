@@ -1,0 +1,364 @@
+"""Deep CFR: regret matching, memories, weighting, optimiser, traversal,
+checkpoints, OpenSpiel API compatibility, errors, and convergence on Kuhn."""
+
+import inspect
+import os
+import random
+
+import numpy as np
+import pyspiel
+import pytest
+import torch
+from open_spiel.python import policy as policy_lib
+from open_spiel.python.pytorch import deep_cfr as os_deep_cfr
+
+import openspiel_cfrx
+from openspiel_cfrx.deep import (
+    MLP,
+    CheckpointError,
+    DeepCFRSolver,
+    ReservoirMemory,
+    SlidingWindowMemory,
+    TraversalRecord,
+    external_sampling_traversal,
+    masked_softmax,
+    regret_matching,
+    run_batched,
+)
+from openspiel_cfrx.deep.networks import FlatAdam
+from openspiel_cfrx.tree import UnsupportedGameError
+
+torch.set_num_threads(1)
+
+SMALL = dict(
+    num_iterations=2,
+    num_traversals=40,
+    advantage_network_train_steps=5,
+    policy_network_train_steps=5,
+    batch_size_advantage=32,
+    batch_size_strategy=32,
+    advantage_network_layers=(16, 16),
+    policy_network_layers=(16, 16),
+    memory_capacity=5000,
+)
+
+
+@pytest.fixture(scope="module")
+def kuhn():
+    return pyspiel.load_game("kuhn_poker")
+
+
+# ----------------------------------------------------------- regret matching
+def test_regret_matching_proportional_to_positive_legal_advantages():
+    advantages = np.array([[2.0, -1.0, 6.0], [1.0, 3.0, 100.0]])
+    mask = np.array([[True, True, True], [True, True, False]])
+    np.testing.assert_allclose(
+        regret_matching(advantages, mask), [[0.25, 0.0, 0.75], [0.25, 0.75, 0.0]]
+    )
+
+
+def test_regret_matching_argmax_fallback_ignores_illegal_actions():
+    advantages = np.array([[-3.0, -1.0, 5.0, -2.0]])  # the only positive is illegal
+    mask = np.array([[True, True, False, True]])
+    np.testing.assert_array_equal(regret_matching(advantages, mask, "argmax"), [[0, 1, 0, 0]])
+    np.testing.assert_allclose(regret_matching(advantages, mask, "uniform"), [[1 / 3, 1 / 3, 0, 1 / 3]])
+    with pytest.raises(ValueError, match="fallback"):
+        regret_matching(advantages, mask, "softmax")
+
+
+def test_masked_softmax_is_zero_on_illegal_actions():
+    logits = torch.tensor([[5.0, 0.0, 0.0], [0.0, 9.0, 0.0]])
+    mask = torch.tensor([[False, True, True], [True, False, False]])
+    probs = masked_softmax(logits, mask)
+    np.testing.assert_allclose(probs.numpy(), [[0, 0.5, 0.5], [1, 0, 0]], atol=1e-7)
+
+
+# ------------------------------------------------------------------ memories
+def _offer(memory, count, batch, rng):
+    for lo in range(0, count, batch):
+        n = min(batch, count - lo)
+        ids = np.arange(lo, lo + n, dtype=np.float32)[:, None]
+        memory.add(ids, np.zeros((n, 2), np.float32), np.ones((n, 2), bool), lo // batch + 1, rng)
+
+
+@pytest.mark.parametrize("batch", [3, 37, 5000])
+def test_reservoir_keeps_every_offer_with_equal_probability(batch):
+    rng = np.random.default_rng(0)
+    capacity, offered, trials = 100, 1000, 50
+    counts = np.zeros(10)
+    for _ in range(trials):
+        memory = ReservoirMemory(capacity, 1, 2)
+        _offer(memory, offered, batch, rng)
+        assert len(memory) == capacity and memory.add_calls == offered
+        kept = memory.features[:, 0].astype(int)
+        assert len(np.unique(kept)) == capacity  # no entry is stored twice
+        counts += np.bincount(kept // (offered // 10), minlength=10)
+    # Each decile of the stream should hold capacity/10 entries on average:
+    # chi-square with 9 degrees of freedom, p < 1e-4 above 33.7.
+    expected = trials * capacity / 10
+    chi2 = ((counts - expected) ** 2 / expected).sum()
+    assert chi2 < 33.7, counts
+
+
+def test_sliding_window_keeps_the_most_recent_entries():
+    memory = SlidingWindowMemory(100, 1, 2)
+    _offer(memory, 1050, 37, np.random.default_rng(0))
+    assert sorted(memory.features[:, 0].astype(int)) == list(range(950, 1050))
+    big = SlidingWindowMemory(10, 1, 2)
+    _offer(big, 25, 25, np.random.default_rng(0))
+    assert sorted(big.features[:, 0].astype(int)) == list(range(15, 25))
+
+
+def test_memory_cost_per_entry_is_documented_size():
+    memory = ReservoirMemory(1000, 30, 3)
+    assert memory.nbytes == 1000 * ReservoirMemory.entry_bytes(30, 3) == 1000 * 139
+
+
+# ------------------------------------------------------- weighting, networks
+def test_linear_weights_are_rescaled_by_two_over_t(kuhn):
+    solver = DeepCFRSolver(kuhn, **SMALL)
+    solver._iteration = 8
+    iterations = torch.tensor([1, 4, 8], dtype=torch.int32)
+    np.testing.assert_allclose(solver._sample_weights(iterations).numpy(), [0.25, 1.0, 2.0])
+    uniform = DeepCFRSolver(kuhn, linear_weighting=False, **SMALL)
+    uniform._iteration = 8
+    np.testing.assert_allclose(uniform._sample_weights(iterations).numpy(), [1.0, 1.0, 1.0])
+
+
+def test_flat_adam_matches_torch_adam_with_gradient_clipping():
+    torch.manual_seed(0)
+    ours, theirs = MLP(5, 3, (8, 8)), MLP(5, 3, (8, 8))
+    theirs.load_state_dict(ours.state_dict())
+    flat = FlatAdam(ours, lr=1e-2, max_grad_norm=0.5)
+    reference = torch.optim.Adam(theirs.parameters(), lr=1e-2)
+    x, y = torch.randn(64, 5), torch.randn(64, 3) * 10  # large targets: clipping is active
+    for _ in range(20):
+        for net, opt in ((ours, flat), (theirs, reference)):
+            opt.zero_grad()
+            ((net(x) - y) ** 2).sum().backward()
+            if opt is reference:
+                torch.nn.utils.clip_grad_norm_(net.parameters(), 0.5)
+            opt.step()
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_mlp_skip_connections_and_normalised_features():
+    torch.manual_seed(0)
+    net = MLP(4, 2, (8, 8, 6))
+    assert net.skips == [False, True, False]  # only where widths match
+    features = {}
+    net.action_head.register_forward_hook(lambda m, inp, out: features.setdefault("z", inp[0]))
+    net(torch.randn(16, 4) * 100)  # large activations: the 1e-5 epsilon is negligible
+    z = features["z"]
+    torch.testing.assert_close(z.mean(dim=1), torch.zeros(16), atol=1e-5, rtol=0)
+    torch.testing.assert_close(z.var(dim=1, unbiased=False), torch.ones(16), atol=1e-3, rtol=0)
+
+
+# ---------------------------------------------------------------- traversal
+def test_traversal_records_regrets_against_the_strategy_value(kuhn):
+    record = TraversalRecord()
+    calls = []
+
+    def answer(queries):  # fixed, non-uniform strategy: 0.7 on action 0
+        calls.append(len(queries))
+        return [[0.7, 0.3] for _ in queries]
+
+    rng = random.Random(0)
+    values = run_batched(
+        (external_sampling_traversal(kuhn.new_initial_state(), 0, 2, lambda s, p: s.information_state_tensor(p), rng, record)
+         for _ in range(50)),
+        answer,
+    )  # fmt: skip
+    assert len(values) == 50 and max(calls) == 50  # all 50 first queries in one batch
+    assert record.advantage_features and record.strategy_features
+    for regrets in record.advantage_regrets:
+        # r(a) = v(a) - sum sigma(a') v(a')  =>  sum_a sigma(a) r(a) = 0
+        assert 0.7 * regrets[0] + 0.3 * regrets[1] == pytest.approx(0.0, abs=1e-12)
+    for features in record.advantage_features:
+        assert features[0] == 1.0  # player-0 bit of Kuhn's tensor: traverser's infosets
+    for features, probs in zip(record.strategy_features, record.strategy_probs, strict=True):
+        assert features[1] == 1.0 and probs == [0.7, 0.3]
+    # Per traversal: chance deals 2 cards (3 nodes), traverser explores both
+    # actions at each of its nodes; nodes counts every history touched.
+    assert record.nodes >= 50 * 5
+
+
+def test_sampled_regrets_estimate_the_advantage_lemma_1(kuhn):
+    """Lemma 1: the mean sampled regret at an infoset is the advantage of each
+    action under uniform play, v(I,a) - v(I) given reaching I (exact via tree)."""
+    record = TraversalRecord()
+    rng = random.Random(1)
+    run_batched(
+        (external_sampling_traversal(kuhn.new_initial_state(), 1, 2, lambda s, p: s.information_state_tensor(p), rng, record)
+         for _ in range(4000)),
+        lambda queries: [[0.5, 0.5] for _ in queries],
+    )  # fmt: skip
+    # Player 1 holding the King facing a bet (infoset "2pb"): calling wins 2
+    # always, folding loses 1, so regrets are (call: +1.5, fold: -1.5).
+    king_facing_bet = [
+        r for f, r in zip(record.advantage_features, record.advantage_regrets, strict=True)
+        if f[2 + 2] == 1.0 and f[5:7] == [0.0, 1.0]
+    ]  # fmt: skip
+    assert king_facing_bet
+    np.testing.assert_allclose(np.mean(king_facing_bet, axis=0), [-1.5, 1.5], atol=1e-9)
+    # Queen facing a bet: calling wins 2 against the Jack and loses 2 against
+    # the King, so the sampled regrets vary; their mean is (fold -0.5, call 0.5).
+    queen_facing_bet = [
+        r for f, r in zip(record.advantage_features, record.advantage_regrets, strict=True)
+        if f[1 + 2] == 1.0 and f[5:7] == [0.0, 1.0]
+    ]  # fmt: skip
+    assert len(queen_facing_bet) > 400
+    np.testing.assert_allclose(np.mean(queen_facing_bet, axis=0), [-0.5, 0.5], atol=0.15)
+
+
+# ------------------------------------------------------------------- solver
+def test_accepts_every_openspiel_constructor_argument(kuhn):
+    names = [n for n in inspect.signature(os_deep_cfr.DeepCFRSolver.__init__).parameters if n not in ("self",)]
+    ours = inspect.signature(DeepCFRSolver.__init__).parameters
+    assert all(n in ours for n in names), set(names) - set(ours)
+    kwargs = dict(
+        policy_network_layers=(8,), advantage_network_layers=(8,), num_iterations=2, num_traversals=10,
+        learning_rate=1e-3, batch_size_advantage=None, batch_size_strategy=16, memory_capacity=1000,
+        policy_network_train_steps=3, advantage_network_train_steps=3,
+        reinitialize_advantage_networks=False, device="cpu", seed=3, print_nash_convs=False,
+    )  # fmt: skip
+    assert set(kwargs) == set(names) - {"game"}
+    solver = DeepCFRSolver(kuhn, **kwargs)
+    policy_network, advantage_losses, policy_loss = solver.solve()
+    assert isinstance(policy_network, torch.nn.Module)
+    assert set(advantage_losses) == {0, 1} and all(len(v) == 2 for v in advantage_losses.values())
+    assert isinstance(policy_loss, float)
+    assert isinstance(solver, policy_lib.Policy)
+    assert len(solver.advantage_buffers[0]) > 0 and len(solver.strategy_buffer) > 0
+    state = kuhn.new_initial_state().child(0).child(1)
+    probs = solver.action_probabilities(state)
+    assert set(probs) == set(state.legal_actions()) and sum(probs.values()) == pytest.approx(1.0)
+    # OpenSpiel's own tools take it as a policy, and agree with the fast path.
+    tabular = policy_lib.tabular_policy_from_callable(kuhn, solver.action_probabilities)
+    assert openspiel_cfrx.nash_conv(kuhn, solver) == pytest.approx(
+        pyspiel.nash_conv(kuhn, policy_lib.python_policy_to_pyspiel_policy(tabular)), abs=1e-5
+    )
+
+
+def test_batch_probabilities_match_single_state_calls_and_mask_illegal():
+    game = pyspiel.load_game("leduc_poker")
+    solver = DeepCFRSolver(game, **SMALL)
+    solver.run_iteration()
+    tree = openspiel_cfrx.get_tree(game)
+    strategy = solver.strategy_array(tree)
+    assert np.all(strategy[~tree.infoset_legal_mask] == 0)
+    np.testing.assert_allclose(strategy.sum(axis=1), 1.0, atol=1e-6)
+    states = tree.infoset_states()
+    for i in (0, 17, len(states) - 1):
+        probs = solver.action_probabilities(states[i])
+        for action, p in probs.items():
+            assert p == pytest.approx(strategy[i, action], abs=1e-6)
+
+
+def test_sd_cfr_average_is_the_same_on_the_tree_and_per_state(kuhn):
+    solver = DeepCFRSolver(kuhn, average_policy="sd_cfr", **{**SMALL, "num_iterations": 3})
+    solver.solve()
+    tree = openspiel_cfrx.get_tree(kuhn)
+    strategy = solver.strategy_array(tree)
+    per_state = solver.batch_action_probabilities(tree.infoset_states())
+    np.testing.assert_allclose(per_state, strategy, atol=1e-6)
+    assert len(solver._kept_networks) == 3
+
+
+@pytest.mark.parametrize(
+    "game_string, match",
+    [("kuhn_poker(players=3)", "3 players"), ("matrix_rps", "simultaneous")],
+)
+def test_unsupported_games_are_refused(game_string, match):
+    with pytest.raises(UnsupportedGameError, match=match):
+        DeepCFRSolver(pyspiel.load_game(game_string))
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(num_traversals=0), "num_traversals"),
+        (dict(batch_size_advantage=0), "batch_size_advantage"),
+        (dict(regret_matching_fallback="zero"), "regret_matching_fallback"),
+        (dict(memory="fifo"), "memory"),
+        (dict(network="transformer"), "network"),
+        (dict(average_policy="last"), "average_policy"),
+        (dict(learning_rate=0), "learning_rate"),
+    ],
+)
+def test_bad_arguments_raise_value_errors(kuhn, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        DeepCFRSolver(kuhn, **kwargs)
+
+
+# --------------------------------------------------------------- checkpoints
+def test_checkpoint_resume_continues_exactly(kuhn, tmp_path):
+    path = str(tmp_path / "deep_cfr.pt")
+    straight = DeepCFRSolver(kuhn, **{**SMALL, "num_iterations": 3})
+    straight.run_iteration()
+    straight.run_iteration()
+    straight.save_checkpoint(path)
+    straight.run_iteration()
+    resumed = DeepCFRSolver(kuhn, **{**SMALL, "num_iterations": 3})
+    resumed.load_checkpoint(path)
+    assert resumed.iteration == 2
+    resumed.run_iteration()
+    for a, b in zip(straight._advantage_memories + [straight._strategy_memory],
+                    resumed._advantage_memories + [resumed._strategy_memory], strict=True):  # fmt: skip
+        assert a.add_calls == b.add_calls
+        np.testing.assert_array_equal(a.targets[: len(a)], b.targets[: len(b)])
+    for a, b in zip(straight.advantage_networks, resumed.advantage_networks, strict=True):
+        for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
+            torch.testing.assert_close(pa, pb, rtol=0, atol=0)
+    tree = openspiel_cfrx.get_tree(kuhn)
+    np.testing.assert_array_equal(straight.strategy_array(tree), resumed.strategy_array(tree))
+
+
+def test_corrupt_and_mismatched_checkpoints_give_clear_errors(kuhn, tmp_path):
+    solver = DeepCFRSolver(kuhn, **SMALL)
+    solver.run_iteration()
+    path = str(tmp_path / "ok.pt")
+    solver.save_checkpoint(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    truncated = str(tmp_path / "truncated.pt")
+    with open(truncated, "wb") as f:
+        f.write(data[: len(data) // 2])
+    garbage = str(tmp_path / "garbage.pt")
+    with open(garbage, "wb") as f:
+        f.write(os.urandom(2048))
+    fresh = DeepCFRSolver(kuhn, **SMALL)
+    for bad in (truncated, garbage):
+        with pytest.raises(CheckpointError, match="corrupt"):
+            fresh.load_checkpoint(bad)
+    with pytest.raises(CheckpointError, match="does not exist"):
+        fresh.load_checkpoint(str(tmp_path / "missing.pt"))
+    other_game = DeepCFRSolver(pyspiel.load_game("leduc_poker"), **SMALL)
+    with pytest.raises(CheckpointError, match="game"):
+        other_game.load_checkpoint(path)
+    wider = DeepCFRSolver(kuhn, **{**SMALL, "advantage_network_layers": (32, 32)})
+    with pytest.raises(CheckpointError, match="advantage_network_layers"):
+        wider.load_checkpoint(path)
+    torch.save({"format": "something else"}, str(tmp_path / "other.pt"))
+    with pytest.raises(CheckpointError, match="not a DeepCFRSolver checkpoint"):
+        fresh.load_checkpoint(str(tmp_path / "other.pt"))
+
+
+# --------------------------------------------------------------- convergence
+KUHN_CONVERGENCE = dict(
+    num_iterations=30,
+    num_traversals=3000,
+    advantage_network_train_steps=100,
+    policy_network_train_steps=800,
+    batch_size_advantage=2048,
+    batch_size_strategy=2048,
+    advantage_network_layers=(32, 32),
+    policy_network_layers=(32, 32),
+)
+
+
+def test_kuhn_nash_conv_below_0_05(kuhn):
+    solver = DeepCFRSolver(kuhn, seed=0, **KUHN_CONVERGENCE)
+    solver.solve()
+    assert openspiel_cfrx.nash_conv(kuhn, solver) < 0.05
