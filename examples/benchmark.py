@@ -43,6 +43,7 @@ flags.DEFINE_integer("eval_points", 10, "Log-spaced evaluation times per algorit
 flags.DEFINE_integer("seed", 0, "Seed for sampling-based algorithms.")
 flags.DEFINE_string("output_dir", "out/benchmark", "Directory for CSV, markdown and PNG.")
 flags.DEFINE_bool("quiet", False, "Only print the final table.")
+flags.DEFINE_integer("torch_threads", 1, "torch.set_num_threads for neural algorithms (same for all).")
 
 
 def main(argv):
@@ -54,6 +55,9 @@ def main(argv):
     if FLAGS.seconds <= 0:
         raise app.UsageError("--seconds must be > 0")
     times = log_times(FLAGS.seconds, FLAGS.eval_points)
+    import torch
+
+    torch.set_num_threads(FLAGS.torch_threads)
     points = []
     for name in FLAGS.algorithms:
         print(f"{name}: {FLAGS.seconds:g}s on {game}", flush=True)
