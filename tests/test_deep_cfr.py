@@ -212,6 +212,23 @@ def test_sampled_regrets_estimate_the_advantage_lemma_1(kuhn):
     np.testing.assert_allclose(np.mean(queen_facing_bet, axis=0), [-0.5, 0.5], atol=0.15)
 
 
+def test_tree_backend_draws_the_same_samples_as_the_pyspiel_backend():
+    game = pyspiel.load_game("leduc_poker")
+    kwargs = {**SMALL, "seed": 3}
+    by_state = DeepCFRSolver(game, **kwargs)
+    by_tree = DeepCFRSolver(game, traversal_backend="tree", **kwargs)
+    for solver in (by_state, by_tree):
+        solver.run_iteration()
+        solver.run_iteration()  # second iteration uses trained networks
+    assert by_state.nodes_touched == by_tree.nodes_touched
+    pairs = zip(by_state._advantage_memories + [by_state._strategy_memory],
+                by_tree._advantage_memories + [by_tree._strategy_memory], strict=True)  # fmt: skip
+    for a, b in pairs:
+        assert a.add_calls == b.add_calls > 0
+        np.testing.assert_array_equal(a.features[: len(a)], b.features[: len(b)])
+        np.testing.assert_allclose(a.targets[: len(a)], b.targets[: len(b)], atol=1e-6)
+
+
 # ------------------------------------------------------------------- solver
 def test_accepts_every_openspiel_constructor_argument(kuhn):
     names = [n for n in inspect.signature(os_deep_cfr.DeepCFRSolver.__init__).parameters if n not in ("self",)]
@@ -285,6 +302,7 @@ def test_unsupported_games_are_refused(game_string, match):
         (dict(network="transformer"), "network"),
         (dict(average_policy="last"), "average_policy"),
         (dict(learning_rate=0), "learning_rate"),
+        (dict(traversal_backend="gpu"), "traversal_backend"),
     ],
 )
 def test_bad_arguments_raise_value_errors(kuhn, kwargs, match):

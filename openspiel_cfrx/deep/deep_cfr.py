@@ -44,9 +44,11 @@ from openspiel_cfrx.deep.networks import (
 )
 from openspiel_cfrx.deep.traversal import (
     TraversalRecord,
+    TreeWalker,
     external_sampling_traversal,
     legal_mask,
     run_batched,
+    tree_external_sampling_traversal,
 )
 from openspiel_cfrx.tree import check_game_supported
 
@@ -106,10 +108,18 @@ class DeepCFRSolver(policy_lib.Policy):
       gradient_clip: max gradient norm (paper: 1); None disables clipping.
       traversal_batch_size: traversals run concurrently (each round of queries
         is one forward pass per player).
+      traversal_backend: "state" walks pyspiel states (any game); "tree"
+        walks the extracted `openspiel_cfrx.get_tree(game)` arrays instead
+        (same samples for the same seed, much faster; only for games small
+        enough to extract).
       num_threads: if set, `torch.set_num_threads(num_threads)` (process-wide).
       average_policy: "network" (train the policy network, paper default) or
         "sd_cfr" (keep every iteration's advantage networks and play their
         reach-weighted average, exact on the infosets asked for).
+      keep_iteration_networks: store every iteration's advantage networks
+        (default: only when average_policy="sd_cfr"); lets
+        `strategy_array(tree, average="sd_cfr")` evaluate the exact mixture
+        whatever `average_policy` is.
       progress: show a tqdm progress bar in `solve()`.
       log_every: log a line every N iterations (0 = never) through `logging`
         and `print` when `verbose`.
@@ -144,8 +154,10 @@ class DeepCFRSolver(policy_lib.Policy):
         encoder: Callable | None = None,
         gradient_clip: float | None = 1.0,
         traversal_batch_size: int = 1000,
+        traversal_backend: str = "state",
         num_threads: int | None = None,
         average_policy: str = "network",
+        keep_iteration_networks: bool | None = None,
         progress: bool = False,
         log_every: int = 0,
         verbose: bool = False,
@@ -178,7 +190,19 @@ class DeepCFRSolver(policy_lib.Policy):
         self._fallback = regret_matching_fallback
         self._gradient_clip = gradient_clip
         self._traversal_batch_size = int(traversal_batch_size)
+        self._walker = None
+        if traversal_backend == "tree":
+            from openspiel_cfrx.tree import get_tree
+
+            self._walker = TreeWalker(get_tree(game), self._encoder)
+        elif traversal_backend != "state":
+            raise ValueError(f"traversal_backend must be 'state' or 'tree', got {traversal_backend!r}")
         self._average_policy_kind = average_policy
+        self._keep_iteration_networks = (
+            average_policy == "sd_cfr" if keep_iteration_networks is None else bool(keep_iteration_networks)
+        )
+        if average_policy == "sd_cfr" and not self._keep_iteration_networks:
+            raise ValueError("average_policy='sd_cfr' needs keep_iteration_networks=True (or None)")
         self._progress = progress
         self._log_every = int(log_every)
         self._verbose = verbose
@@ -331,7 +355,7 @@ class DeepCFRSolver(policy_lib.Policy):
             train_s += t2 - t1
             stats["advantage_loss"][player] = loss
             self._advantage_losses[player].append(loss)
-        if self._average_policy_kind == "sd_cfr":
+        if self._keep_iteration_networks:
             self._kept_networks.append(
                 (t, [copy.deepcopy({k: v.cpu() for k, v in n.state_dict().items()}) for n in self._advantage_networks])
             )
@@ -398,15 +422,21 @@ class DeepCFRSolver(policy_lib.Policy):
         for lo in range(0, num_traversals, self._traversal_batch_size):
             count = min(self._traversal_batch_size, num_traversals - lo)
             record = TraversalRecord()
-            run_batched(
-                (
+            if self._walker is not None:
+                traversals = (
+                    tree_external_sampling_traversal(
+                        self._walker, 0, traverser, self._num_actions, self._py_rng, record
+                    )
+                    for _ in range(count)
+                )
+            else:
+                traversals = (
                     external_sampling_traversal(
                         root.clone(), traverser, self._num_actions, self._encoder, self._py_rng, record
                     )
                     for _ in range(count)
-                ),
-                self._answer,
-            )
+                )
+            run_batched(traversals, self._answer)
             self._store(traverser, record, t)
             nodes += record.nodes
         self.nodes_touched += nodes
@@ -559,18 +589,35 @@ class DeepCFRSolver(policy_lib.Policy):
         probs = self.batch_action_probabilities([state])[0]
         return {int(a): float(probs[a]) for a in state.legal_actions()}
 
-    def strategy_array(self, tree) -> np.ndarray:
+    def strategy_array(self, tree, average: str | None = None) -> np.ndarray:
         """Average strategy on every infoset of `tree` ([N, A], tree order), in
-        large batches; lets `openspiel_cfrx.nash_conv(game, solver)` run fast."""
+        large batches; lets `openspiel_cfrx.nash_conv(game, solver)` run fast.
+
+        `average`: "network" or "sd_cfr" (needs kept iteration networks);
+        default the constructor's `average_policy`."""
+        average = average or self._average_policy_kind
+        if average not in ("network", "sd_cfr"):
+            raise ValueError(f"average must be 'network' or 'sd_cfr', got {average!r}")
+        if average == "sd_cfr" and not self._keep_iteration_networks:
+            raise ValueError("sd_cfr average needs DeepCFRSolver(..., keep_iteration_networks=True)")
         cached = self._eval_cache.get(id(tree))
         if cached is None or cached[0] is not tree:
             features, mask = self._encode_states(tree.infoset_states())
             cached = (tree, features, mask)
             self._eval_cache = {id(tree): cached}
         _, features, mask = cached
-        if self._average_policy_kind == "sd_cfr":
+        if average == "sd_cfr":
             return self._sd_cfr_tree_strategy(tree, features, mask)
         return self._policy_probs(features, mask)
+
+    def nash_conv(self, average: str | None = None) -> float:
+        """Exact NashConv of the average strategy ("network" or "sd_cfr"),
+        through the cached game tree (OpenSpiel's convention: sum of both
+        players' best-response gains)."""
+        from openspiel_cfrx.tree import best_response, get_tree
+
+        tree = get_tree(self._game)
+        return float(best_response(tree, self.strategy_array(tree, average)).nash_conv)
 
     # SD-CFR-style average (Steinberger 2019): sigma-bar(I) is the mixture of the
     # iterations' strategies weighted by w_t * (own reach of I under sigma^t).

@@ -158,3 +158,94 @@ def run_batched(traversals: Iterable[Iterator[Query]], answer: AnswerFn) -> list
                 results[slot] = stop.value
         pending = still
     return results
+
+
+class TreeWalker:
+    """Python-list view of an extracted `GameTree` for traversals that never
+    touch pyspiel: children, chance probabilities, utilities, and each
+    infoset's encoding and legal actions, computed once.
+
+    For games small enough to extract (Kuhn, Leduc, small FHP variants) this
+    replaces `state.child`, `information_state_tensor` and friends by list
+    lookups. It draws the same random numbers in the same order as the
+    pyspiel traversal, so with equal seeds both produce identical samples.
+    """
+
+    def __init__(self, tree, encode: Encoder):
+        from openspiel_cfrx.tree import CHANCE, TERMINAL
+
+        self.chance, self.terminal = CHANCE, TERMINAL
+        self.player = tree.history_player.tolist()
+        self.infoset = tree.history_infoset.tolist()
+        self.child_lo = tree.child_offsets[:-1].tolist()
+        self.child_hi = tree.child_offsets[1:].tolist()
+        self.action = tree.history_action.tolist()
+        self.chance_prob = tree.history_chance_prob.tolist()
+        utility = np.zeros((2, tree.num_histories))
+        utility[:, tree.terminal_history] = tree.terminal_utility.T
+        self.utility = [utility[0].tolist(), utility[1].tolist()]
+        states = tree.infoset_states()
+        players = tree.infoset_player.tolist()
+        self.features = [list(encode(s, p)) for s, p in zip(states, players, strict=True)]
+        self.legal = [np.flatnonzero(row).tolist() for row in tree.infoset_legal_mask]
+
+
+def tree_external_sampling_traversal(
+    walker: TreeWalker,
+    history: int,
+    traverser: int,
+    num_actions: int,
+    rng: random.Random,
+    record: TraversalRecord,
+) -> Iterator[Query]:
+    """`external_sampling_traversal` on an extracted tree (same protocol)."""
+    player_of, child_lo, child_hi, action_of = walker.player, walker.child_lo, walker.child_hi, walker.action
+    while True:
+        record.nodes += 1
+        player = player_of[history]
+        if player == walker.terminal:
+            return walker.utility[traverser][history]
+        lo, hi = child_lo[history], child_hi[history]
+        if player == walker.chance:
+            u = rng.random()
+            cumulative = 0.0
+            chosen = hi - 1
+            for child in range(lo, hi):
+                cumulative += walker.chance_prob[child]
+                if u < cumulative:
+                    chosen = child
+                    break
+            history = chosen
+            continue
+        infoset = walker.infoset[history]
+        legal = walker.legal[infoset]
+        features = walker.features[infoset]
+        strategy = yield (player, features, legal)
+        if player != traverser:
+            record.strategy_features.append(features)
+            record.strategy_probs.append(strategy)
+            record.strategy_legal.append(legal)
+            action = _sample_index(strategy, legal, rng)
+            for child in range(lo, hi):
+                if action_of[child] == action:
+                    history = child
+                    break
+            continue
+        values = []
+        for child in range(lo, hi):
+            if player_of[child] == walker.terminal:
+                record.nodes += 1
+                values.append(walker.utility[traverser][child])
+            else:
+                values.append((yield from tree_external_sampling_traversal(
+                    walker, child, traverser, num_actions, rng, record)))  # fmt: skip
+        expected = 0.0
+        regrets = [0.0] * num_actions
+        for child, value in zip(range(lo, hi), values, strict=True):
+            expected += strategy[action_of[child]] * value
+        for child, value in zip(range(lo, hi), values, strict=True):
+            regrets[action_of[child]] = value - expected
+        record.advantage_features.append(features)
+        record.advantage_regrets.append(regrets)
+        record.advantage_legal.append(legal)
+        return expected
