@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import NoReturn
 
 import pyspiel
 
@@ -27,3 +28,8 @@ def load_game_or_exit(game_string: str, check_supported: bool = True) -> pyspiel
         except (UnsupportedGameError, TypeError) as e:
             sys.exit(f"error: {e}")
     return game
+
+
+def usage_error(message: str) -> NoReturn:
+    """Exits with a one-line `error: ...` message (no usage dump, no traceback)."""
+    sys.exit(f"error: {message}")

@@ -24,7 +24,7 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import load_game_or_exit  # noqa: E402
+from examples._common import load_game_or_exit, usage_error  # noqa: E402
 from openspiel_cfrx.eval import plot_curves, write_csv  # noqa: E402
 from openspiel_cfrx.eval.contenders import (  # noqa: E402
     CONTENDERS,
@@ -51,9 +51,9 @@ def main(argv):
     game = load_game_or_exit(FLAGS.game)
     for name in FLAGS.algorithms:
         if name not in CONTENDERS:
-            raise app.UsageError(f"unknown algorithm {name!r}; choose from {', '.join(CONTENDERS)}")
+            usage_error(f"unknown algorithm {name!r}; choose from {', '.join(CONTENDERS)}")
     if FLAGS.seconds <= 0:
-        raise app.UsageError("--seconds must be > 0")
+        usage_error("--seconds must be > 0")
     times = log_times(FLAGS.seconds, FLAGS.eval_points)
     import torch
 

@@ -29,7 +29,7 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import load_game_or_exit  # noqa: E402
+from examples._common import load_game_or_exit, usage_error  # noqa: E402
 from openspiel_cfrx.deep.cfr_mix import VARIANTS, CFRMixSolver  # noqa: E402
 from openspiel_cfrx.eval.team_best_response import exact_team_worst_case, sampled_team_worst_case  # noqa: E402
 
@@ -71,7 +71,7 @@ def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, j
                                policy_network_train_steps=train_steps, seed=seed, num_threads=1)  # fmt: skip
         return solver.run_iteration, solver
     if variant not in VARIANTS:
-        raise app.UsageError(f"unknown variant {variant!r}; choose from {', '.join(VARIANTS)}, deep_cfr")
+        usage_error(f"unknown variant {variant!r}; choose from {', '.join(VARIANTS)}, deep_cfr")
     solver = CFRMixSolver(game, variant=variant, num_traversals=traversals, regret_network_layers=hidden,
                           policy_network_layers=hidden, regret_train_steps=train_steps,
                           policy_train_steps=train_steps, joint_cap=joint_cap, seed=seed)  # fmt: skip
@@ -163,7 +163,7 @@ def main(argv):
     if not team.is_factored_team_game(game):
         sys.exit(f"error: {FLAGS.game} is not a team game (needs the factored team protocol)")
     if FLAGS.eval_every < 1 or FLAGS.seconds <= 0:
-        raise app.UsageError("--eval_every must be >= 1 and --seconds > 0")
+        usage_error("--eval_every must be >= 1 and --seconds > 0")
     hidden = [int(h) for h in FLAGS.hidden]
     exact = exact_available(game, FLAGS.exact_max_histories)
     points = run_variants(game, FLAGS.variants, FLAGS.seconds, FLAGS.iterations, FLAGS.traversals, hidden,

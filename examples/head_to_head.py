@@ -27,7 +27,7 @@ from open_spiel.python import policy as policy_lib
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import load_game_or_exit  # noqa: E402
+from examples._common import load_game_or_exit, usage_error  # noqa: E402
 from openspiel_cfrx.eval.head_to_head import always_call, always_raise, play_match  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -62,18 +62,18 @@ def build_policy(spec: str, game, seed: int):
         try:
             from openspiel_cfrx import DeepCFRSolver
         except ImportError:
-            raise app.UsageError("deep_cfr policies need openspiel_cfrx.DeepCFRSolver") from None
+            usage_error("deep_cfr policies need openspiel_cfrx.DeepCFRSolver")
         if not arg:
-            raise app.UsageError("deep_cfr needs a checkpoint path: deep_cfr:PATH")
+            usage_error("deep_cfr needs a checkpoint path: deep_cfr:PATH")
         return DeepCFRSolver.load_policy(game, arg)
-    raise app.UsageError(f"unknown policy {spec!r}; use call, raise, uniform, cfr+:N, nfsp:N, deep_cfr:PATH")
+    usage_error(f"unknown policy {spec!r}; use call, raise, uniform, cfr+:N, nfsp:N, deep_cfr:PATH")
 
 
 def main(argv):
     del argv
     game = load_game_or_exit(FLAGS.game, check_supported=False)
     if FLAGS.deals < 2:
-        raise app.UsageError("--deals must be >= 2")
+        usage_error("--deals must be >= 2")
     policies = {spec: build_policy(spec, game, FLAGS.seed) for spec in FLAGS.policies}
     rows = []
     for a, b in itertools.combinations(FLAGS.policies, 2):

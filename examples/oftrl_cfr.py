@@ -22,7 +22,7 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import load_game_or_exit  # noqa: E402
+from examples._common import load_game_or_exit, usage_error  # noqa: E402
 from openspiel_cfrx.eval import log_checkpoints, plot_curves, run_curve, write_csv  # noqa: E402
 from openspiel_cfrx.tabular import SOLVERS, make_solver  # noqa: E402
 
@@ -56,7 +56,7 @@ def _openspiel_baseline(name, game):
         "cpp_cfr": lambda: pyspiel.CFRSolver(game),
     }
     if name not in factories:
-        raise app.UsageError(
+        usage_error(
             f"unknown --openspiel_baselines entry {name!r}; choose from {', '.join(factories)}"
         )
     solver = factories[name]()
@@ -70,12 +70,12 @@ def main(argv):
     try:
         scales = [float(s) for s in FLAGS.stepsize_scales]
     except ValueError:
-        raise app.UsageError(f"--stepsize_scales must be numbers, got {FLAGS.stepsize_scales}") from None
+        usage_error(f"--stepsize_scales must be numbers, got {FLAGS.stepsize_scales}")
     for name in FLAGS.solvers:
         if name not in SOLVERS:
-            raise app.UsageError(f"unknown solver {name!r} in --solvers; choose from {', '.join(SOLVERS)}")
+            usage_error(f"unknown solver {name!r} in --solvers; choose from {', '.join(SOLVERS)}")
     if FLAGS.iterations < 1:
-        raise app.UsageError("--iterations must be >= 1")
+        usage_error("--iterations must be >= 1")
     checkpoints = log_checkpoints(FLAGS.iterations, every=FLAGS.eval_every or None)
     log = None if FLAGS.quiet else print
 

@@ -8,7 +8,7 @@ happens in `policy()` and is charged to the contender by the harness
 (`run_timed`), so curves compare usable policies at equal compute.
 
 Registered names (`CONTENDERS`):
-  ours:      cfr, cfr+, dcfr, lcfr, pcfr+, oftrl, deep_cfr (when available)
+  ours:      cfr, cfr+, dcfr, lcfr, pcfr+, oftrl, deep_cfr, cfr_mix (team games)
   OpenSpiel: os_cpp_cfr, os_cfr, os_cfr_plus, os_dcfr, os_es_mccfr, os_nfsp, os_deep_cfr
 """
 
@@ -210,7 +210,51 @@ def _os_dcfr(game):
     return discounted_cfr.DCFRSolver(game)
 
 
+class _DeepContender(Contender):
+    """Our DeepCFRSolver / CFRMixSolver: one `run_iteration()` per step; the
+    solver itself is the policy (`strategy_array` evaluates the average
+    network on all infosets in batches, training it first if needed)."""
+
+    def __init__(self, name, solver, game):
+        self.name = name
+        self._solver = solver
+        self._game = game
+
+    @property
+    def nodes_touched(self):
+        return getattr(self._solver, "nodes_touched", None)
+
+    def step(self):
+        self._solver.run_iteration()
+
+    def policy(self):
+        # Evaluating the average network on every infoset (training it first
+        # if new samples arrived) happens here, so its cost is charged to us.
+        from openspiel_cfrx.tree import get_tree
+
+        return self._solver.strategy_array(get_tree(self._game))
+
+
+def _deep_cfr(game, seed, **kwargs):
+    from openspiel_cfrx.deep import DeepCFRSolver
+
+    params = dict(num_iterations=10**9, num_traversals=300, advantage_network_train_steps=200,
+                  policy_network_train_steps=1000, seed=seed, num_threads=None)  # fmt: skip
+    params.update(kwargs)
+    return _DeepContender("deep_cfr", DeepCFRSolver(game, **params), game)
+
+
+def _cfr_mix(game, seed, **kwargs):
+    from openspiel_cfrx.deep.cfr_mix import CFRMixSolver
+
+    params = dict(num_iterations=10**9, seed=seed)
+    params.update(kwargs)
+    return _DeepContender("cfr_mix", CFRMixSolver(game, **params), game)
+
+
 CONTENDERS: dict[str, Callable] = {
+    "deep_cfr": _deep_cfr,
+    "cfr_mix": _cfr_mix,
     **{n: _tabular(n) for n in ("cfr", "cfr+", "dcfr", "lcfr", "pcfr+", "oftrl")},
     "os_cpp_cfr": _openspiel_solver("os_cpp_cfr", pyspiel.CFRSolver),
     "os_cfr": _openspiel_solver("os_cfr", _os_cfr),
