@@ -80,7 +80,7 @@ def main(argv):
             num_threads=FLAGS.threads,
             keep_iteration_networks=FLAGS.sd_cfr,
             log_every=0 if FLAGS.progress else 1,
-            verbose=not FLAGS.progress,
+            verbose=False,  # absl already shows the logging lines
         )
     except ValueError as e:
         sys.exit(f"error: {e}")

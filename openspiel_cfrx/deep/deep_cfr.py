@@ -468,7 +468,7 @@ class DeepCFRSolver(policy_lib.Policy):
             return torch.ones_like(iterations, dtype=torch.float32)
         return iterations.to(torch.float32) * (2.0 / self._iteration)
 
-    def _train(self, net, optimizer, memory, batch_size, steps, loss_fn) -> float | None:
+    def _train(self, net, optimizer, memory, batch_size, steps, loss_fn, rng) -> float | None:
         if len(memory) == 0 or steps == 0:
             return None
         features = torch.from_numpy(memory.features)
@@ -479,7 +479,7 @@ class DeepCFRSolver(policy_lib.Policy):
         recent = []
         net.train()
         for step in range(steps):
-            index = torch.from_numpy(memory.sample_indices(batch_size, self._np_rng))
+            index = torch.from_numpy(memory.sample_indices(batch_size, rng))
             x = features[index].to(self._device, non_blocking=True)
             y = targets[index].to(self._device, non_blocking=True)
             m = masks[index].to(self._device, non_blocking=True)
@@ -512,6 +512,7 @@ class DeepCFRSolver(policy_lib.Policy):
             self._batch_size_advantage,
             self._advantage_network_train_steps,
             loss_fn,
+            self._np_rng,
         )
         if loss is not None:
             self._trained[player] = True
@@ -535,6 +536,9 @@ class DeepCFRSolver(policy_lib.Policy):
             self._batch_size_strategy,
             self._policy_network_train_steps,
             loss_fn,
+            # Its own stream, a function of the memory's contents only: evaluating
+            # the average strategy mid-run never changes the training trajectory.
+            np.random.default_rng((self._seed, 2, self._strategy_memory.add_calls)),
         )
         self._policy_trained_at = self._strategy_memory.add_calls
         self._eval_cache.clear()
