@@ -88,12 +88,12 @@ def strategy_from_policy(
         return np.where(tree.infoset_legal_mask, strategy, 0.0)
     if isinstance(policy, pyspiel.Policy):
         strategy = np.zeros((num_infosets, num_actions), dtype=np.float64)
-        _fill_from_dicts(
-            tree,
-            strategy,
-            range(num_infosets),
-            (policy.get_state_policy(key) for key in tree.infoset_key),
-        )
+        try:
+            rows = [policy.get_state_policy(key) for key in tree.infoset_key]
+        except pyspiel.SpielError:
+            # Some C++ policies (e.g. MCCFR's on Python games) only answer by state.
+            rows = [policy.action_probabilities(state) for state in tree.infoset_states()]
+        _fill_from_dicts(tree, strategy, range(num_infosets), rows)
         return np.where(tree.infoset_legal_mask, strategy, 0.0)
     if not hasattr(policy, "action_probabilities") and not hasattr(
         policy, "batch_action_probabilities"
