@@ -43,9 +43,9 @@ FLAGS = flags.FLAGS
 flags.DEFINE_list("mode", ["throughput", "compare"], "throughput, compare, ablations")
 flags.DEFINE_string("game", "leduc_poker", "Game.")
 flags.DEFINE_float("seconds", 600.0, "Solver-seconds budget per side in `compare`.")
-flags.DEFINE_float("eval_every_seconds", 60.0, "Checkpoint spacing (solver seconds) in `compare`.")
+flags.DEFINE_float("eval_every_seconds", 100.0, "Checkpoint spacing (solver seconds) in `compare`.")
 flags.DEFINE_integer("openspiel_iterations", 101, "OpenSpiel example's iteration count.")
-flags.DEFINE_integer("ablation_iterations", 40, "Iterations per ablation run.")
+flags.DEFINE_integer("ablation_iterations", 20, "Iterations per ablation run.")
 flags.DEFINE_list("ablations", [], "Subset of ablation names to run (default all).")
 flags.DEFINE_integer("seed", 0, "Seed.")
 flags.DEFINE_integer("threads", 1, "torch threads (both sides).")
@@ -55,10 +55,10 @@ flags.DEFINE_string("output_dir", "benchmarks/results", "Where results go.")
 OURS_LEDUC = dict(
     advantage_network_layers=(64, 64, 64),
     policy_network_layers=(64, 64, 64),
-    num_traversals=1000,
-    advantage_network_train_steps=200,
+    num_traversals=500,
+    advantage_network_train_steps=150,
     batch_size_advantage=2048,
-    policy_network_train_steps=2000,
+    policy_network_train_steps=1000,
     batch_size_strategy=2048,
     memory_capacity=int(2e6),
     keep_iteration_networks=True,
@@ -235,14 +235,14 @@ def _plot(records, path):
 
 # ------------------------------------------------------------------- ablations
 ABLATION_BASE = dict(
-    advantage_network_layers=(64, 64, 64),
-    policy_network_layers=(64, 64, 64),
-    num_traversals=500,
-    advantage_network_train_steps=150,
-    batch_size_advantage=2048,
-    policy_network_train_steps=1500,
-    batch_size_strategy=2048,
-    memory_capacity=150_000,  # fills after ~1/3 of the run: sliding window vs reservoir differ
+    advantage_network_layers=(64, 64),
+    policy_network_layers=(64, 64),
+    num_traversals=300,
+    advantage_network_train_steps=100,
+    batch_size_advantage=1024,
+    policy_network_train_steps=1000,
+    batch_size_strategy=1024,
+    memory_capacity=20_000,  # fills after ~1/3 of the run: sliding window vs reservoir differ
     keep_iteration_networks=True,
 )
 ABLATIONS = {
