@@ -1,5 +1,6 @@
 # Two commands do everything on a fresh machine:
-#   make demo   - the main job: solve a small game and report exploitability
+#   make demo   - the main job: Deep CFR on Kuhn poker, exact exploitability, PNG
+#   make demo-tabular - CFR family + OFTRL-CFR on Leduc vs OpenSpiel's C++ CFR
 #   make test   - the test suite (slow tests excluded; `make test-slow` runs them)
 # Both create ./.venv and install the pinned dependencies (constraints.txt) on first use.
 
@@ -8,7 +9,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: demo test test-slow lint bench clean venv
+.PHONY: demo demo-tabular test test-slow lint clean venv
 
 venv: $(STAMP)
 
@@ -18,9 +19,13 @@ $(STAMP): setup.py constraints.txt
 	touch $(STAMP)
 
 demo: $(STAMP)
+	$(BIN)/python examples/deep_cfr.py --game=kuhn_poker --iterations=15 --traversals=1000 \
+		--policy_steps=1000 --eval_every=15 --progress --output_dir=out/demo
+
+demo-tabular: $(STAMP)
 	$(BIN)/python examples/oftrl_cfr.py --game=leduc_poker --iterations=500 \
 		--solvers=cfr,cfr+,dcfr,pcfr+,oftrl --stepsize_scales=1,1000000 \
-		--openspiel_baselines=cpp_cfr --baseline_seconds=20 --output_dir=out/demo
+		--openspiel_baselines=cpp_cfr --baseline_seconds=20 --output_dir=out/demo_tabular
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow" tests
