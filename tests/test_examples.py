@@ -90,3 +90,28 @@ def test_head_to_head_example(tmp_path):
     rows = _finite_rows(tmp_path / "head_to_head.csv", column="mean_mbb/g", nonnegative=False)
     assert len(rows) == 3
     assert "| call | uniform |" in (tmp_path / "head_to_head.md").read_text()
+
+
+def test_deep_cfr_example(tmp_path):
+    _run(
+        "deep_cfr.py", "--game=kuhn_poker", "--iterations=2", "--traversals=20",
+        "--advantage_steps=5", "--policy_steps=5", "--batch=32", "--eval_every=1",
+        f"--output_dir={tmp_path}",
+    )  # fmt: skip
+    csvs = list(tmp_path.glob("*.csv"))
+    assert csvs
+    with open(csvs[0], encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(
+        math.isfinite(float(v)) for row in rows for k, v in row.items() if "nash_conv" in k and v
+    )
+    assert list(tmp_path.glob("*.png"))
+
+
+def test_cfr_mix_example(tmp_path):
+    _run(
+        "cfr_mix.py", "--variants=cfr_mix,independent", "--iterations=2", "--seconds=30",
+        "--traversals=5", "--train_steps=2", "--eval_every=1", "--hidden=8",
+        f"--output_dir={tmp_path}",
+    )  # fmt: skip
+    assert list(tmp_path.glob("*.csv")) and list(tmp_path.glob("*.png"))
