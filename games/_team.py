@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyspiel
 
+from games._common import two_player_zero_sum_game_type
 from openspiel_cfrx import team as team_protocol
 
 
@@ -34,22 +35,7 @@ class FrozenConfig:
 
 def team_game_type(short_name: str, long_name: str, defaults: dict) -> pyspiel.GameType:
     """GameType shared by the team games: 2-player zero-sum, sequential, terminal rewards."""
-    return pyspiel.GameType(
-        short_name=short_name,
-        long_name=long_name,
-        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-        utility=pyspiel.GameType.Utility.ZERO_SUM,
-        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-        max_num_players=2,
-        min_num_players=2,
-        provides_information_state_string=True,
-        provides_information_state_tensor=True,
-        provides_observation_string=True,
-        provides_observation_tensor=True,
-        parameter_specification=defaults,
-    )
+    return two_player_zero_sum_game_type(short_name, long_name, defaults)
 
 
 def full_params(game_name: str, params: dict, defaults: dict) -> dict:

@@ -44,6 +44,8 @@ from collections.abc import Mapping
 
 import pyspiel
 
+from games._common import two_player_zero_sum_game_type
+
 FLOP_HOLDEM = "flop_holdem"
 HULH = "hulh"
 
@@ -275,21 +277,10 @@ def mbb_per_game_to_chips(mbb, big_blind: float = BIG_BLIND):
 
 
 def _game_type(short_name: str, long_name: str, num_rounds: int) -> pyspiel.GameType:
-    return pyspiel.GameType(
-        short_name=short_name,
-        long_name=long_name,
-        dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-        chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-        information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-        utility=pyspiel.GameType.Utility.ZERO_SUM,
-        reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-        max_num_players=2,
-        min_num_players=2,
-        provides_information_state_string=True,
-        provides_information_state_tensor=True,
-        provides_observation_string=True,
-        provides_observation_tensor=True,
-        parameter_specification={
+    return two_player_zero_sum_game_type(
+        short_name,
+        long_name,
+        {
             "num_ranks": MAX_RANKS,
             "num_suits": MAX_SUITS,
             "max_raises": " ".join(map(str, _PAPER_MAX_RAISES[:num_rounds])),
