@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 import pyspiel
 
-from openspiel_cfrx.deep.traversal import _sample_chance, run_batched
+from openspiel_cfrx.deep.traversal import run_batched, sample_chance
 
 REGRET_TARGETS = ("joint", "independent")
 
@@ -193,7 +193,7 @@ def probe(
         if state.is_terminal():
             return state.returns()[traverser]
         if state.is_chance_node():
-            state.apply_action(_sample_chance(state.chance_outcomes(), rng))
+            state.apply_action(sample_chance(state.chance_outcomes(), rng))
             continue
         view = views[state.current_player()]
         query = make_query(view, state)
@@ -242,7 +242,7 @@ def probe_traversal(
         if state.is_terminal():
             return state.returns()[traverser]
         if state.is_chance_node():
-            state.apply_action(_sample_chance(state.chance_outcomes(), rng))
+            state.apply_action(sample_chance(state.chance_outcomes(), rng))
             continue
         player = state.current_player()
         view = views[player]

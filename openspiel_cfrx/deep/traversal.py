@@ -73,7 +73,7 @@ def _sample_index(probs: Sequence[float], legal: list[int], rng: random.Random) 
     return legal[-1]
 
 
-def _sample_chance(outcomes: list[tuple[int, float]], rng: random.Random) -> int:
+def sample_chance(outcomes: list[tuple[int, float]], rng: random.Random) -> int:
     u = rng.random()
     cumulative = 0.0
     for action, prob in outcomes:
@@ -104,7 +104,7 @@ def external_sampling_traversal(
         if state.is_terminal():
             return state.returns()[traverser]
         if state.is_chance_node():
-            state.apply_action(_sample_chance(state.chance_outcomes(), rng))
+            state.apply_action(sample_chance(state.chance_outcomes(), rng))
             continue
         player = state.current_player()
         legal = state.legal_actions()
