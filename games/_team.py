@@ -99,13 +99,17 @@ def parse_int_list(text: str, name: str) -> tuple[int, ...]:
 
 
 class TeamGameMixin:
-    """Game half of the factored protocol; needs `self._cfg.radices`."""
+    """Game half of the factored protocol; needs `self._cfg.radices` and
+    `self._cfg.adversary_num_actions`."""
 
     def num_team_agents(self) -> int:
         return len(self._cfg.radices)
 
     def agent_num_actions(self) -> tuple[int, ...]:
         return self._cfg.radices
+
+    def adversary_num_actions(self) -> int:
+        return self._cfg.adversary_num_actions
 
     def agent_observation_size(self) -> int:
         return self._cfg.agent_observation_size

@@ -167,6 +167,7 @@ class _Config(_team.FrozenConfig):
                 f"OpenSpiel's int64 action ids; use fewer pursuers"
             )
         self.radices = (self.num_slots,) * self.num_pursuers
+        self.adversary_num_actions = self.num_slots  # the evader moves by slot, like a pursuer
         self.max_joint_actions = int(full["max_joint_actions"])
         if self.max_joint_actions < 1:
             raise ValueError(f"nest: max_joint_actions={self.max_joint_actions} must be >= 1")

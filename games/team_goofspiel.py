@@ -105,6 +105,7 @@ class _Config(_team.FrozenConfig):
             )
         k, p, r = self.num_cards, self.num_agents, self.num_turns
         self.radices = (k,) * p
+        self.adversary_num_actions = k  # the adversary bids from 1..K too
         self.full_hand = (1 << k) - 1  # bit c-1 set <=> card c in hand
         # Largest total any one player can collect: the R largest point cards
         # that can appear (ascending order only ever shows 1..R).

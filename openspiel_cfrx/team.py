@@ -12,7 +12,9 @@ CFR-MIX never enumerates the joint space (it can be 10^6 or 13^6 joint actions
 at one information set).  It needs, instead, the factored view described by
 `FactoredTeamGame` and `FactoredTeamState` below.  Games provide it by duck
 typing: nothing here imports a game, and algorithms test for the protocol with
-`is_factored_team_game(game)` / `isinstance(state, FactoredTeamState)`.
+`is_factored_team_game(game)` / `isinstance(state, FactoredTeamState)`.  The
+adversary's action count comes from `adversary_num_actions(game)`, which
+reads the game's (optional) `adversary_num_actions()` method.
 
 Encoding (fixed, state independent).  With radices ``n = (n_0, ..., n_{P-1})``
 (agent i's number of *distinct* individual actions, not its legal ones)::
@@ -29,6 +31,7 @@ be mixed back into joint-action regrets.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
@@ -71,6 +74,29 @@ class FactoredTeamGame(Protocol):
         """The team's pyspiel (joint) action -> [n] individual actions."""
         ...
 
+    def adversary_num_actions(self) -> int:
+        """Distinct actions of the adversary (`ADVERSARY_PLAYER`): every
+        adversary pyspiel action lies in [0, adversary_num_actions()).
+
+        Algorithms size the adversary's network head with it (the game's
+        `num_distinct_actions()` is the joint team space, far too wide).
+        Optional for games written before it existed: `is_factored_team_game`
+        does not require it and `adversary_num_actions(game)` below falls back
+        to the largest agent action count.
+        """
+        ...
+
+
+# The members `is_factored_team_game` requires; `adversary_num_actions` is the
+# optional one (see `adversary_num_actions(game)`).
+REQUIRED_GAME_METHODS = (
+    "num_team_agents",
+    "agent_num_actions",
+    "agent_observation_size",
+    "encode_joint_action",
+    "decode_joint_action",
+)
+
 
 @runtime_checkable
 class FactoredTeamState(Protocol):
@@ -110,8 +136,47 @@ class FactoredTeamState(Protocol):
 
 
 def is_factored_team_game(game: object) -> bool:
-    """True if `game` offers the factored team action protocol."""
-    return isinstance(game, FactoredTeamGame)
+    """True if `game` offers the factored team action protocol.
+
+    Checks the required members (`REQUIRED_GAME_METHODS`); the optional
+    `adversary_num_actions()` may be missing (`isinstance(game,
+    FactoredTeamGame)` checks the full protocol, that one included).
+    """
+    return all(callable(getattr(game, name, None)) for name in REQUIRED_GAME_METHODS)
+
+
+def adversary_num_actions(game: object) -> int:
+    """The adversary's number of distinct actions, for sizing its outputs.
+
+    `game.adversary_num_actions()` when the game defines it, checked to lie in
+    [1, game.num_distinct_actions()]; otherwise (third-party games written
+    before the method existed) the largest agent action count
+    `max(game.agent_num_actions())`, right when the adversary's action set is
+    that of one agent (team Goofspiel, NEST).  A wrong fallback is caught
+    where it matters: solvers raise if the adversary ever has a legal action
+    at or above this count.
+
+    Raises:
+      ValueError: the declared count is not a positive integer or exceeds
+        `num_distinct_actions()` (inconsistent game sizes).
+    """
+    method = getattr(game, "adversary_num_actions", None)
+    if method is None:
+        return int(max(game.agent_num_actions()))
+    count = method()
+    total = game.num_distinct_actions() if hasattr(game, "num_distinct_actions") else None
+    if isinstance(count, bool) or not isinstance(count, numbers.Integral) or count < 1:
+        raise ValueError(
+            f"{type(game).__name__}.adversary_num_actions() returned {count!r}; it must be a "
+            f"positive int, the adversary's number of distinct actions"
+        )
+    if total is not None and count > total:
+        raise ValueError(
+            f"{type(game).__name__}.adversary_num_actions() = {count} exceeds "
+            f"num_distinct_actions() = {total}; every pyspiel action, the adversary's included, "
+            f"must be below num_distinct_actions(), so one of the two sizes is wrong"
+        )
+    return int(count)
 
 
 def joint_action_space_size(radices: Sequence[int]) -> int:

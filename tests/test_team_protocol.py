@@ -94,6 +94,139 @@ def test_games_satisfy_protocol(name):
     assert isinstance(state.clone(), team.FactoredTeamState)
 
 
+def _adversary_legal_actions(state, seen):
+    """Union of the adversary's legal actions over the whole tree below `state`."""
+    if state.is_terminal():
+        return
+    if state.current_player() == team.ADVERSARY_PLAYER:
+        seen.update(state.legal_actions())
+    actions = (
+        [a for a, _ in state.chance_outcomes()] if state.is_chance_node() else state.legal_actions()
+    )
+    for action in actions:
+        _adversary_legal_actions(state.child(action), seen)
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("team_goofspiel(num_cards=3,num_agents=2,num_turns=2)", 3),
+        ("nest(rows=2,cols=2,num_pursuers=1,horizon=2,exits=3;)", 5),
+        (NEST_STAR.format(1), 4),  # 1 + max degree 3 (node 0)
+    ],
+)
+def test_adversary_num_actions_bounds_every_adversary_action(name, expected):
+    game = pyspiel.load_game(name)
+    assert isinstance(game, team.FactoredTeamGame)  # full protocol, optional method included
+    assert game.adversary_num_actions() == expected == team.adversary_num_actions(game)
+    seen = set()
+    _adversary_legal_actions(game.new_initial_state(), seen)
+    assert seen and max(seen) < expected
+
+
+class _NoAdversaryCount:
+    """A third-party team game written before `adversary_num_actions` existed."""
+
+    def __init__(self, radices=(3, 4)):
+        self.radices = radices
+
+    def num_team_agents(self):
+        return len(self.radices)
+
+    def agent_num_actions(self):
+        return self.radices
+
+    def agent_observation_size(self):
+        return 1
+
+    def encode_joint_action(self, agent_actions):
+        return team.encode_mixed_radix(agent_actions, self.radices)
+
+    def decode_joint_action(self, joint_action):
+        return team.decode_mixed_radix(joint_action, self.radices)
+
+    def num_distinct_actions(self):
+        return team.joint_action_space_size(self.radices)
+
+
+class _DeclaredCount(_NoAdversaryCount):
+    def __init__(self, count, radices=(3, 4)):
+        super().__init__(radices)
+        self.count = count
+
+    def adversary_num_actions(self):
+        return self.count
+
+
+def test_adversary_num_actions_is_optional_with_fallback():
+    legacy = _NoAdversaryCount()
+    assert team.is_factored_team_game(legacy)
+    assert not isinstance(legacy, team.FactoredTeamGame)
+    assert team.adversary_num_actions(legacy) == 4  # largest agent action count
+    assert team.adversary_num_actions(_DeclaredCount(7)) == 7
+    assert isinstance(_DeclaredCount(7), team.FactoredTeamGame)
+
+
+@pytest.mark.parametrize(
+    "count, message",
+    [
+        (0, "must be a positive int"),
+        (2.5, "must be a positive int"),
+        (13, "exceeds num_distinct_actions"),
+    ],
+)
+def test_adversary_num_actions_inconsistent_sizes_raise(count, message):
+    with pytest.raises(ValueError, match=message):
+        team.adversary_num_actions(_DeclaredCount(count))
+
+
+def _first_adversary_state(game):
+    state = game.new_initial_state()
+    while state.current_player() != team.ADVERSARY_PLAYER:
+        if state.is_chance_node():
+            state.apply_action(state.chance_outcomes()[0][0])
+        else:
+            state.apply_action(state.legal_actions()[0])
+    return state
+
+
+def test_cfr_mix_sizes_adversary_head_from_protocol_and_rejects_inconsistent_games():
+    from games.team_goofspiel import TeamGoofspielGame
+
+    params = {"num_cards": 3, "num_agents": 2, "num_turns": 2}
+    game = pyspiel.load_game("team_goofspiel", params)
+    solver = openspiel_cfrx.CFRMixSolver(
+        game, regret_network_layers=(4,), policy_network_layers=(4,)
+    )
+    assert solver.views[team.ADVERSARY_PLAYER].num_actions == (3,)
+
+    class TooFewAdversaryActions(TeamGoofspielGame):
+        def adversary_num_actions(self):
+            return 2
+
+    bad = TooFewAdversaryActions(params)
+    solver = openspiel_cfrx.CFRMixSolver(
+        bad, regret_network_layers=(4,), policy_network_layers=(4,)
+    )
+    with pytest.raises(ValueError, match=r"adversary_num_actions\(\) is 2: inconsistent sizes"):
+        solver.agent_action_probabilities(_first_adversary_state(bad))
+
+    class Legacy(TeamGoofspielGame):
+        adversary_num_actions = None  # as if the game predated the method
+
+    legacy = Legacy(params)
+    solver = openspiel_cfrx.CFRMixSolver(
+        legacy, regret_network_layers=(4,), policy_network_layers=(4,)
+    )
+    assert solver.views[team.ADVERSARY_PLAYER].num_actions == (3,)  # fallback: max agent count
+    state = _first_adversary_state(legacy)
+    assert len(solver.agent_action_probabilities(state)[0]) == 3
+    # Were the fallback too small, the error says what to add to the game.
+    solver._views[team.ADVERSARY_PLAYER].num_actions = (2,)
+    with pytest.raises(ValueError, match="give the game an adversary_num_actions"):
+        solver.agent_action_probabilities(state)
+
+
 def test_legal_agent_actions_only_on_team_turn():
     game = pyspiel.load_game("team_goofspiel(num_cards=3,num_agents=2)")
     state = game.new_initial_state()

@@ -334,15 +334,6 @@ def _team_views(game, team_view: str, adversary_actions: int) -> list[AgentView]
     return [team, adversary]
 
 
-def adversary_num_actions(game: pyspiel.Game) -> int:
-    """Head width of the adversary: `game.adversary_num_actions()` if the game
-    says, else the largest agent radix (in team Goofspiel and NEST the adversary
-    has the same action set as one agent)."""
-    if hasattr(game, "adversary_num_actions"):
-        return int(game.adversary_num_actions())
-    return int(max(game.agent_num_actions()))
-
-
 class CFRMixSolver(policy_lib.Policy):
     """CFR-MIX and its baselines on a team-adversary game; an OpenSpiel `Policy`
     whose team probabilities are the product of the agents' average strategies.
@@ -439,7 +430,16 @@ class CFRMixSolver(policy_lib.Policy):
         if num_threads is not None:
             torch.set_num_threads(int(num_threads))
         self._device = torch.device(device)
-        self._views = _team_views(game, config["team_view"], adversary_num_actions(game))
+        self._adversary_declared = callable(getattr(game, "adversary_num_actions", None))
+        adversary_actions = team_lib.adversary_num_actions(game)
+        if not self._adversary_declared:
+            logger.warning(
+                "game '%s' has no adversary_num_actions(); assuming the adversary has "
+                "max(agent_num_actions()) = %d actions (add the method to the game to be sure)",
+                game.get_type().short_name,
+                adversary_actions,
+            )
+        self._views = _team_views(game, config["team_view"], adversary_actions)
         self._feature_sizes = [int(np.prod(game.information_state_tensor_shape()))] * 2
         self._num_iterations = int(num_iterations)
         self._num_traversals = int(num_traversals)
@@ -530,14 +530,31 @@ class CFRMixSolver(policy_lib.Policy):
         for r, query in enumerate(queries):
             for agent, actions in enumerate(query.legal):
                 if actions and actions[-1] >= view.max_actions:
-                    raise ValueError(
-                        f"player {query.player} has legal action {actions[-1]} but its network has "
-                        f"{view.max_actions} outputs; give the game an adversary_num_actions() method"
-                    )
+                    raise ValueError(self._width_error(query.player, actions[-1], view.max_actions))
                 legal[r, agent, actions] = True
         features = np.stack([q.features for q in queries]).astype(np.float32)
         agent_features = np.stack([q.agent_features for q in queries]).astype(np.float32)
         return regret_matching_plus(model.values(features, agent_features), legal)
+
+    def _width_error(self, player: int, action: int, width: int) -> str:
+        name = self._game.get_type().short_name
+        if player != team_lib.ADVERSARY_PLAYER:
+            return (
+                f"player {player} of game '{name}' has legal action {action} but its network has "
+                f"{width} outputs: the game's agent_num_actions() / num_distinct_actions() are too small"
+            )
+        if self._adversary_declared:
+            return (
+                f"the adversary of game '{name}' has legal action {action}, but the game's "
+                f"adversary_num_actions() is {width}: inconsistent sizes, fix adversary_num_actions() "
+                f"to count every adversary action"
+            )
+        return (
+            f"the adversary of game '{name}' has legal action {action}, but the game has no "
+            f"adversary_num_actions() and CFR-MIX assumed max(agent_num_actions()) = {width} "
+            f"actions; give the game an adversary_num_actions() method returning the adversary's "
+            f"number of distinct actions"
+        )
 
     def run_iteration(self) -> dict:
         """One iteration of Algorithm 1: for each player, K traversals, then
