@@ -166,3 +166,97 @@ def test_sampled_worst_case_brackets_exact_value(tiny_game):
 
 def tree_adversary_infosets(game) -> int:
     return openspiel_cfrx.get_tree(game).num_infosets_of(1)
+
+
+# --------------------------------------------------------------- checkpoints
+TINY_NETS = dict(num_traversals=8, regret_train_steps=5, policy_train_steps=5, batch_size=32,
+                 regret_network_layers=(8,), policy_network_layers=(8,), memory_capacity=16,
+                 num_threads=1, seed=3)  # fmt: skip
+
+
+def _all_outputs(solver, game) -> list[np.ndarray]:
+    """Raw outputs of every network (regret and average strategy, both players)
+    on every information set of the tiny game."""
+    states = openspiel_cfrx.get_tree(game).infoset_states()
+    out = []
+    for models in (solver._regret_models, solver._policy_models):
+        for player, model in enumerate(models):
+            queries = [pt.make_query(solver.views[player], s) for s in states if s.current_player() == player]
+            features = np.stack([q.features for q in queries]).astype(np.float32)
+            agent_features = np.stack([q.agent_features for q in queries]).astype(np.float32)
+            with torch.inference_mode():
+                out.append(model.net(torch.from_numpy(features), torch.from_numpy(agent_features)).numpy())
+            out.append(model.values(features, agent_features))
+    return out
+
+
+@pytest.mark.parametrize("variant", ["cfr_mix", "deep_cfr_mix"])
+def test_checkpoint_resume_is_exact(tiny_game, tmp_path, variant):
+    path = str(tmp_path / "cfr_mix.pt")
+    first = CFRMixSolver(tiny_game, variant=variant, num_iterations=3, **TINY_NETS)
+    first.run_iteration()
+    first.run_iteration()
+    first.save_checkpoint(path)
+    resumed = CFRMixSolver(tiny_game, variant=variant, num_iterations=3, **{**TINY_NETS, "seed": 99})
+    resumed.load_checkpoint(path)
+    assert resumed.iteration == 2 and len(resumed.history) == 2
+    resumed.solve()  # the one remaining iteration
+    straight = CFRMixSolver(tiny_game, variant=variant, num_iterations=3, **TINY_NETS)
+    straight.solve()
+    assert resumed.iteration == straight.iteration == 3
+    assert resumed.nodes_touched == straight.nodes_touched and resumed.probes == straight.probes
+    for a, b in zip(_all_outputs(resumed, tiny_game), _all_outputs(straight, tiny_game), strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+    for a, b in zip(resumed._regret_models + resumed._policy_models,
+                    straight._regret_models + straight._policy_models, strict=True):  # fmt: skip
+        assert a.memory.add_calls == b.memory.add_calls and a.losses == b.losses and a.scale == b.scale
+        np.testing.assert_array_equal(a.memory.features, b.memory.features)
+        assert a.optimizer.steps == b.optimizer.steps
+    assert resumed._py_rng.random() == straight._py_rng.random()
+    assert resumed._np_rng.random() == straight._np_rng.random()
+
+
+def test_corrupt_and_mismatched_checkpoints_give_clear_errors(tiny_game, tmp_path):
+    from openspiel_cfrx.deep import CheckpointError, DeepCFRSolver
+
+    solver = CFRMixSolver(tiny_game, **TINY_NETS)
+    solver.run_iteration()
+    path = str(tmp_path / "ok.pt")
+    solver.save_checkpoint(path)
+    with open(path, "rb") as f:
+        data = f.read()
+    (tmp_path / "truncated.pt").write_bytes(data[: len(data) // 2])
+    (tmp_path / "garbage.pt").write_bytes(bytes(range(256)) * 8)
+    fresh = CFRMixSolver(tiny_game, **TINY_NETS)
+    for bad in ("truncated.pt", "garbage.pt"):
+        with pytest.raises(CheckpointError, match="corrupt"):
+            fresh.load_checkpoint(str(tmp_path / bad))
+    with pytest.raises(CheckpointError, match="does not exist"):
+        fresh.load_checkpoint(str(tmp_path / "missing.pt"))
+    assert issubclass(CheckpointError, ValueError)
+    # Another game, network shape or variant: the message names the setting.
+    other_game = CFRMixSolver(pyspiel.load_game(STAR_NEST), **TINY_NETS)
+    with pytest.raises(CheckpointError, match=r"game: checkpoint 'team_goofspiel.*construct the solver"):
+        other_game.load_checkpoint(path)
+    wider = CFRMixSolver(tiny_game, **{**TINY_NETS, "regret_network_layers": (16,)})
+    with pytest.raises(CheckpointError, match="regret_network_layers"):
+        wider.load_checkpoint(path)
+    with pytest.raises(CheckpointError, match="variant"):
+        CFRMixSolver(tiny_game, variant="deep_cfr_mix", **TINY_NETS).load_checkpoint(path)
+    # The two deep solvers refuse each other's files and say whose they are.
+    deep = DeepCFRSolver(pyspiel.load_game("kuhn_poker"), (8,), (8,), memory_capacity=16)
+    deep_path = str(tmp_path / "deep.pt")
+    deep.save_checkpoint(deep_path)
+    with pytest.raises(CheckpointError, match="not a CFRMixSolver checkpoint.*written by DeepCFRSolver"):
+        fresh.load_checkpoint(deep_path)
+    with pytest.raises(CheckpointError, match="not a DeepCFRSolver checkpoint.*written by CFRMixSolver"):
+        deep.load_checkpoint(path)
+    # Right format and settings, damaged contents.
+    payload = torch.load(path, weights_only=True)
+    del payload["regret_models"][0]["optimizer"]
+    torch.save(payload, str(tmp_path / "damaged.pt"))
+    with pytest.raises(CheckpointError, match="damaged"):
+        fresh.load_checkpoint(str(tmp_path / "damaged.pt"))
+    # A good checkpoint still loads after the failed attempts.
+    fresh.load_checkpoint(path)
+    assert fresh.iteration == 1

@@ -6,6 +6,8 @@ baselines of its Section 5, as one OpenSpiel `Policy`.
     solver.solve()
     openspiel_cfrx.nash_conv(team_game, solver)      # tiny instances, exact
     solver.agent_action_probabilities(state)          # decentralised view
+    solver.save_checkpoint("run.pt")                  # resume: a solver built with the
+    solver.load_checkpoint("run.pt")                  # same game and settings
 
 The team (player 0) is n agents sharing one information set I. Its strategy
 is kept in individual form: agent i plays sigma_i(I, .) over its own actions
@@ -72,6 +74,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from openspiel_cfrx import team as team_lib
+from openspiel_cfrx.deep import checkpoint as checkpoint_lib
 from openspiel_cfrx.deep.memories import make_memory
 from openspiel_cfrx.deep.networks import FlatAdam, make_network, reset_parameters
 from openspiel_cfrx.deep.probe_traversal import AgentView, Query, make_query, run_traversals
@@ -297,6 +300,27 @@ class _Model:
         self.losses.append(loss)
         return loss
 
+    def state_dict(self) -> dict:
+        """Everything that changes while training (memory as numpy arrays)."""
+        return {
+            "net": self.net.state_dict(),
+            "optimizer": self.optimizer.state_dict(),
+            "memory": self.memory.state_dict(),
+            "scale": float(self.scale),
+            "trained": bool(self.trained),
+            "losses": [float(x) for x in self.losses],
+            "seed": int(self.seed),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        self.net.load_state_dict(state["net"])  # in place: the optimiser's flat buffer stays bound
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.memory.load_state_dict(state["memory"])
+        self.scale = float(state["scale"])
+        self.trained = bool(state["trained"])
+        self.losses = [float(x) for x in state["losses"]]
+        self.seed = int(state["seed"])
+
     def refit(self, rows, samples, valid, iteration, steps, batch_size, rng, linear_weighting=True) -> float:
         """Deep CFR update: add the raw samples, re-initialise, fit the
         t-weighted mean of everything in the reservoir (Brown et al. 2019)."""
@@ -361,6 +385,15 @@ class CFRMixSolver(policy_lib.Policy):
       num_threads: `torch.set_num_threads` (process-wide); default 1.
       seed: all randomness derives from it.
       callback, callback_every: `callback(solver)` after every N-th iteration.
+
+    The adversary's network head has `openspiel_cfrx.team.adversary_num_actions(game)`
+    outputs: the game's `adversary_num_actions()`, or for games without that
+    method the largest agent action count (logged; a legal adversary action
+    beyond it raises a ValueError saying what to add to the game).
+
+    Checkpoints: `save_checkpoint(path)` / `load_checkpoint(path)` (same API
+    as `DeepCFRSolver`); a resumed run continues exactly. `config` holds the
+    settings a checkpoint must match.
     """
 
     def __init__(
@@ -468,6 +501,20 @@ class CFRMixSolver(policy_lib.Policy):
             self._policy_models.append(_Model(view, self._feature_sizes[p], policy_network_layers, share, network,
                                               learning_rate, gradient_clip, memory_capacity, sum(view.num_actions),
                                               seed * 1009 + 2 + p, self._device))  # fmt: skip
+        # Settings a checkpoint must match (shapes and the variant; see save_checkpoint).
+        self.config = {
+            "game": str(game),
+            "variant": variant,
+            **{key: config[key] for key in ("backbone", "team_view", "regret_targets")},
+            "share_parameters": bool(config["share"]),
+            "views": [[v.num_agents, list(v.num_actions), v.agent_feature_size] for v in self._views],
+            "feature_sizes": list(self._feature_sizes),
+            "regret_network_layers": [int(h) for h in regret_network_layers],
+            "policy_network_layers": [int(h) for h in policy_network_layers],
+            "network": network,
+            "memory_capacity": int(memory_capacity),
+            "joint_cap": self._joint_cap,
+        }
         self._iteration = 1
         self.nodes_touched = 0
         self.probes = 0
@@ -678,6 +725,20 @@ class CFRMixSolver(policy_lib.Policy):
 
     def current_policy_array(self, tree) -> np.ndarray:
         return self.strategy_array(tree, average=False)
+
+    # --------------------------------------------------------------- checkpoint
+    def save_checkpoint(self, path: str) -> None:
+        """Writes every network, optimiser, memory, target scale, the iteration,
+        history, counters and RNG states to `path` (atomically)."""
+        checkpoint_lib.save_cfr_mix(self, path)
+
+    def load_checkpoint(self, path: str) -> None:
+        """Restores a checkpoint written by `save_checkpoint` into a solver built
+        with the same game, variant and shape settings (`self.config`); the run
+        then continues exactly as the checkpointed one would have (its RNG
+        states and seeds replace this solver's). Raises
+        `openspiel_cfrx.deep.CheckpointError` naming the problem otherwise."""
+        checkpoint_lib.load_cfr_mix(self, path)
 
 
 def _joint_product(strategy: np.ndarray, radices: Sequence[int], num_actions: int) -> np.ndarray:

@@ -1,11 +1,15 @@
-"""Checkpoint and resume for Deep CFR solvers.
+"""Checkpoint and resume for the deep solvers (`DeepCFRSolver`, `CFRMixSolver`).
 
 A checkpoint is one `torch.save` file holding only tensors, numbers, strings
 and containers, so it loads with `torch.load(weights_only=True)` (no
 arbitrary code runs from a checkpoint file). It contains the networks,
 optimiser states, memories, iteration counter, loss history, kept networks
-(SD-CFR mode) and both RNG states, so a resumed run continues exactly as an
-uninterrupted one would.
+(SD-CFR mode, Deep CFR) and the RNG states the solver draws from (numpy and
+Python `random`; neither solver uses torch's global RNG: network
+initialisation draws from a forked, seeded one), so a resumed run continues
+exactly as an uninterrupted one would. Files are written atomically (temp
+file + rename). Each solver type has its own `format` tag, so one solver
+refuses the other's checkpoints.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import numpy as np
 import torch
 
 FORMAT = "openspiel_cfrx.DeepCFRSolver/1"
+CFR_MIX_FORMAT = "openspiel_cfrx.CFRMixSolver/1"
+_SOLVER_OF_FORMAT = {FORMAT: "DeepCFRSolver", CFR_MIX_FORMAT: "CFRMixSolver"}
 
 
 class CheckpointError(ValueError):
@@ -63,6 +69,10 @@ def save(solver, path: str) -> None:
             "training_seconds": solver.training_seconds,
         },
     }
+    _write(payload, path)
+
+
+def _write(payload: dict, path: str) -> None:
     directory = os.path.dirname(os.path.abspath(path))
     os.makedirs(directory, exist_ok=True)
     tmp = f"{path}.tmp{os.getpid()}"
@@ -70,7 +80,9 @@ def save(solver, path: str) -> None:
     os.replace(tmp, path)  # atomic: a crash mid-write never leaves a half file at `path`
 
 
-def load(solver, path: str) -> None:
+def _read(path: str, expected_format: str) -> dict:
+    """The payload of `path`, checked to carry `expected_format`."""
+    solver_name = _SOLVER_OF_FORMAT[expected_format]
     if not os.path.exists(path):
         raise CheckpointError(f"checkpoint {path!r} does not exist")
     try:
@@ -78,25 +90,43 @@ def load(solver, path: str) -> None:
     except Exception as e:  # torch raises many types for damaged files
         raise CheckpointError(
             f"cannot read checkpoint {path!r} ({type(e).__name__}: {str(e).splitlines()[0][:200]}); "
-            "the file is corrupt, truncated, or not a DeepCFRSolver checkpoint"
+            f"the file is corrupt, truncated, or not a {solver_name} checkpoint"
         ) from None
-    if not isinstance(payload, dict) or payload.get("format") != FORMAT:
+    found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
+    if found != expected_format:
+        hint = ""
+        if found in _SOLVER_OF_FORMAT:
+            hint = f"; it was written by {_SOLVER_OF_FORMAT[found]}: load it into one"
         raise CheckpointError(
-            f"{path!r} is not a DeepCFRSolver checkpoint (format "
-            f"{payload.get('format') if isinstance(payload, dict) else type(payload).__name__!r}, "
-            f"expected {FORMAT!r})"
+            f"{path!r} is not a {solver_name} checkpoint (format {found!r}, expected "
+            f"{expected_format!r}){hint}"
         )
-    mismatched = {
-        key: (payload["config"].get(key), value)
-        for key, value in solver.config.items()
-        if payload["config"].get(key) != value
-    }
+    return payload
+
+
+def _check_config(path: str, saved, current: dict) -> None:
+    """Raises CheckpointError naming every setting that differs."""
+    if not isinstance(saved, dict):
+        raise CheckpointError(f"checkpoint {path!r} is damaged: its config is {type(saved).__name__}")
+    mismatched = {key: (saved.get(key), value) for key, value in current.items() if saved.get(key) != value}
     if mismatched:
         details = "; ".join(f"{k}: checkpoint {a!r} vs solver {b!r}" for k, (a, b) in mismatched.items())
         raise CheckpointError(
             f"checkpoint {path!r} does not match this solver ({details}); construct the "
             "solver with the checkpoint's game and settings"
         )
+
+
+def _python_rng(state) -> random.Random:
+    rng = random.Random()
+    version, internal, gauss = state
+    rng.setstate((version, tuple(internal), gauss))
+    return rng
+
+
+def load(solver, path: str) -> None:
+    payload = _read(path, FORMAT)
+    _check_config(path, payload.get("config"), solver.config)
     try:
         for net, state in zip(solver._advantage_networks, payload["advantage_networks"], strict=True):
             net.load_state_dict(state)
@@ -111,10 +141,7 @@ def load(solver, path: str) -> None:
         solver._strategy_memory.load_state_dict(_to_numpy(payload["strategy_memory"]))
         solver._kept_networks = [(int(t), list(sds)) for t, sds in payload["kept_networks"]]
         solver._np_rng.bit_generator.state = payload["np_rng"]
-        py_rng = random.Random()
-        version, internal, gauss = payload["py_rng"]
-        py_rng.setstate((version, tuple(internal), gauss))
-        solver._py_rng = py_rng
+        solver._py_rng = _python_rng(payload["py_rng"])
     except (KeyError, RuntimeError, ValueError, TypeError) as e:
         raise CheckpointError(f"checkpoint {path!r} is damaged or incompatible: {e}") from None
     solver._iteration = int(payload["iteration"])
@@ -127,3 +154,66 @@ def load(solver, path: str) -> None:
     solver.traversal_seconds = float(counters["traversal_seconds"])
     solver.training_seconds = float(counters["training_seconds"])
     solver._eval_cache = {}
+
+
+# ------------------------------------------------------------------ CFR-MIX
+def save_cfr_mix(solver, path: str) -> None:
+    """Writes a `CFRMixSolver`: per player and network kind (regret, average
+    strategy) the agent network, optimiser moments, memory (filled part),
+    target scale, losses and seed; the iteration, history, counters and both
+    RNG states."""
+
+    def model_state(model) -> dict:
+        state = model.state_dict()
+        state["memory"] = _to_torch(state["memory"])
+        return state
+
+    payload = {
+        "format": CFR_MIX_FORMAT,
+        "config": dict(solver.config),
+        "iteration": solver._iteration,
+        "regret_models": [model_state(m) for m in solver._regret_models],
+        "policy_models": [model_state(m) for m in solver._policy_models],
+        "np_rng": solver._np_rng.bit_generator.state,
+        "py_rng": solver._py_rng.getstate(),
+        "history": list(solver.history),
+        "counters": {
+            "nodes_touched": solver.nodes_touched,
+            "probes": solver.probes,
+            "traversal_seconds": solver.traversal_seconds,
+            "training_seconds": solver.training_seconds,
+        },
+    }
+    _write(payload, path)
+
+
+def load_cfr_mix(solver, path: str) -> None:
+    """Restores a checkpoint written by `save_cfr_mix` into a `CFRMixSolver`
+    built with the same game and shape settings (`solver.config`)."""
+    payload = _read(path, CFR_MIX_FORMAT)
+    _check_config(path, payload.get("config"), solver.config)
+    try:
+        models = solver._regret_models + solver._policy_models
+        states = list(payload["regret_models"]) + list(payload["policy_models"])
+        for model, state in zip(models, states, strict=True):
+            model.load_state_dict({**state, "memory": _to_numpy(state["memory"])})
+        solver._np_rng.bit_generator.state = payload["np_rng"]
+        solver._py_rng = _python_rng(payload["py_rng"])
+        iteration = int(payload["iteration"])
+        history = [dict(stats) for stats in payload["history"]]
+        counters = payload["counters"]
+        nodes_touched = int(counters["nodes_touched"])
+        probes = int(counters["probes"])
+        traversal_seconds = float(counters["traversal_seconds"])
+        training_seconds = float(counters["training_seconds"])
+    except (KeyError, RuntimeError, ValueError, TypeError) as e:
+        raise CheckpointError(
+            f"checkpoint {path!r} is damaged or incompatible ({type(e).__name__}: {e}); "
+            "write a new one, or construct the solver with the checkpoint's settings"
+        ) from None
+    solver._iteration = iteration
+    solver.history = history
+    solver.nodes_touched = nodes_touched
+    solver.probes = probes
+    solver.traversal_seconds = traversal_seconds
+    solver.training_seconds = training_seconds
