@@ -22,6 +22,7 @@ Every switch the paper ablates (Figure 4) is a constructor argument:
 from __future__ import annotations
 
 import copy
+import functools
 import logging
 import math
 import random
@@ -108,6 +109,12 @@ class DeepCFRSolver(policy_lib.Policy):
       gradient_clip: max gradient norm (paper: 1); None disables clipping.
       traversal_batch_size: traversals run concurrently (each round of queries
         is one forward pass per player).
+      aggregate_duplicates: merge memory entries of the same infoset
+        (summed weights, weighted-mean targets: exactly the same loss up to a
+        constant, memories.py) and, while a memory holds at most a batch's
+        worth of distinct infosets, take each SGD step on the whole merged
+        memory (the exact gradient of the loss the paper's minibatches
+        estimate). Small games only; large ones fall back to sampling.
       traversal_backend: "state" walks pyspiel states (any game); "tree"
         walks the extracted `openspiel_cfrx.get_tree(game)` arrays instead
         (same samples for the same seed, much faster; only for games small
@@ -154,6 +161,7 @@ class DeepCFRSolver(policy_lib.Policy):
         encoder: Callable | None = None,
         gradient_clip: float | None = 1.0,
         traversal_batch_size: int = 1000,
+        aggregate_duplicates: bool = True,
         traversal_backend: str = "state",
         num_threads: int | None = None,
         average_policy: str = "network",
@@ -190,6 +198,7 @@ class DeepCFRSolver(policy_lib.Policy):
         self._fallback = regret_matching_fallback
         self._gradient_clip = gradient_clip
         self._traversal_batch_size = int(traversal_batch_size)
+        self._aggregate_duplicates = bool(aggregate_duplicates)
         self._walker = None
         if traversal_backend == "tree":
             from openspiel_cfrx.tree import get_tree
@@ -244,6 +253,10 @@ class DeepCFRSolver(policy_lib.Policy):
         self._strategy_memory = make_memory(
             memory, self.config["strategy_memory_capacity"], self._feature_size, self._num_actions
         )
+        if self._aggregate_duplicates:
+            for mem in (*self._advantage_memories, self._strategy_memory):
+                mem.track_duplicates(max_unique=max(self._batch_size_advantage or 0,
+                                                    self._batch_size_strategy or 0, 4096))  # fmt: skip
         self._np_rng = np.random.default_rng(self._seed)
         self._py_rng = random.Random(self._seed)
         self._iteration = 1  # the next iteration to run (OpenSpiel counts from 1)
@@ -468,9 +481,45 @@ class DeepCFRSolver(policy_lib.Policy):
             return torch.ones_like(iterations, dtype=torch.float32)
         return iterations.to(torch.float32) * (2.0 / self._iteration)
 
+    def _merged_batch(self, memory, batch_size):
+        """The whole memory merged by infoset (memories.py, exact for these
+        weighted squared losses), as one batch whose `loss_fn` mean equals the
+        memory's mean loss minus a constant; None when not applicable (tracking
+        off, or more distinct infosets than `batch_size`)."""
+        if not memory.duplicates_tracked:
+            return None
+        if batch_size is not None and memory.num_unique > batch_size:
+            return None
+        weights = self._sample_weights(torch.from_numpy(memory.iteration[: len(memory)])).numpy()
+        merged = memory.aggregate(weights)
+        rows, size = len(merged["weight"]), merged["size"]
+        to = functools.partial(torch.as_tensor, device=self._device)
+        return (
+            to(merged["features"]),
+            to(merged["targets"]),
+            to(merged["legal_mask"]),
+            to(merged["weight"] * rows / size, dtype=torch.float32),
+            merged["constant"] / size,
+        )
+
     def _train(self, net, optimizer, memory, batch_size, steps, loss_fn, rng) -> float | None:
         if len(memory) == 0 or steps == 0:
             return None
+        merged = self._merged_batch(memory, batch_size) if self._aggregate_duplicates else None
+        if merged is not None:
+            x, y, m, w, constant = merged
+            tail = max(1, steps // 10)
+            recent = []
+            net.train()
+            for step in range(steps):
+                loss = loss_fn(net(x), y, m, w)
+                optimizer.zero_grad()
+                loss.backward()
+                optimizer.step()
+                if step >= steps - tail:
+                    recent.append(loss.detach())
+            net.eval()
+            return float(torch.stack(recent).mean()) + constant
         features = torch.from_numpy(memory.features)
         targets = torch.from_numpy(memory.targets)
         masks = torch.from_numpy(memory.legal_mask)

@@ -17,6 +17,20 @@ the paper's 40M entries per memory would take 5.6 GB; 10^6 entries 139 MB.
 weighting to stay unbiased once the memory is full. `SlidingWindowMemory`
 keeps the most recent entries (the Figure 4 ablation, which stops converging
 once full).
+
+Duplicate tracking (`track_duplicates`): in small games the same infoset is
+stored many times. The training loss is a weighted sum of squares over the
+memory, so entries with equal features (hence equal legal masks) merge
+exactly: for an infoset I with entries k, weights w_k and targets y_k,
+
+    sum_k w_k ||f(x_I) - y_k||^2 = W_I ||f(x_I) - ybar_I||^2 + sum_k w_k ||y_k - ybar_I||^2,
+
+with W_I = sum_k w_k and ybar_I the w-weighted mean target; the last term does
+not depend on the network. `aggregate(weights)` returns the merged rows, so
+a trainer can take the exact gradient of the whole memory's loss in one small
+batch. Tracking stops by itself (`duplicates_tracked` becomes False) once
+more than `max_unique` distinct infosets have been seen, where merging would
+no longer pay.
 """
 
 from __future__ import annotations
@@ -37,6 +51,9 @@ class _ArrayMemory:
         self.legal_mask = np.zeros((capacity, int(num_actions)), dtype=bool)
         self.iteration = np.zeros(capacity, dtype=np.int32)
         self.add_calls = 0  # entries ever offered
+        self._key_id: np.ndarray | None = None  # distinct-infoset id per slot
+        self._key_index: dict[bytes, int] = {}
+        self._max_unique = 0
 
     @staticmethod
     def entry_bytes(feature_size: int, num_actions: int) -> int:
@@ -76,6 +93,84 @@ class _ArrayMemory:
         self.legal_mask[slots] = legal_mask[keep]
         self.iteration[slots] = np.broadcast_to(np.asarray(iteration, dtype=np.int32), (count,))[keep]
         self.add_calls += count
+        if self._key_id is not None and keep.size:
+            ids = self._ids_of(features[keep], legal_mask[keep])
+            if ids is not None:
+                self._key_id[slots] = ids
+
+    # ------------------------------------------------------------ duplicates
+    def track_duplicates(self, max_unique: int = 65536) -> None:
+        """Starts tracking which slots hold the same infoset (see module doc)."""
+        self._max_unique = int(max_unique)
+        self._key_index = {}
+        self._key_id = np.full(self.capacity, -1, dtype=np.int64)
+        size = len(self)
+        if size:
+            ids = self._ids_of(self.features[:size], self.legal_mask[:size])
+            if ids is not None:
+                self._key_id[:size] = ids
+
+    @property
+    def duplicates_tracked(self) -> bool:
+        return self._key_id is not None
+
+    @property
+    def num_unique(self) -> int:
+        """Distinct infosets ever tracked (an upper bound on those held)."""
+        return len(self._key_index)
+
+    def _ids_of(self, features: np.ndarray, legal_mask: np.ndarray) -> np.ndarray | None:
+        rows = np.ascontiguousarray(
+            np.concatenate([np.ascontiguousarray(features, np.float32).view(np.uint8),
+                            np.ascontiguousarray(legal_mask, bool).view(np.uint8)], axis=1)
+        )  # fmt: skip
+        keys = rows.view(np.dtype((np.void, rows.shape[1]))).ravel()
+        distinct, inverse = np.unique(keys, return_inverse=True)
+        index = self._key_index
+        ids = np.fromiter((index.setdefault(k.tobytes(), len(index)) for k in distinct), np.int64, len(distinct))
+        if len(index) > self._max_unique:  # too many infosets: merging would not pay
+            self._key_id, self._key_index = None, {}
+            return None
+        return ids[inverse.ravel()]
+
+    def aggregate(self, weights: np.ndarray) -> dict:
+        """Merges the held entries by infoset (module doc).
+
+        Args:
+          weights: [len(self)] per-entry loss weights.
+
+        Returns: dict with `features` [U, F], `targets` [U, A] (weighted means),
+        `legal_mask` [U, A], `weight` [U] (summed weights W_I), `constant` (the
+        network-independent term sum_k w_k ||y_k - ybar||^2 over legal actions)
+        and `size` (entries held), for the U infosets with positive weight.
+        """
+        if self._key_id is None:
+            raise ValueError("duplicate tracking is off; call track_duplicates() first")
+        size = len(self)
+        ids = self._key_id[:size]
+        weights = np.asarray(weights, dtype=np.float64)
+        order = np.unique(ids)
+        compact = np.searchsorted(order, ids)
+        total = np.bincount(compact, weights=weights, minlength=len(order))
+        keep = total > 0
+        first = np.zeros(len(order), dtype=np.int64)
+        first[compact[::-1]] = np.arange(size)[::-1]  # a representative slot per infoset
+        targets = self.targets[:size].astype(np.float64)
+        sums = np.stack(
+            [np.bincount(compact, weights=weights * targets[:, a], minlength=len(order))
+             for a in range(targets.shape[1])], axis=1)  # fmt: skip
+        means = sums / np.where(total > 0, total, 1.0)[:, None]
+        mask = self.legal_mask[first]
+        residual = np.where(self.legal_mask[:size], targets - means[compact], 0.0)
+        constant = float(np.dot(weights, (residual**2).sum(axis=1)))
+        return {
+            "features": self.features[first[keep]],
+            "targets": means[keep].astype(np.float32),
+            "legal_mask": mask[keep],
+            "weight": total[keep],
+            "constant": constant,
+            "size": size,
+        }
 
     def sample_indices(self, batch_size: int | None, rng: np.random.Generator) -> np.ndarray:
         """Uniform indices (with replacement) into the filled part; all of it when
@@ -125,6 +220,8 @@ class _ArrayMemory:
         self.iteration[:size] = state["iteration"]
         self.add_calls = int(state["add_calls"])
         self._load_extra_state(state)
+        if self._key_id is not None:
+            self.track_duplicates(self._max_unique)
 
     def _load_extra_state(self, state: dict) -> None:
         pass
