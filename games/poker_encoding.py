@@ -35,6 +35,8 @@ from games.poker import (
     BIG_BLIND,
     CALL,
     FOLD,
+    MAX_RANKS,
+    MAX_SUITS,
     NUM_HOLE_CARDS,
     RAISE,
     SMALL_BLIND,
@@ -158,6 +160,55 @@ class StructuredInfoState:
     bets: np.ndarray
 
 
+@dataclasses.dataclass(frozen=True)
+class PokerNetworkLayout:
+    """Layout of `PokerEncoder.network_tensor`, the flat input of the Appendix C
+    network (`openspiel_cfrx.deep.poker_network`).
+
+    The flat float32 vector is the paper's `forward(cards, bets)` arguments
+    side by side: `sum(card_group_sizes)` card indices (group after group,
+    `rank * num_suits + suit` in the 52-card space, -1 = not dealt), then
+    `num_bet_features` bet floats (one per betting position, -1 = no action,
+    else the chips put in, scaled). The network splits it back, turns the
+    card slots into integers and derives "occurred" / size from each bet
+    float, so the memories store only `input_size` floats per infoset.
+
+    Attributes:
+      card_group_sizes: cards per group: (2, 3) for FHP (hole, flop),
+        (2, 3, 1, 1) for HULH (hole, flop, turn, river).
+      num_bet_features: betting positions (6 per round for the paper's caps);
+        the network's bet branch sees twice as many inputs (occurred, size).
+      num_ranks, num_suits: the card index space of the embeddings (13 x 4:
+        small decks use a subset of it, as in `PokerEncoder`).
+    """
+
+    card_group_sizes: tuple[int, ...]
+    num_bet_features: int
+    num_ranks: int = MAX_RANKS
+    num_suits: int = MAX_SUITS
+
+    @property
+    def num_card_groups(self) -> int:
+        return len(self.card_group_sizes)
+
+    @property
+    def num_card_slots(self) -> int:
+        return sum(self.card_group_sizes)
+
+    @property
+    def input_size(self) -> int:
+        return self.num_card_slots + self.num_bet_features
+
+    def as_options(self) -> dict:
+        """Keyword arguments of the "poker" network factory."""
+        return {
+            "card_group_sizes": tuple(self.card_group_sizes),
+            "num_bet_features": int(self.num_bet_features),
+            "num_ranks": int(self.num_ranks),
+            "num_suits": int(self.num_suits),
+        }
+
+
 class PokerEncoder:
     """Encodes infosets of a `flop_holdem` / `hulh` game for neural networks.
 
@@ -181,6 +232,8 @@ class PokerEncoder:
         self.flat_tensor_size = (
             NUM_CARD_INDICES * len(self.card_group_sizes) + 2 * self.num_bet_features
         )
+        self.network_layout = PokerNetworkLayout(self.card_group_sizes, self.num_bet_features)
+        self.network_tensor_size = self.network_layout.input_size
         # Rules, precomputed as plain tuples for the hot path.
         self._num_rounds = self.spec.num_rounds
         self._first_player = self.spec.first_player_per_round
@@ -305,6 +358,17 @@ class PokerEncoder:
         flat[offset:] = np.where(occurred, encoded.bets, 0.0)
         return flat
 
+    def network_tensor(self, state: pyspiel.State, player: int | None = None) -> np.ndarray:
+        """Compact flat input of the Appendix C network, float32 [network_tensor_size].
+
+        Layout (`network_layout`): the card indices of every group in order
+        (hole, flop[, turn, river]; -1 = not dealt), then the bet floats of
+        `encode` (-1 = no action at that position). 17 floats for FHP, 31 for
+        HULH, against 128 / 256 for `flat_tensor`.
+        """
+        cards, bets = self.encode_history(state.history(), self._player_of(state, player))
+        return np.asarray(cards + bets, dtype=np.float32)
+
     def information_state_string(self, state: pyspiel.State, player: int | None = None) -> str:
         """Perfect-recall infoset string: own cards, board per street, bets."""
         player = self._player_of(state, player)
@@ -318,3 +382,41 @@ class PokerEncoder:
             "".join(letters[a] for _, a, _ in round_actions) for round_actions in replay.actions
         )
         return f"[P{player}][Cards {cards}][Bets {bets}]"
+
+
+class PokerNetworkEncoder(PokerEncoder):
+    """A `PokerEncoder` that is also a Deep CFR encoder for the "poker" network.
+
+    `encoder(state, player)` returns the `network_tensor` as a Python list
+    (the traversal hot path: one history replay, no numpy), `feature_size` is
+    its length and `network_layout` tells the network how to split it.
+    `DeepCFRSolver(game, network="poker")` builds one automatically.
+    """
+
+    name = "poker_network_tensor"
+
+    def __init__(self, game: pyspiel.Game, chip_scale: float = 1.0 / BIG_BLIND):
+        super().__init__(game, chip_scale=chip_scale)
+        self.feature_size = self.network_tensor_size
+
+    def __call__(self, state: pyspiel.State, player: int) -> list[float]:
+        cards, bets = self.encode_history(state.history(), player)
+        return cards + bets
+
+
+def poker_network_options(game: pyspiel.Game, chip_scale: float = 1.0 / BIG_BLIND, **options) -> dict:
+    """`DeepCFRSolver` keyword arguments for the Appendix C network on `game`.
+
+        solver = DeepCFRSolver(game, **poker_network_options(game, dim=96))
+
+    Returns {"network": "poker", "encoder": PokerNetworkEncoder(game),
+    "network_options": layout + `options`} (options: `dim`, `card_skips`, see
+    `openspiel_cfrx.deep.poker_network.PokerNetwork`). Raises ValueError when
+    `game` is not a `flop_holdem` / `hulh` variant.
+    """
+    encoder = PokerNetworkEncoder(game, chip_scale=chip_scale)
+    return {
+        "network": "poker",
+        "encoder": encoder,
+        "network_options": {**encoder.network_layout.as_options(), **options},
+    }
