@@ -7,7 +7,8 @@
 Modules: `traversal` (external sampling as generators yielding network
 queries, answered in batches), `memories` (reservoir / sliding window on
 preallocated arrays), `networks` (MLP with skip connections and normalisation,
-regret matching, network registry), `checkpoint`, `deep_cfr` (the solver).
+regret matching, network registry), `poker_network` (the Appendix C card/bet
+network, `network="poker"`), `checkpoint`, `deep_cfr` (the solver).
 """
 
 from openspiel_cfrx.deep.checkpoint import CheckpointError
@@ -22,6 +23,7 @@ from openspiel_cfrx.deep.networks import (
     regret_matching,
     reset_parameters,
 )
+from openspiel_cfrx.deep.poker_network import PokerNetwork, count_parameters  # registers "poker"
 from openspiel_cfrx.deep.traversal import (
     TraversalRecord,
     external_sampling_traversal,
@@ -34,9 +36,11 @@ __all__ = [
     "CheckpointError",
     "DeepCFRSolver",
     "InformationStateTensorEncoder",
+    "PokerNetwork",
     "ReservoirMemory",
     "SlidingWindowMemory",
     "TraversalRecord",
+    "count_parameters",
     "external_sampling_traversal",
     "legal_mask",
     "make_memory",

@@ -1,0 +1,286 @@
+"""The Deep CFR card/bet network for poker (Brown et al. 2019, Section 5.1,
+Figure 1 and Appendix C), registered as `network="poker"`.
+
+    solver = DeepCFRSolver(pyspiel.load_game("flop_holdem"), network="poker",
+                           advantage_network_layers=(96,), policy_network_layers=(96,))
+
+Architecture (Appendix C `DeepCFRModel`, dim = d):
+
+* **cards** (Section 5.1: "the sum of three embeddings: a rank embedding
+  (1-13), a suit embedding (1-4), and a card embedding (1-52)"): one
+  `CardEmbedding` per card group (hole, flop[, turn, river]); a card index x
+  gives card(x) + rank(x // 4) + suit(x % 4), a missing card (x = -1) gives
+  zero ("zero out 'no card' embeddings"); the embeddings are summed inside a
+  group (permutation invariant) and the groups concatenated: [B, G d];
+* **card branch**, 3 layers: card1 (G d -> d), card2, card3 (d -> d), each
+  ReLU(A x), no skip (as in the appendix code, although card2/card3 have equal
+  widths: `card_skips=True` adds them, the Section 5.1 wording);
+* **bet branch**, 2 layers, on [bet_size, bet_occurred] (2 nb inputs;
+  `bets.clamp(0, 1e6)` and `bets.ge(0)`): bet1 (2 nb -> d) ReLU, bet2 with the
+  skip ReLU(A y + y);
+* **trunk**, 3 layers on concat(x, y): comb1 (2 d -> d) ReLU, comb2 and comb3
+  with skips (Section 5.1: x_{i+1} = ReLU(A x_i [+ x_i]) where widths match);
+* `normalize(z)` = (z - mean) / std per sample on the last features (Section
+  5.1 "Normalization ... applied to the last-layer features"), then the
+  action head (d -> num_actions). Depth: 3 + 3 + head = the paper's 7 layers.
+
+Input: the flat float32 vector of `games.poker_encoding.PokerEncoder
+.network_tensor` (the memories store flat encodings): card indices as floats,
+then one float per betting position (-1 = no action). The network reads its
+structure (groups, cards per group, bet positions, ranks, suits) from that
+encoder's `network_layout`; `DeepCFRSolver(network="poker")` passes it.
+
+Parameter count. With G card groups, nb bet positions, A actions and all
+`nn.Linear` biases (the appendix code), the network has
+    (G + 7) d^2 + (69 G + 2 nb + 8 + A) d + A
+parameters (`appendix_c_parameter_count`); FHP (G = 2, nb = 12 = 6 positions
+x 2 rounds, A = 3 fold/call/raise): 9 d^2 + 173 d + 3. The paper's FHP network
+"has a depth of 7 layers and 98,948 parameters" (Sections 5 and 5.1) but the
+appendix code defaults to dim=256 (634,115 parameters). No integer d gives
+98,948: d = 96 gives 99,555 (+607, +0.61%), d = 95 gives 97,663. No other
+plausible reading reproduces it exactly either (one embedding table shared by
+the groups, 24 positions i.e. 48 bet inputs, 2 to 5 actions, no biases,
+affine LayerNorm, 4 card groups for FHP, embedding subsets; see
+docs/deep_cfr.md "Appendix C network" and
+`benchmarks/bench_poker_deep_cfr.py --parameter-search`). The nearest, both
+off the appendix code, are d = 96 with no biases plus an affine normalisation
+(98,976, +28) and d = 98 with one embedding table shared by both groups and 48
+bet inputs (98,983, +35). We keep the appendix code and recommend d = 96 as
+the paper-sized FHP network (`PAPER_FHP_DIM`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from openspiel_cfrx.deep.networks import normalize_features, register_network
+
+APPENDIX_C_DIM = 256  # `DeepCFRModel(..., dim=256)` in Appendix C
+PAPER_FHP_PARAMETERS = 98_948  # Sections 5 and 5.1
+PAPER_FHP_DIM = 96  # closest to 98,948 under the appendix code (99,555)
+_MAX_BET = 1e6  # `bets.clamp(0, 1e6)` in Appendix C
+
+
+def count_parameters(module: nn.Module, trainable_only: bool = True) -> int:
+    """Number of (trainable) parameters of `module`."""
+    return sum(p.numel() for p in module.parameters() if p.requires_grad or not trainable_only)
+
+
+def appendix_c_parameter_count(
+    dim: int,
+    num_card_groups: int = 2,
+    num_bet_features: int = 12,
+    num_actions: int = 3,
+    num_ranks: int = 13,
+    num_suits: int = 4,
+) -> int:
+    """Closed-form parameter count of the Appendix C network (= `PokerNetwork`).
+
+    Embeddings G (ranks + suits + ranks * suits) d; card1 G d^2 + d; card2,
+    card3, bet2, comb2, comb3 d^2 + d each; bet1 2 nb d + d; comb1 2 d^2 + d;
+    head A d + A. Defaults: FHP (2 groups, 12 bet positions, 3 actions).
+    """
+    d, g, nb, a = int(dim), int(num_card_groups), int(num_bet_features), int(num_actions)
+    vocab = num_ranks + num_suits + num_ranks * num_suits
+    return g * vocab * d + (g + 7) * d * d + (2 * nb + 8 + a) * d + a
+
+
+class CardEmbedding(nn.Module):
+    """Appendix C `CardEmbedding`: rank, suit and card embeddings of one group.
+
+    `forward(cards)` [B, n] int64 (-1 = no card) -> [B, dim], the sum over the
+    group of card(x) + rank(x // num_suits) + suit(x % num_suits), zero for -1.
+    (`PokerNetwork` gathers all groups at once with the same tables.)
+    """
+
+    def __init__(self, dim: int, num_ranks: int = 13, num_suits: int = 4):
+        super().__init__()
+        self.num_suits = int(num_suits)
+        self.rank = nn.Embedding(num_ranks, dim)
+        self.suit = nn.Embedding(num_suits, dim)
+        self.card = nn.Embedding(num_ranks * num_suits, dim)
+
+    def table(self) -> torch.Tensor:
+        """[num_cards, dim]: card(x) + rank(x // s) + suit(x % s) for every x."""
+        num_ranks = self.rank.num_embeddings
+        return (
+            self.card.weight
+            + self.rank.weight.repeat_interleave(self.num_suits, dim=0)
+            + self.suit.weight.repeat(num_ranks, 1)
+        )
+
+    def forward(self, cards: torch.Tensor) -> torch.Tensor:
+        valid = cards.ge(0).unsqueeze(-1).to(self.card.weight.dtype)  # -1 means 'no card'
+        x = cards.clamp(min=0)
+        embs = self.card(x) + self.rank(x // self.num_suits) + self.suit(x % self.num_suits)
+        return (embs * valid).sum(1)  # sum across the cards of the group
+
+
+class PokerNetwork(nn.Module):
+    """Appendix C `DeepCFRModel` over the flat `PokerEncoder.network_tensor` input.
+
+    Args:
+      input_size: width of the flat input; must equal
+        sum(card_group_sizes) + num_bet_features.
+      num_actions: outputs (3 for flop_holdem / hulh: fold, call, raise).
+      card_group_sizes: cards per group, e.g. (2, 3) FHP, (2, 3, 1, 1) HULH.
+      num_bet_features: betting positions (one input float each).
+      dim: width d of every embedding and hidden layer.
+      num_ranks, num_suits: card index space (13 x 4, Section 5.1).
+      card_skips: skip connections on card2 / card3 (absent in the appendix
+        code; Section 5.1's rule would add them).
+      normalize: normalise the last features (Appendix C `normalize(z)`).
+    """
+
+    def __init__(
+        self,
+        input_size: int,
+        num_actions: int,
+        card_group_sizes: Sequence[int],
+        num_bet_features: int,
+        dim: int = APPENDIX_C_DIM,
+        num_ranks: int = 13,
+        num_suits: int = 4,
+        card_skips: bool = False,
+        normalize: bool = True,
+    ):
+        super().__init__()
+        self.card_group_sizes = tuple(int(n) for n in card_group_sizes)
+        self.num_bet_features = int(num_bet_features)
+        self.num_card_slots = sum(self.card_group_sizes)
+        if not self.card_group_sizes or min(self.card_group_sizes) < 1 or self.num_bet_features < 1:
+            raise ValueError(
+                f"card_group_sizes={self.card_group_sizes} and num_bet_features="
+                f"{self.num_bet_features} must be positive"
+            )
+        if int(input_size) != self.num_card_slots + self.num_bet_features:
+            raise ValueError(
+                f"input_size={input_size} does not match the poker layout: "
+                f"{self.num_card_slots} card slots {self.card_group_sizes} + "
+                f"{self.num_bet_features} bet positions = "
+                f"{self.num_card_slots + self.num_bet_features}; use the encoder's "
+                "network_tensor (games.poker_encoding.PokerNetworkEncoder)"
+            )
+        dim = int(dim)
+        if dim < 1:
+            raise ValueError(f"dim must be positive, got {dim}")
+        self.dim = dim
+        self.num_suits = int(num_suits)
+        self.num_cards = int(num_ranks) * self.num_suits
+        self.card_skips = bool(card_skips)
+        self.normalize = bool(normalize)
+        groups = len(self.card_group_sizes)
+        self.card_embeddings = nn.ModuleList(CardEmbedding(dim, num_ranks, num_suits) for _ in range(groups))
+        self.card1 = nn.Linear(dim * groups, dim)
+        self.card2 = nn.Linear(dim, dim)
+        self.card3 = nn.Linear(dim, dim)
+        self.bet1 = nn.Linear(self.num_bet_features * 2, dim)
+        self.bet2 = nn.Linear(dim, dim)
+        self.comb1 = nn.Linear(2 * dim, dim)
+        self.comb2 = nn.Linear(dim, dim)
+        self.comb3 = nn.Linear(dim, dim)
+        self.action_head = nn.Linear(dim, num_actions)
+        # Slot s of group g reads row g * (num_cards + 1) + card of the stacked
+        # tables; row g * (num_cards + 1) + num_cards is a constant zero ("no card").
+        group_of_slot = torch.repeat_interleave(
+            torch.arange(groups), torch.tensor(self.card_group_sizes)
+        )
+        self.register_buffer("_slot_offset", group_of_slot * (self.num_cards + 1), persistent=False)
+        self.register_buffer(
+            "_slot_group", F.one_hot(group_of_slot, groups).to(torch.float32), persistent=False
+        )
+
+    def split(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Flat input [B, input_size] -> (card indices int64 [B, slots], bets [B, nb])."""
+        cards = x[:, : self.num_card_slots].round().to(torch.int64)
+        return cards, x[:, self.num_card_slots :]
+
+    def embed_cards(self, cards: torch.Tensor) -> torch.Tensor:
+        """[B, slots] card indices (-1 = none) -> [B, G * dim], the concatenated
+        per-group sums of `CardEmbedding`, with one gather for all groups."""
+        dtype = self.card1.weight.dtype
+        zero = torch.zeros(1, self.dim, dtype=dtype, device=cards.device)
+        tables = torch.cat([t for emb in self.card_embeddings for t in (emb.table(), zero)])
+        rows = torch.where(cards >= 0, cards, self.num_cards) + self._slot_offset
+        embs = F.embedding(rows, tables)  # [B, slots, dim]
+        per_group = torch.einsum("bsd,sg->bgd", embs, self._slot_group.to(dtype))
+        return per_group.reshape(cards.shape[0], -1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        cards, bets = self.split(x)
+        # 1. card branch
+        h = F.relu(self.card1(self.embed_cards(cards)))
+        h = F.relu(self.card2(h) + h) if self.card_skips else F.relu(self.card2(h))
+        h = F.relu(self.card3(h) + h) if self.card_skips else F.relu(self.card3(h))
+        # 2. bet branch
+        bet_feats = torch.cat([bets.clamp(0, _MAX_BET), bets.ge(0).to(bets.dtype)], dim=1)
+        y = F.relu(self.bet1(bet_feats))
+        y = F.relu(self.bet2(y) + y)
+        # 3. combined trunk
+        z = F.relu(self.comb1(torch.cat([h, y], dim=1)))
+        z = F.relu(self.comb2(z) + z)
+        z = F.relu(self.comb3(z) + z)
+        if self.normalize:
+            z = normalize_features(z)  # (z - mean) / std
+        return self.action_head(z)
+
+
+def poker_network(
+    input_size: int,
+    num_actions: int,
+    hidden_sizes: Sequence[int] = (),
+    *,
+    card_group_sizes: Sequence[int] | None = None,
+    num_bet_features: int | None = None,
+    dim: int | None = None,
+    **options,
+) -> PokerNetwork:
+    """Factory of `network="poker"`: `dim` from `network_options`, else the
+    single width of `hidden_sizes` (e.g. `advantage_network_layers=(96,)`;
+    the depth is fixed by Appendix C). The layout options come from
+    `PokerEncoder.network_layout.as_options()`."""
+    if card_group_sizes is None or num_bet_features is None:
+        raise ValueError(
+            "network 'poker' needs the PokerEncoder layout (card_group_sizes, num_bet_features): "
+            "use DeepCFRSolver(game, network='poker') on a flop_holdem/hulh game, or "
+            "games.poker_encoding.poker_network_options(game)"
+        )
+    if dim is None:
+        widths = sorted({int(h) for h in hidden_sizes})
+        if len(widths) != 1:
+            raise ValueError(
+                f"network 'poker' has one width d for every layer (Appendix C); got hidden sizes "
+                f"{list(hidden_sizes)}: pass e.g. (96,) or network_options={{'dim': 96}}"
+            )
+        dim = widths[0]
+    return PokerNetwork(input_size, num_actions, card_group_sizes, num_bet_features, dim=dim, **options)
+
+
+def solver_inputs(game, encoder, network_options: dict | None):
+    """(encoder, network_options) for `DeepCFRSolver(game, network="poker")`:
+    a `PokerNetworkEncoder` unless `encoder` is given, and the encoder's
+    layout added to the options the caller did not set."""
+    if encoder is None:
+        from games.poker_encoding import PokerNetworkEncoder
+
+        try:
+            encoder = PokerNetworkEncoder(game)
+        except ValueError as err:
+            raise ValueError(
+                f"network='poker' (the Deep CFR card/bet network, Appendix C) needs a game "
+                f"loaded as flop_holdem(...) or hulh(...) after `import games`, or an explicit "
+                f"encoder= with a network_layout; {err}"
+            ) from None
+    options = dict(network_options or {})
+    layout = getattr(encoder, "network_layout", None)
+    if layout is not None:
+        for key, value in layout.as_options().items():
+            options.setdefault(key, value)
+    return encoder, options
+
+
+register_network("poker", poker_network)
