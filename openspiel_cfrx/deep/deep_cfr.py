@@ -104,6 +104,8 @@ class DeepCFRSolver(policy_lib.Policy):
         `memory_capacity`).
       network: registered network name ("mlp", "plain_mlp", or one added with
         `openspiel_cfrx.deep.register_network`); network_options: its kwargs.
+        "poker" (Appendix C card/bet network, flop_holdem / hulh only) brings
+        its own encoder, `games.poker_encoding.PokerNetworkEncoder`.
       encoder: callable(state, player) -> floats with a `feature_size`
         attribute; default `information_state_tensor`.
       gradient_clip: max gradient norm (paper: 1); None disables clipping.
@@ -175,6 +177,10 @@ class DeepCFRSolver(policy_lib.Policy):
         check_game_supported(game)
         super().__init__(game, list(range(game.num_players())))
         self._validate(locals())
+        if network == "poker":  # Appendix C card/bet network: PokerEncoder input and layout
+            from openspiel_cfrx.deep.poker_network import solver_inputs
+
+            encoder, network_options = solver_inputs(game, encoder, network_options)
         self._game = game
         self._num_actions = game.num_distinct_actions()
         self._encoder = encoder if encoder is not None else InformationStateTensorEncoder(game)
