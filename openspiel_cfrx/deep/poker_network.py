@@ -104,15 +104,6 @@ class CardEmbedding(nn.Module):
         self.suit = nn.Embedding(num_suits, dim)
         self.card = nn.Embedding(num_ranks * num_suits, dim)
 
-    def table(self) -> torch.Tensor:
-        """[num_cards, dim]: card(x) + rank(x // s) + suit(x % s) for every x."""
-        num_ranks = self.rank.num_embeddings
-        return (
-            self.card.weight
-            + self.rank.weight.repeat_interleave(self.num_suits, dim=0)
-            + self.suit.weight.repeat(num_ranks, 1)
-        )
-
     def forward(self, cards: torch.Tensor) -> torch.Tensor:
         valid = cards.ge(0).unsqueeze(-1).to(self.card.weight.dtype)  # -1 means 'no card'
         x = cards.clamp(min=0)
@@ -184,15 +175,25 @@ class PokerNetwork(nn.Module):
         self.comb2 = nn.Linear(dim, dim)
         self.comb3 = nn.Linear(dim, dim)
         self.action_head = nn.Linear(dim, num_actions)
-        # Slot s of group g reads row g * (num_cards + 1) + card of the stacked
-        # tables; row g * (num_cards + 1) + num_cards is a constant zero ("no card").
+        # One gather for all groups: the stacked rows [card (R*S), rank (R), suit
+        # (S)] of every group, then a zero row for "no card". Slot s of group g
+        # reads rows base_g + x, base_g + R*S + x // S, base_g + R*S + R + x % S.
         group_of_slot = torch.repeat_interleave(
             torch.arange(groups), torch.tensor(self.card_group_sizes)
         )
-        self.register_buffer("_slot_offset", group_of_slot * (self.num_cards + 1), persistent=False)
+        self._rows_per_group = self.num_cards + int(num_ranks) + self.num_suits
+        self._zero_row = groups * self._rows_per_group
+        base = group_of_slot * self._rows_per_group
         self.register_buffer(
-            "_slot_group", F.one_hot(group_of_slot, groups).to(torch.float32), persistent=False
-        )
+            "_row_offset",
+            torch.stack([base, base + self.num_cards, base + self.num_cards + int(num_ranks)], dim=1),
+            persistent=False,
+        )  # [slots, 3]
+        self.register_buffer(
+            "_slot_group",
+            F.one_hot(group_of_slot, groups).to(torch.float32).repeat_interleave(3, dim=0),
+            persistent=False,
+        )  # [slots * 3, G]: which group each gathered row is summed into
 
     def split(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Flat input [B, input_size] -> (card indices int64 [B, slots], bets [B, nb])."""
@@ -200,14 +201,18 @@ class PokerNetwork(nn.Module):
         return cards, x[:, self.num_card_slots :]
 
     def embed_cards(self, cards: torch.Tensor) -> torch.Tensor:
-        """[B, slots] card indices (-1 = none) -> [B, G * dim], the concatenated
-        per-group sums of `CardEmbedding`, with one gather for all groups."""
-        dtype = self.card1.weight.dtype
-        zero = torch.zeros(1, self.dim, dtype=dtype, device=cards.device)
-        tables = torch.cat([t for emb in self.card_embeddings for t in (emb.table(), zero)])
-        rows = torch.where(cards >= 0, cards, self.num_cards) + self._slot_offset
-        embs = F.embedding(rows, tables)  # [B, slots, dim]
-        per_group = torch.einsum("bsd,sg->bgd", embs, self._slot_group.to(dtype))
+        """[B, slots] card indices (-1 = none) -> [B, G * dim]: per group the sum
+        of card(x) + rank(x // 4) + suit(x % 4) over its dealt cards (Appendix C
+        `CardEmbedding`), concatenated; one gather and one contraction for all
+        groups (the same function as `CardEmbedding.forward` group by group)."""
+        weights = [w for emb in self.card_embeddings for w in (emb.card.weight, emb.rank.weight, emb.suit.weight)]
+        zero = torch.zeros(1, self.dim, dtype=weights[0].dtype, device=weights[0].device)
+        table = torch.cat([*weights, zero])
+        x = cards.clamp(min=0)
+        rows = torch.stack([x, x // self.num_suits, x % self.num_suits], dim=2) + self._row_offset
+        rows = torch.where(cards.unsqueeze(2) >= 0, rows, self._zero_row)  # -1 means 'no card'
+        embs = F.embedding(rows.reshape(cards.shape[0], -1), table)  # [B, slots * 3, dim]
+        per_group = torch.einsum("bkd,kg->bgd", embs, self._slot_group.to(embs.dtype))
         return per_group.reshape(cards.shape[0], -1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
