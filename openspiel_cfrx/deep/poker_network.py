@@ -37,16 +37,16 @@ parameters (`appendix_c_parameter_count`); FHP (G = 2, nb = 12 = 6 positions
 x 2 rounds, A = 3 fold/call/raise): 9 d^2 + 173 d + 3. The paper's FHP network
 "has a depth of 7 layers and 98,948 parameters" (Sections 5 and 5.1) but the
 appendix code defaults to dim=256 (634,115 parameters). No integer d gives
-98,948: d = 96 gives 99,555 (+607, +0.61%), d = 95 gives 97,663. No other
-plausible reading reproduces it exactly either (one embedding table shared by
-the groups, 24 positions i.e. 48 bet inputs, 2 to 5 actions, no biases,
-affine LayerNorm, 4 card groups for FHP, embedding subsets; see
-docs/deep_cfr.md "Appendix C network" and
-`benchmarks/bench_poker_deep_cfr.py --parameter-search`). The nearest, both
-off the appendix code, are d = 96 with no biases plus an affine normalisation
-(98,976, +28) and d = 98 with one embedding table shared by both groups and 48
-bet inputs (98,983, +35). We keep the appendix code and recommend d = 96 as
-the paper-sized FHP network (`PAPER_FHP_DIM`).
+98,948: d = 96 gives 99,555 (+607, +0.61%), d = 95 gives 97,663. No reading
+we searched reproduces it exactly either (`benchmarks/bench_poker_deep_cfr.py
+--parameter-search`, docs/deep_cfr.md "Appendix C network": embeddings per
+group or one shared table, embedding vocabulary 13+4+52 / 52 / 13+4, 12, 24 or
+48 bet inputs, 2 to 5 actions, biases everywhere / not in the head / nowhere,
+affine LayerNorm or none, 2 or 4 card groups, d < 400). The nearest ones
+contradict the paper's text: 98,943 (-5) drops the card embedding and shares
+one table across groups (d = 102); 98,976 (+28) has no biases but an affine
+normalisation (d = 96). We keep the appendix code and use d = 96 as the
+paper-sized FHP network (`PAPER_FHP_DIM`).
 """
 
 from __future__ import annotations
