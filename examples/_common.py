@@ -2,12 +2,89 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import NoReturn
 
 import pyspiel
+from absl import flags
 
 from openspiel_cfrx.tree import UnsupportedGameError, check_game_supported
+
+# Flags defined below are attributed to the calling example (absl lists them
+# under that binary in --helpshort/--helpfull), not to this helper module.
+flags.disclaim_key_flags()
+
+# The flags every example binary defines, with the same names and meaning.
+COMMON_FLAGS = ("game", "iterations", "seed", "output_dir", "eval_every", "device")
+
+
+def define_common_flags(
+    *,
+    game: str,
+    game_help: str,
+    iterations: int,
+    iterations_help: str,
+    seed_help: str,
+    output_dir: str,
+    outputs: str,
+    eval_every: int,
+    eval_every_help: str,
+    torch_device: bool,
+    device_help: str,
+    seed: int = 0,
+) -> None:
+    """Defines --game, --iterations, --seed, --output_dir, --eval_every and
+    --device with one wording style; each binary supplies what they mean for it.
+
+    `torch_device=True`: --device is a torch device passed to the solver
+    (cpu, cuda, cuda:N); otherwise only "cpu" is accepted (see `check_device`).
+    """
+    flags.DEFINE_string(
+        "game", game,
+        f"OpenSpiel game string, parameters in parentheses (quote them in a shell). {game_help}",
+    )  # fmt: skip
+    flags.DEFINE_integer("iterations", iterations, iterations_help)
+    flags.DEFINE_integer("seed", seed, f"Integer random seed. {seed_help}")
+    flags.DEFINE_string(
+        "output_dir", output_dir,
+        f"Directory for the outputs ({outputs}); created if missing, existing files are overwritten.",
+    )  # fmt: skip
+    flags.DEFINE_integer("eval_every", eval_every, eval_every_help)
+    if torch_device:
+        device_help = (
+            "torch device for the networks: cpu, cuda or cuda:N (cuda needs torch.cuda.is_available(); "
+            f"otherwise a one-line error). {device_help}"
+        )
+    else:
+        device_help = (
+            f"Compute device; only cpu is accepted (anything else is an error): {device_help}"
+        )
+    flags.DEFINE_string("device", "cpu", device_help)
+
+
+def check_device(device: str, torch_device: bool, cpu_only_reason: str = "") -> str:
+    """Validates --device (see `define_common_flags`); exits with a one-line
+    error for an unknown device, a GPU on a CPU-only binary, or cuda without CUDA."""
+    if not torch_device:
+        if device != "cpu":
+            usage_error(f"--device={device} is not supported: {cpu_only_reason}; use --device=cpu")
+        return device
+    if not re.fullmatch(r"cpu|cuda(:\d+)?", device):
+        usage_error(f"--device={device} is not a supported torch device; use cpu, cuda or cuda:N")
+    if device.startswith("cuda"):
+        import torch
+
+        if not torch.cuda.is_available():
+            usage_error(
+                f"--device={device} requested but torch.cuda.is_available() is False; use --device=cpu"
+            )
+        index = int(device.partition(":")[2] or 0)
+        if index >= torch.cuda.device_count():
+            usage_error(
+                f"--device={device}: only {torch.cuda.device_count()} CUDA device(s) visible"
+            )
+    return device
 
 
 def load_game_or_exit(game_string: str, check_supported: bool = True) -> pyspiel.Game:
