@@ -288,10 +288,15 @@ def run_timed(
     seconds: float,
     eval_times: list[float],
     log: Callable[[str], None] | None = print,
+    max_steps: int = 0,
+    eval_every: int = 0,
 ) -> list[TimedPoint]:
     """Steps `contender` for `seconds` of its own compute (policy production
     included, exact evaluation excluded), evaluating at the first step boundary
-    after each time in `eval_times` and at the end."""
+    after each time in `eval_times` and at the end.
+
+    `max_steps` > 0 also stops after that many steps (whichever comes first);
+    `eval_every` > 0 also evaluates after every `eval_every`-th step."""
     points: list[TimedPoint] = []
     pending = sorted(t for t in eval_times if t < seconds)
     spent, steps = 0.0, 0
@@ -300,8 +305,9 @@ def run_timed(
         contender.step()
         spent += time.perf_counter() - start
         steps += 1
-        done = spent >= seconds
-        if done or (pending and spent >= pending[0]):
+        done = spent >= seconds or (max_steps > 0 and steps >= max_steps)
+        every = eval_every > 0 and steps % eval_every == 0
+        if done or every or (pending and spent >= pending[0]):
             while pending and spent >= pending[0]:
                 pending.pop(0)
             start = time.perf_counter()
