@@ -22,26 +22,44 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import load_game_or_exit, usage_error  # noqa: E402
+from examples._common import check_device, define_common_flags, load_game_or_exit, usage_error  # noqa: E402
 from openspiel_cfrx.eval import log_checkpoints, plot_curves, run_curve, write_csv  # noqa: E402
 from openspiel_cfrx.tabular import SOLVERS, make_solver  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("game", "leduc_poker", "OpenSpiel game string (2-player zero-sum, sequential).")
+define_common_flags(
+    game="leduc_poker",
+    game_help="Must be 2-player zero-sum with sequential moves, e.g. kuhn_poker, leduc_poker, "
+    "'goofspiel(num_cards=4,imp_info=true,points_order=descending)'.",
+    iterations=1000,
+    iterations_help="Iterations per solver (each run of --solvers x --update_mode x OFTRL "
+    "--stepsize_scales, and each --openspiel_baselines entry up to --baseline_seconds); >= 1.",
+    seed_help="No effect here: every solver this binary runs (ours and the OpenSpiel "
+    "--openspiel_baselines) is deterministic, so results are the same for every seed; "
+    "accepted so all examples share the same flags.",
+    output_dir="out/oftrl_cfr",
+    outputs="curves.csv, exploitability_vs_iterations.png, exploitability_vs_seconds.png",
+    eval_every=0,
+    eval_every_help="Evaluate the exact exploitability of the average strategy every N "
+    "iterations (and at the last one); 0 = ~8 log-spaced checkpoints per decade of iterations.",
+    torch_device=False,
+    device_help="the tabular solvers run on the CPU (numpy).",
+)
 flags.DEFINE_list("solvers", ["cfr", "cfr+", "dcfr", "pcfr+", "oftrl"],
-                  f"Tabular solvers to run, from: {', '.join(SOLVERS)}.")
-flags.DEFINE_integer("iterations", 1000, "Iterations per solver.")
+                  f"Comma-separated tabular solvers to run, from: {', '.join(SOLVERS)}.")
 flags.DEFINE_enum("update_mode", "alternating", ["alternating", "simultaneous", "both"],
-                  "Alternating or simultaneous updates (or run both).")
+                  "Alternating or simultaneous updates of the two players (both = run each solver twice).")
 flags.DEFINE_list("stepsize_scales", ["1", "1000"],
-                  "OFTRL stepsize multipliers: 1 = theory (eqs. 14-16), >1 = 'tuned'.")
-flags.DEFINE_float("kappa", None, "OFTRL kappa_star; default horizon^(-1/4) with horizon = --iterations.")
-flags.DEFINE_integer("eval_every", 0, "Evaluate every N iterations (0 = ~8 log-spaced points per decade).")
+                  "Comma-separated OFTRL stepsize multipliers, one OFTRL run each: "
+                  "1 = theory (eqs. 14-16), >1 = 'tuned'.")
+flags.DEFINE_float("kappa", None, "OFTRL kappa_star; unset = horizon^(-1/4) with horizon = --iterations.")
 flags.DEFINE_list("openspiel_baselines", [],
-                  "OpenSpiel solvers to add: python_cfr, cpp_cfr, python_cfr_plus, python_dcfr.")
-flags.DEFINE_float("baseline_seconds", 120.0, "Wall-clock budget per OpenSpiel baseline (they are slow).")
-flags.DEFINE_string("output_dir", "out/oftrl_cfr", "Directory for curves.csv and the PNG plots.")
-flags.DEFINE_bool("quiet", False, "Only print the final table.")
+                  "Comma-separated OpenSpiel solvers to add (empty = none): python_cfr, cpp_cfr, "
+                  "python_cfr_plus, python_dcfr.")
+flags.DEFINE_float("baseline_seconds", 120.0,
+                   "Wall-clock budget per OpenSpiel baseline, in seconds (they stop at this or "
+                   "--iterations, whichever comes first; they are slow).")
+flags.DEFINE_bool("quiet", False, "Only print the final table (no per-checkpoint lines).")
 
 
 def _openspiel_baseline(name, game):
@@ -65,6 +83,9 @@ def _openspiel_baseline(name, game):
 
 def main(argv):
     del argv
+    check_device(FLAGS.device, torch_device=False, cpu_only_reason="the tabular solvers run on the CPU")
+    if FLAGS.eval_every < 0:
+        usage_error("--eval_every must be >= 0")
     game = load_game_or_exit(FLAGS.game)
     modes = ["alternating", "simultaneous"] if FLAGS.update_mode == "both" else [FLAGS.update_mode]
     try:
