@@ -6,8 +6,12 @@ Trains `openspiel_cfrx.DeepCFRSolver`, evaluates the average strategy exactly
 policy network and of the SD-CFR average) and `curve.png`
 (NashConv against iterations, nodes touched and seconds).
 
+The defaults are the settings of `make demo` (Kuhn poker, 15 iterations, a
+few minutes on 2 CPU cores); a longer run on Leduc:
+
     .venv/bin/python examples/deep_cfr.py --game=leduc_poker --iterations=100 \
-        --traversals=1000 --advantage_steps=200 --output_dir=out/deep_cfr
+        --traversals=1000 --advantage_steps=200 --policy_steps=2000 --eval_every=10 \
+        --output_dir=out/deep_cfr
 
 Resume an interrupted run with the same flags and --checkpoint_dir: the
 solver reloads `<checkpoint_dir>/deep_cfr.pt` and continues.
@@ -24,43 +28,55 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import load_game_or_exit  # noqa: E402
+from examples._common import check_device, define_common_flags, load_game_or_exit, usage_error  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("game", "leduc_poker", "OpenSpiel game string (2-player zero-sum, sequential).")
-flags.DEFINE_integer("iterations", 100, "Deep CFR iterations.")
-flags.DEFINE_integer("traversals", 1000, "External-sampling traversals per player per iteration (K).")
-flags.DEFINE_integer("advantage_steps", 200, "SGD steps per advantage-network training.")
-flags.DEFINE_integer("policy_steps", 2000, "SGD steps for the average-strategy network.")
-flags.DEFINE_integer("batch", 2048, "Mini-batch size (both networks).")
-flags.DEFINE_integer("memory", 2_000_000, "Capacity of each memory (entries).")
-flags.DEFINE_list("layers", ["64", "64", "64"], "Hidden widths of the networks.")
+define_common_flags(
+    game="kuhn_poker",
+    game_help="Must be 2-player zero-sum with sequential moves; exact evaluation extracts the whole tree, "
+    "so keep it small, e.g. kuhn_poker, leduc_poker, 'flop_holdem(num_ranks=5,num_suits=2)'.",
+    iterations=15,
+    iterations_help="Deep CFR iterations (each: --traversals traversals per player, then advantage-network "
+    "training); >= 1. With --checkpoint_dir, the total to reach including resumed ones.",
+    seed_help="Seeds all solver randomness: network initialisation, traversal sampling, minibatches.",
+    output_dir="out/deep_cfr",
+    outputs="curve.csv, curve.png",
+    eval_every=15,
+    eval_every_help="Evaluate the exact NashConv (and save --checkpoint_dir) every N iterations and at the last "
+    "one; 0 = only at the last. Each evaluation trains the average-strategy network (--policy_steps).",
+    torch_device=True,
+    device_help="Passed to DeepCFRSolver(device=...).",
+)
+flags.DEFINE_integer("traversals", 1000, "External-sampling traversals per player per iteration (K in the paper).")
+flags.DEFINE_integer("advantage_steps", 200, "SGD (Adam) steps per advantage-network training, i.e. per player "
+                     "per iteration.")
+flags.DEFINE_integer("policy_steps", 1000, "SGD (Adam) steps for the average-strategy network, run before each "
+                     "evaluation.")
+flags.DEFINE_integer("batch", 2048, "Mini-batch size in samples (both networks).")
+flags.DEFINE_integer("memory", 2_000_000, "Capacity of each reservoir memory, in samples (entries).")
+flags.DEFINE_list("layers", ["64", "64", "64"], "Comma-separated hidden-layer widths of all networks.")
 flags.DEFINE_string("network", "mlp", "Registered network name (mlp, plain_mlp, ...).")
 flags.DEFINE_float("learning_rate", 1e-3, "Adam learning rate.")
-flags.DEFINE_string("device", "cpu", "torch device (cpu or cuda).")
-flags.DEFINE_integer("threads", 1, "torch CPU threads.")
-flags.DEFINE_integer("eval_every", 10, "Evaluate exact NashConv every N iterations (0 = only at the end).")
-flags.DEFINE_bool("sd_cfr", True, "Also evaluate the SD-CFR average (keeps every iteration's networks).")
-flags.DEFINE_string("checkpoint_dir", "", "Save a checkpoint here after each evaluation; resume from it.")
-flags.DEFINE_string("output_dir", "out/deep_cfr", "Directory for curve.csv and curve.png.")
-flags.DEFINE_integer("seed", 0, "Random seed.")
+flags.DEFINE_integer("threads", 1, "torch CPU threads (torch.set_num_threads).")
+flags.DEFINE_bool("sd_cfr", True, "Also evaluate the SD-CFR average (keeps every iteration's networks in memory).")
+flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/deep_cfr.pt after each evaluation and resume from "
+                    "it when present (same flags needed); empty = no checkpoints.")
 flags.DEFINE_bool("progress", False, "Show a progress bar instead of per-iteration log lines.")
 
 
 def main(argv):
     del argv
+    check_device(FLAGS.device, torch_device=True)
+    if FLAGS.iterations < 1 or FLAGS.eval_every < 0:
+        usage_error("--iterations must be >= 1 and --eval_every >= 0")
     game = load_game_or_exit(FLAGS.game)
-    import torch
-
     from openspiel_cfrx.deep import CheckpointError, DeepCFRSolver
     from openspiel_cfrx.tree import get_tree, nash_conv
 
     try:
         layers = tuple(int(w) for w in FLAGS.layers)
     except ValueError:
-        raise app.UsageError(f"--layers must be integers, got {FLAGS.layers}") from None
-    if FLAGS.device.startswith("cuda") and not torch.cuda.is_available():
-        raise app.UsageError("--device=cuda but no CUDA device is available")
+        usage_error(f"--layers must be integers, got {FLAGS.layers}")
     try:
         solver = DeepCFRSolver(
             game,
