@@ -29,26 +29,41 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import load_game_or_exit, usage_error  # noqa: E402
+from examples._common import check_device, define_common_flags, load_game_or_exit, usage_error  # noqa: E402
 from openspiel_cfrx.deep.cfr_mix import VARIANTS, CFRMixSolver  # noqa: E402
 from openspiel_cfrx.eval.team_best_response import exact_team_worst_case, sampled_team_worst_case  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("game", "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)", "Team game string.")
+define_common_flags(
+    game="team_goofspiel(num_cards=3,num_agents=2,num_turns=2)",
+    game_help="Must be a factored team game, e.g. 'team_goofspiel(num_cards=3,num_agents=2,num_turns=2)' "
+    "or nest.",
+    iterations=1000,
+    iterations_help="Maximum iterations per variant; each variant stops at --iterations or after --seconds of "
+    "solver time, whichever comes first; >= 1.",
+    seed_help="Seeds every variant's solver (network initialisation, traversal sampling) and the sampled best "
+    "response used when the exact metric is unavailable.",
+    output_dir="out/cfr_mix",
+    outputs="curves.csv, curves.png",
+    eval_every=5,
+    eval_every_help="Evaluate every N iterations (and at the last one); >= 1. Evaluation time is not charged "
+    "to --seconds.",
+    torch_device=True,
+    device_help="Passed to CFRMixSolver / DeepCFRSolver(device=...) of every variant.",
+)
 flags.DEFINE_list("variants", ["cfr_mix", "cfr_mix_no_sharing", "deep_cfr_mix", "independent"],
-                  f"Variants: {', '.join(VARIANTS)}, or deep_cfr (openspiel_cfrx.DeepCFRSolver, joint actions).")
-flags.DEFINE_integer("iterations", 1000, "Maximum iterations per variant.")
-flags.DEFINE_float("seconds", 60.0, "Wall-clock solver budget per variant.")
+                  f"Comma-separated variants, from: {', '.join(VARIANTS)}, or deep_cfr "
+                  "(openspiel_cfrx.DeepCFRSolver on joint team actions).")
+flags.DEFINE_float("seconds", 30.0, "Wall-clock solver budget per variant, in seconds (evaluation excluded); > 0.")
 flags.DEFINE_integer("traversals", 50, "Traversals per player per iteration.")
-flags.DEFINE_list("hidden", ["64", "64"], "Hidden widths of the agent networks.")
+flags.DEFINE_list("hidden", ["64", "64"], "Comma-separated hidden-layer widths of the agent networks.")
 flags.DEFINE_integer("train_steps", 100, "Adam steps per network per iteration.")
 flags.DEFINE_integer("joint_cap", 64, "Joint actions valued per sampled team information set.")
-flags.DEFINE_integer("eval_every", 5, "Evaluate every N iterations.")
-flags.DEFINE_integer("exact_max_histories", 200_000, "Use the exact metric if the game has at most this many histories.")
-flags.DEFINE_integer("particles", 100, "Particles of the sampled best response.")
-flags.DEFINE_integer("eval_games", 1000, "Held-out games of the sampled best response.")
-flags.DEFINE_integer("seed", 0, "Seed.")
-flags.DEFINE_string("output_dir", "out/cfr_mix", "Directory for curves.csv and curves.png.")
+flags.DEFINE_integer("exact_max_histories", 200_000,
+                     "Use the exact NashConv metric if the game has at most this many histories; otherwise the "
+                     "sampled team worst case.")
+flags.DEFINE_integer("particles", 100, "Particles of the sampled best response (sampled metric only).")
+flags.DEFINE_integer("eval_games", 1000, "Held-out games of the sampled best response (sampled metric only).")
 
 
 @dataclasses.dataclass
@@ -61,20 +76,23 @@ class Point:
     ci95: float
 
 
-def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, joint_cap: int, seed: int):
+def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, joint_cap: int, seed: int,
+                device: str = "cpu"):
     """(step(), policy) for a variant name (CFRMixSolver variants or "deep_cfr")."""
     if variant == "deep_cfr":
         from openspiel_cfrx.deep import DeepCFRSolver
 
         solver = DeepCFRSolver(game, policy_network_layers=hidden, advantage_network_layers=hidden,
                                num_traversals=traversals, advantage_network_train_steps=train_steps,
-                               policy_network_train_steps=train_steps, seed=seed, num_threads=1)  # fmt: skip
+                               policy_network_train_steps=train_steps, seed=seed, num_threads=1,
+                               device=device)  # fmt: skip
         return solver.run_iteration, solver
     if variant not in VARIANTS:
         usage_error(f"unknown variant {variant!r}; choose from {', '.join(VARIANTS)}, deep_cfr")
     solver = CFRMixSolver(game, variant=variant, num_traversals=traversals, regret_network_layers=hidden,
                           policy_network_layers=hidden, regret_train_steps=train_steps,
-                          policy_train_steps=train_steps, joint_cap=joint_cap, seed=seed)  # fmt: skip
+                          policy_train_steps=train_steps, joint_cap=joint_cap, seed=seed,
+                          device=device)  # fmt: skip
     return solver.run_iteration, solver
 
 
@@ -105,10 +123,10 @@ class _Uniform:
 
 
 def run_variants(game, variants, seconds, iterations, traversals, hidden, train_steps, joint_cap, eval_every,
-                 exact, particles, eval_games, seed, log=print) -> list[Point]:  # fmt: skip
+                 exact, particles, eval_games, seed, log=print, device="cpu") -> list[Point]:  # fmt: skip
     points = []
     for variant in variants:
-        step, policy = make_solver(game, variant, traversals, hidden, train_steps, joint_cap, seed)
+        step, policy = make_solver(game, variant, traversals, hidden, train_steps, joint_cap, seed, device)
         metric, value, ci = evaluate(game, policy, exact, particles, eval_games, seed)
         points.append(Point(variant, 0, 0.0, metric, value, ci))
         spent = 0.0
@@ -116,7 +134,7 @@ def run_variants(game, variants, seconds, iterations, traversals, hidden, train_
             start = time.perf_counter()
             step()
             spent += time.perf_counter() - start
-            if it % eval_every == 0 or spent >= seconds:
+            if it % eval_every == 0 or it == iterations or spent >= seconds:
                 metric, value, ci = evaluate(game, policy, exact, particles, eval_games, seed + it)
                 points.append(Point(variant, it, spent, metric, value, ci))
                 if log:
@@ -157,18 +175,22 @@ def write_points(points: list[Point], output_dir: str, title: str) -> None:
 
 def main(argv):
     del argv
+    check_device(FLAGS.device, torch_device=True)
     game = load_game_or_exit(FLAGS.game)
     from openspiel_cfrx import team
 
     if not team.is_factored_team_game(game):
         sys.exit(f"error: {FLAGS.game} is not a team game (needs the factored team protocol)")
-    if FLAGS.eval_every < 1 or FLAGS.seconds <= 0:
-        usage_error("--eval_every must be >= 1 and --seconds > 0")
-    hidden = [int(h) for h in FLAGS.hidden]
+    if FLAGS.iterations < 1 or FLAGS.eval_every < 1 or FLAGS.seconds <= 0:
+        usage_error("--iterations and --eval_every must be >= 1 and --seconds > 0")
+    try:
+        hidden = [int(h) for h in FLAGS.hidden]
+    except ValueError:
+        usage_error(f"--hidden must be integers, got {FLAGS.hidden}")
     exact = exact_available(game, FLAGS.exact_max_histories)
     points = run_variants(game, FLAGS.variants, FLAGS.seconds, FLAGS.iterations, FLAGS.traversals, hidden,
                           FLAGS.train_steps, FLAGS.joint_cap, FLAGS.eval_every, exact, FLAGS.particles,
-                          FLAGS.eval_games, FLAGS.seed)  # fmt: skip
+                          FLAGS.eval_games, FLAGS.seed, device=FLAGS.device)  # fmt: skip
     write_points(points, FLAGS.output_dir, FLAGS.game)
     print(f"wrote {os.path.join(FLAGS.output_dir, 'curves.csv')} and curves.png")
 
