@@ -2,8 +2,8 @@ r"""Head-to-head poker matches with duplicate deals (same cards in both seats).
 
 Policies are named on the command line:
   call, raise, uniform            always-call, always-raise (else call), uniform random
-  cfr+:N                          our CFR+ trained N iterations (small games only: exact tree)
-  nfsp:N                          OpenSpiel's PyTorch NFSP trained N episodes
+  cfr+:N                          our CFR+ trained N iterations (default --iterations; small games only)
+  nfsp:N                          OpenSpiel's PyTorch NFSP trained N episodes (default 1000)
   deep_cfr:PATH                   a Deep CFR checkpoint saved by examples/deep_cfr.py
 
     .venv/bin/python examples/head_to_head.py --game=hulh --policies=call,raise,uniform,nfsp:2000 \
@@ -27,15 +27,30 @@ from open_spiel.python import policy as policy_lib
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import load_game_or_exit, usage_error  # noqa: E402
+from examples._common import check_device, define_common_flags, load_game_or_exit, usage_error  # noqa: E402
 from openspiel_cfrx.eval.head_to_head import always_call, always_raise, play_match  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("game", "flop_holdem(num_ranks=5,num_suits=2)", "Game string (poker or any 2-player game).")
-flags.DEFINE_list("policies", ["call", "raise", "uniform"], "Policies to play round-robin (see docstring).")
-flags.DEFINE_integer("deals", 1000, "Duplicate deals per pair (2 hands each).")
-flags.DEFINE_integer("seed", 0, "Seed for deals and action sampling.")
-flags.DEFINE_string("output_dir", "out/head_to_head", "Directory for head_to_head.csv / .md.")
+define_common_flags(
+    game="flop_holdem(num_ranks=5,num_suits=2)",
+    game_help="Any 2-player zero-sum game that starts with a uniform chance deal, e.g. hulh, kuhn_poker, "
+    "'flop_holdem(num_ranks=5,num_suits=2)'; results in mbb/g when the game has a big blind, else in chips.",
+    iterations=100,
+    iterations_help="CFR+ training iterations for a `cfr+` policy given without `:N` (`cfr+:N` overrides); "
+    ">= 1. NFSP counts episodes instead (`nfsp:N`, default 1000).",
+    seed_help="Seeds the deals, the action sampling of the policies, and NFSP training.",
+    output_dir="out/head_to_head",
+    outputs="head_to_head.csv, head_to_head.md",
+    eval_every=0,
+    eval_every_help="Must be 0 here: each pair's match is scored once, over all --deals; there is no training "
+    "curve to evaluate (cfr+/nfsp policies are trained up front). Kept so all examples share the same flags.",
+    torch_device=False,
+    device_help="policies are played state by state on the CPU (NFSP and Deep CFR checkpoints included).",
+)
+flags.DEFINE_list("policies", ["call", "raise", "uniform"],
+                  "Comma-separated policies to play round-robin: call, raise, uniform, cfr+[:N], nfsp[:N], "
+                  "deep_cfr:PATH (see the module docstring).")
+flags.DEFINE_integer("deals", 1000, "Duplicate deals per pair (each dealt twice, seats swapped); >= 2.")
 
 
 def build_policy(spec: str, game, seed: int):
@@ -50,7 +65,7 @@ def build_policy(spec: str, game, seed: int):
         import openspiel_cfrx
 
         solver = openspiel_cfrx.CFRPlusSolver(game)
-        solver.run(int(arg or 100))
+        solver.run(int(arg or FLAGS.iterations))
         return solver.average_policy()
     if name == "nfsp":
         from openspiel_cfrx.eval.contenders import make_contender
@@ -71,6 +86,11 @@ def build_policy(spec: str, game, seed: int):
 
 def main(argv):
     del argv
+    check_device(FLAGS.device, torch_device=False, cpu_only_reason="head-to-head matches are played on the CPU")
+    if FLAGS.eval_every != 0:
+        usage_error("--eval_every must be 0 for head_to_head.py (matches are scored once, after all --deals)")
+    if FLAGS.iterations < 1:
+        usage_error("--iterations must be >= 1")
     game = load_game_or_exit(FLAGS.game, check_supported=False)
     if FLAGS.deals < 2:
         usage_error("--deals must be >= 2")
