@@ -5,7 +5,8 @@ a usable policy counts, exact evaluation does not) and is evaluated with the
 same exact evaluator (`openspiel_cfrx.nash_conv`) at log-spaced times. Writes
 `<output_dir>/benchmark.csv`, `benchmark.md` (final table) and
 `exploitability_vs_seconds.png` (+ `exploitability_vs_nodes.png` where nodes
-touched are defined).
+touched are defined). `--iterations=N` additionally caps each algorithm at N
+steps (a step is one iteration for CFR-style algorithms; see --helpfull).
 
     .venv/bin/python examples/benchmark.py --game=leduc_poker --seconds=60 \
         --algorithms=cfr+,dcfr,os_cpp_cfr,os_cfr,os_es_mccfr,os_nfsp
@@ -24,7 +25,7 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import load_game_or_exit, usage_error  # noqa: E402
+from examples._common import check_device, define_common_flags, load_game_or_exit, usage_error  # noqa: E402
 from openspiel_cfrx.eval import plot_curves, write_csv  # noqa: E402
 from openspiel_cfrx.eval.contenders import (  # noqa: E402
     CONTENDERS,
@@ -35,35 +36,63 @@ from openspiel_cfrx.eval.contenders import (  # noqa: E402
 from openspiel_cfrx.eval.report import machine_header  # noqa: E402
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("game", "kuhn_poker", "OpenSpiel game string (2-player zero-sum, sequential).")
+define_common_flags(
+    game="kuhn_poker",
+    game_help="Must be 2-player zero-sum with sequential moves, e.g. kuhn_poker, leduc_poker; exact "
+    "evaluation extracts the whole tree, so keep it small.",
+    iterations=0,
+    iterations_help="Optional cap on steps per algorithm; 0 = no cap, each algorithm runs for --seconds. With "
+    "N > 0 an algorithm stops after N steps or --seconds, whichever comes first. A step is one iteration of "
+    "the CFR family, deep_cfr, cfr_mix and os_deep_cfr, 100 iterations of os_es_mccfr, 100 episodes of os_nfsp.",
+    seed_help="Seeds the sampling-based algorithms (os_es_mccfr, os_nfsp, deep_cfr, cfr_mix, os_deep_cfr); "
+    "the CFR family is deterministic.",
+    output_dir="out/benchmark",
+    outputs="benchmark.csv, benchmark.md, exploitability_vs_seconds.png and, for algorithms that count "
+    "nodes touched, exploitability_vs_nodes.png",
+    eval_every=0,
+    eval_every_help="Also evaluate every N steps; 0 = only at the --eval_points log-spaced times and at the "
+    "end. Producing each evaluated policy (e.g. training a Deep CFR average network) counts towards --seconds.",
+    torch_device=True,
+    device_help="Passed to our neural algorithms (deep_cfr, cfr_mix); all others always run on the CPU, and a "
+    "device other than cpu without either of them selected is an error.",
+)
 flags.DEFINE_list("algorithms", ["cfr+", "dcfr", "os_cpp_cfr", "os_cfr", "os_es_mccfr"],
-                  "Algorithms to compare (see module docstring).")
-flags.DEFINE_float("seconds", 20.0, "Compute budget per algorithm, in seconds.")
-flags.DEFINE_integer("eval_points", 10, "Log-spaced evaluation times per algorithm.")
-flags.DEFINE_integer("seed", 0, "Seed for sampling-based algorithms.")
-flags.DEFINE_string("output_dir", "out/benchmark", "Directory for CSV, markdown and PNG.")
-flags.DEFINE_bool("quiet", False, "Only print the final table.")
+                  "Comma-separated algorithms to compare (see the module docstring).")
+flags.DEFINE_float("seconds", 20.0, "Compute budget per algorithm, in wall-clock seconds of its own compute "
+                   "(exact evaluation excluded); > 0.")
+flags.DEFINE_integer("eval_points", 10, "Log-spaced evaluation times per algorithm, from 0.5 s (or "
+                     "--seconds/10 if smaller) to the end of --seconds.")
+flags.DEFINE_bool("quiet", False, "Only print the final table (no per-evaluation lines).")
 flags.DEFINE_integer("torch_threads", 1, "torch.set_num_threads for neural algorithms (same for all).")
+
+# Contenders built with a torch `device=` (our DeepCFRSolver and CFRMixSolver).
+_ON_DEVICE = {"deep_cfr", "cfr_mix"}
 
 
 def main(argv):
     del argv
+    check_device(FLAGS.device, torch_device=True)
+    if FLAGS.device != "cpu" and not _ON_DEVICE.intersection(FLAGS.algorithms):
+        usage_error(f"--device={FLAGS.device} only applies to {', '.join(sorted(_ON_DEVICE))}; "
+                    "none is in --algorithms, use --device=cpu")  # fmt: skip
+    if FLAGS.seconds <= 0 or FLAGS.iterations < 0 or FLAGS.eval_every < 0:
+        usage_error("--seconds must be > 0, --iterations and --eval_every >= 0")
     game = load_game_or_exit(FLAGS.game)
     for name in FLAGS.algorithms:
         if name not in CONTENDERS:
             usage_error(f"unknown algorithm {name!r}; choose from {', '.join(CONTENDERS)}")
-    if FLAGS.seconds <= 0:
-        usage_error("--seconds must be > 0")
     times = log_times(FLAGS.seconds, FLAGS.eval_points)
     import torch
 
     torch.set_num_threads(FLAGS.torch_threads)
+    cap = f" (or {FLAGS.iterations} steps, whichever came first)" if FLAGS.iterations else ""
     points = []
     for name in FLAGS.algorithms:
-        print(f"{name}: {FLAGS.seconds:g}s on {game}", flush=True)
-        contender = make_contender(name, game, seed=FLAGS.seed)
-        points += run_timed(contender, game, FLAGS.seconds, times,
-                            log=None if FLAGS.quiet else print)  # fmt: skip
+        print(f"{name}: {FLAGS.seconds:g}s{cap} on {game}", flush=True)
+        kwargs = {"device": FLAGS.device} if name in _ON_DEVICE else {}
+        contender = make_contender(name, game, seed=FLAGS.seed, **kwargs)
+        points += run_timed(contender, game, FLAGS.seconds, times, log=None if FLAGS.quiet else print,
+                            max_steps=FLAGS.iterations, eval_every=FLAGS.eval_every)  # fmt: skip
 
     os.makedirs(FLAGS.output_dir, exist_ok=True)
     write_csv(points, os.path.join(FLAGS.output_dir, "benchmark.csv"))
@@ -80,9 +109,9 @@ def main(argv):
                      f"{last.exploitability:.4e} | {last.nash_conv:.4e} |")  # fmt: skip
     table = "\n".join(lines)
     with open(os.path.join(FLAGS.output_dir, "benchmark.md"), "w", encoding="utf-8") as f:
-        f.write(f"# {game}, {FLAGS.seconds:g} s per algorithm\n\n{machine_header()}\n\n"
+        f.write(f"# {game}, {FLAGS.seconds:g} s{cap} per algorithm\n\n{machine_header()}\n\n"
                 f"Exploitability = NashConv / 2 of each algorithm's average policy after "
-                f"{FLAGS.seconds:g} s of its own compute (exact evaluation excluded); curves in "
+                f"{FLAGS.seconds:g} s of its own compute{cap} (exact evaluation excluded); curves in "
                 f"benchmark.csv and the PNG plots.\n\n{table}\n")
     print("\n" + table + f"\n\nwrote {FLAGS.output_dir}/benchmark.csv, benchmark.md and PNG plots")
 
