@@ -3,12 +3,19 @@
 import csv
 import math
 import os
+import re
 import subprocess
 import sys
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def torch_cuda_available() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
 
 
 def _run(script, *flags, expect_ok=True):
@@ -72,6 +79,76 @@ def test_bad_flags_give_one_line_errors(script, flags, message, tmp_path):
     assert proc.returncode != 0
     assert message in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+# The absl example binaries that share the common flags (examples/_common.py).
+BINARIES = ["oftrl_cfr.py", "deep_cfr.py", "cfr_mix.py", "head_to_head.py", "benchmark.py"]
+COMMON_FLAGS = ["game", "iterations", "seed", "output_dir", "eval_every", "device"]
+
+
+@pytest.mark.parametrize("script", BINARIES)
+def test_binaries_define_the_common_flags(script):
+    """--helpshort lists the binary's own flags: the six common ones must be
+    there (not only under examples._common), each with a help text."""
+    proc = _run(script, "--helpshort", expect_ok=False)
+    text = proc.stdout + proc.stderr
+    assert f"{script}:" in text, text[-2000:]
+    for name in COMMON_FLAGS:
+        match = re.search(rf"^  --{name}: (\S.*)$", text, flags=re.MULTILINE)
+        assert match, f"{script} does not define --{name}"
+        assert len(match.group(1)) > 20, f"{script} --{name} has no real help text"
+
+
+@pytest.mark.parametrize("script", BINARIES)
+def test_bad_device_gives_one_line_error(script, tmp_path):
+    proc = _run(script, "--device=tpu", f"--output_dir={tmp_path}", expect_ok=False)
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --device=tpu"), proc.stderr[-2000:]
+    assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("script", ["oftrl_cfr.py", "head_to_head.py"])
+def test_cpu_only_binaries_reject_cuda(script, tmp_path):
+    proc = _run(script, "--device=cuda", f"--output_dir={tmp_path}", expect_ok=False)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().startswith("error: --device=cuda is not supported")
+
+
+@pytest.mark.skipif(torch_cuda_available(), reason="needs a machine without CUDA")
+@pytest.mark.parametrize("script", ["deep_cfr.py", "cfr_mix.py"])
+def test_cuda_without_gpu_gives_one_line_error(script, tmp_path):
+    proc = _run(script, "--device=cuda", f"--output_dir={tmp_path}", expect_ok=False)
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "torch.cuda.is_available() is False" in lines[0], proc.stderr[-2000:]
+
+
+def test_benchmark_device_needs_a_neural_algorithm(tmp_path):
+    proc = _run("benchmark.py", "--device=cpu:0", f"--output_dir={tmp_path}", expect_ok=False)
+    assert proc.stderr.strip().startswith("error: --device=cpu:0 is not a supported torch device")
+    if torch_cuda_available():
+        proc = _run("benchmark.py", "--device=cuda", "--algorithms=cfr+", f"--output_dir={tmp_path}",
+                    expect_ok=False)  # fmt: skip
+        assert "only applies to cfr_mix, deep_cfr" in proc.stderr
+
+
+def test_benchmark_iterations_cap_and_eval_every(tmp_path):
+    _run(
+        "benchmark.py", "--game=kuhn_poker", "--seconds=30", "--eval_points=2", "--iterations=6",
+        "--eval_every=2", "--algorithms=cfr+,os_cpp_cfr", f"--output_dir={tmp_path}", "--quiet",
+    )  # fmt: skip
+    rows = _finite_rows(tmp_path / "benchmark.csv")
+    for name in ("cfr+", "os_cpp_cfr"):
+        steps = [int(row["iteration"]) for row in rows if row["solver"] == name]
+        assert steps[-1] == 6 and {2, 4, 6} <= set(steps), steps
+    assert "6 steps, whichever came first" in (tmp_path / "benchmark.md").read_text()
+
+
+def test_head_to_head_eval_every_must_be_zero(tmp_path):
+    proc = _run("head_to_head.py", "--eval_every=5", f"--output_dir={tmp_path}", expect_ok=False)
+    assert proc.returncode != 0
+    assert proc.stderr.strip().startswith("error: --eval_every must be 0")
 
 
 def test_openspiel_swap_example():
