@@ -114,6 +114,70 @@ def test_memory_cost_per_entry_is_documented_size():
     assert memory.nbytes == 1000 * ReservoirMemory.entry_bytes(30, 3) == 1000 * 139
 
 
+def _duplicated_memory(rng, capacity=300, offers=2000, distinct=20):
+    memory = ReservoirMemory(capacity, 4, 3)
+    memory.track_duplicates()
+    rows = rng.normal(size=(distinct, 4)).astype(np.float32)
+    masks = rng.random((distinct, 3)) < 0.7
+    masks[:, 0] = True
+    for lo in range(0, offers, 97):
+        which = rng.integers(0, distinct, size=min(97, offers - lo))
+        targets = rng.normal(size=(len(which), 3)).astype(np.float32)
+        memory.add(rows[which], targets, masks[which], 1 + lo // 97, rng)
+    return memory
+
+
+def test_merging_duplicate_entries_keeps_the_loss_and_its_gradient():
+    rng = np.random.default_rng(0)
+    memory = _duplicated_memory(rng)
+    size = len(memory)
+    weights = rng.random(size) + 0.5
+    merged = memory.aggregate(weights)
+    assert len(merged["weight"]) <= 20 and merged["size"] == size
+    torch.manual_seed(0)
+    net = MLP(4, 3, (8, 8))
+
+    def loss_and_grad(x, y, m, w, constant=0.0):
+        net.zero_grad()
+        sq = torch.where(torch.as_tensor(m), (net(torch.as_tensor(x)) - torch.as_tensor(y)) ** 2, 0.0)
+        loss = (torch.as_tensor(w, dtype=torch.float32) * sq.sum(1)).sum() / size + constant
+        loss.backward()
+        return loss.item(), torch.cat([p.grad.reshape(-1) for p in net.parameters()]).clone()
+
+    direct = loss_and_grad(memory.features[:size], memory.targets[:size], memory.legal_mask[:size], weights)
+    via_merge = loss_and_grad(
+        merged["features"], merged["targets"], merged["legal_mask"], merged["weight"], merged["constant"] / size
+    )
+    assert via_merge[0] == pytest.approx(direct[0], rel=1e-5)
+    torch.testing.assert_close(via_merge[1], direct[1], rtol=1e-4, atol=1e-6)
+
+
+def test_duplicate_tracking_stops_when_infosets_outnumber_the_limit():
+    rng = np.random.default_rng(1)
+    memory = ReservoirMemory(100, 2, 2)
+    memory.track_duplicates(max_unique=10)
+    memory.add(rng.normal(size=(5, 2)).astype(np.float32), np.zeros((5, 2), np.float32), np.ones((5, 2), bool), 1, rng)
+    assert memory.duplicates_tracked and memory.num_unique == 5
+    memory.add(rng.normal(size=(20, 2)).astype(np.float32), np.zeros((20, 2), np.float32), np.ones((20, 2), bool), 2, rng)
+    assert not memory.duplicates_tracked
+    with pytest.raises(ValueError, match="track_duplicates"):
+        memory.aggregate(np.ones(len(memory)))
+
+
+def test_merged_training_matches_sampled_training_in_expectation(kuhn):
+    """Same seed, merged (exact full-memory gradient) vs sampled minibatches:
+    both fit the memory; the merged loss is no worse."""
+    settings = {**SMALL, "advantage_network_train_steps": 100, "batch_size_advantage": 256}
+    merged = DeepCFRSolver(kuhn, seed=3, **settings)
+    sampled = DeepCFRSolver(kuhn, seed=3, aggregate_duplicates=False, **settings)
+    merged.run_iteration()
+    sampled.run_iteration()
+    assert merged._advantage_memories[0].duplicates_tracked
+    assert not sampled._advantage_memories[0].duplicates_tracked
+    for player in (0, 1):
+        assert merged._advantage_losses[player][-1] <= 1.05 * sampled._advantage_losses[player][-1]
+
+
 # ------------------------------------------------------- weighting, networks
 def test_linear_weights_are_rescaled_by_two_over_t(kuhn):
     solver = DeepCFRSolver(kuhn, **SMALL)

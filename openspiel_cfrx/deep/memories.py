@@ -96,6 +96,7 @@ class _ArrayMemory:
         if self._key_id is not None and keep.size:
             ids = self._ids_of(features[keep], legal_mask[keep])
             if ids is not None:
+                self._grow_key_ids(int(slots.max()) + 1)
                 self._key_id[slots] = ids
 
     # ------------------------------------------------------------ duplicates
@@ -103,12 +104,21 @@ class _ArrayMemory:
         """Starts tracking which slots hold the same infoset (see module doc)."""
         self._max_unique = int(max_unique)
         self._key_index = {}
-        self._key_id = np.full(self.capacity, -1, dtype=np.int64)
+        self._key_id = np.full(min(self.capacity, 1024), -1, dtype=np.int32)
         size = len(self)
         if size:
+            self._grow_key_ids(size)
             ids = self._ids_of(self.features[:size], self.legal_mask[:size])
             if ids is not None:
                 self._key_id[:size] = ids
+
+    def _grow_key_ids(self, needed: int) -> None:
+        # Grown on demand (int32, doubling): a 40M-entry memory of a large game
+        # never pays for ids it stops tracking early.
+        if needed > len(self._key_id):
+            grown = np.full(min(self.capacity, max(needed, 2 * len(self._key_id))), -1, dtype=np.int32)
+            grown[: len(self._key_id)] = self._key_id
+            self._key_id = grown
 
     @property
     def duplicates_tracked(self) -> bool:
