@@ -80,7 +80,12 @@ def build_policy(spec: str, game, seed: int):
             usage_error("deep_cfr policies need openspiel_cfrx.DeepCFRSolver")
         if not arg:
             usage_error("deep_cfr needs a checkpoint path: deep_cfr:PATH")
-        return DeepCFRSolver.load_policy(game, arg)
+        from openspiel_cfrx.deep import CheckpointError
+
+        try:
+            return DeepCFRSolver.from_checkpoint(arg, game)
+        except CheckpointError as e:
+            usage_error(str(e))
     usage_error(f"unknown policy {spec!r}; use call, raise, uniform, cfr+:N, nfsp:N, deep_cfr:PATH")
 
 

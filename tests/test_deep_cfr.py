@@ -410,6 +410,19 @@ def test_checkpoint_resume_continues_exactly(kuhn, tmp_path):
     np.testing.assert_array_equal(straight.strategy_array(tree), resumed.strategy_array(tree))
 
 
+def test_solver_rebuilt_from_checkpoint_plays_the_same_policy(kuhn, tmp_path):
+    solver = DeepCFRSolver(kuhn, seed=5, **{**SMALL, "advantage_network_layers": (8,)})
+    solver.solve()
+    path = str(tmp_path / "solver.pt")
+    solver.save_checkpoint(path)
+    rebuilt = DeepCFRSolver.from_checkpoint(path)
+    assert rebuilt.iteration == solver.iteration
+    states = [kuhn.new_initial_state().child(0).child(1), kuhn.new_initial_state().child(2).child(0).child(1)]
+    np.testing.assert_allclose(rebuilt.batch_action_probabilities(states), solver.batch_action_probabilities(states))
+    with pytest.raises(CheckpointError, match="does not exist"):
+        DeepCFRSolver.from_checkpoint(str(tmp_path / "missing.pt"))
+
+
 def test_corrupt_and_mismatched_checkpoints_give_clear_errors(kuhn, tmp_path):
     solver = DeepCFRSolver(kuhn, **SMALL)
     solver.run_iteration()

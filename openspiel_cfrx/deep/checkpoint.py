@@ -124,6 +124,14 @@ def _python_rng(state) -> random.Random:
     return rng
 
 
+def read_config(path: str) -> dict:
+    """The settings a Deep CFR checkpoint was written with (`solver.config`)."""
+    config = _read(path, FORMAT).get("config")
+    if not isinstance(config, dict):
+        raise CheckpointError(f"checkpoint {path!r} is damaged: its config is {type(config).__name__}")
+    return dict(config)
+
+
 def load(solver, path: str) -> None:
     payload = _read(path, FORMAT)
     _check_config(path, payload.get("config"), solver.config)

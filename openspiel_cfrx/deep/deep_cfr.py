@@ -749,6 +749,36 @@ class DeepCFRSolver(policy_lib.Policy):
         return weights @ strategies[:, -1] / weights.sum()
 
     # --------------------------------------------------------------- checkpoint
+    @classmethod
+    def from_checkpoint(cls, path: str, game: pyspiel.Game | None = None, **kwargs) -> DeepCFRSolver:
+        """A solver rebuilt from a checkpoint alone (e.g. to play or evaluate
+        its average strategy): the game (loaded from the checkpoint's game
+        string unless given) and the shape settings come from the file;
+        `kwargs` add other constructor arguments (e.g. training settings to
+        continue a run)."""
+        config = checkpoint_lib.read_config(path)
+        if game is None:
+            try:
+                import games  # noqa: F401  registers our games before loading
+            except ImportError:
+                pass
+            game = pyspiel.load_game(config["game"])
+        try:
+            settings = dict(
+                policy_network_layers=tuple(config["policy_network_layers"]),
+                advantage_network_layers=tuple(config["advantage_network_layers"]),
+                network=config["network"],
+                memory=config["memory"],
+                memory_capacity=int(config["memory_capacity"]),
+                strategy_memory_capacity=int(config["strategy_memory_capacity"]),
+                average_policy=config["average_policy"],
+            )
+        except (KeyError, TypeError, ValueError) as e:
+            raise checkpoint_lib.CheckpointError(f"checkpoint {path!r} has an incomplete config ({e})") from None
+        solver = cls(game, **{**settings, **kwargs})
+        solver.load_checkpoint(path)
+        return solver
+
     def save_checkpoint(self, path: str) -> None:
         """Writes networks, optimisers, memories, iteration and RNG states."""
         checkpoint_lib.save(self, path)
