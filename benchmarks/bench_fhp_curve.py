@@ -1,0 +1,321 @@
+"""Small flop hold'em at equal wall-clock: our Deep CFR vs OpenSpiel ES-MCCFR vs OpenSpiel NFSP.
+
+Each algorithm runs on `flop_holdem(num_ranks=5,num_suits=2)` (10-card deck,
+90M histories, 70,740 infosets per player; Brown et al. 2019 rules) for the
+same budget of its own compute (`--seconds`, default 300), one after the other
+in one process with one torch thread. At ~5 checkpoints (fractions of the
+budget, `--fractions`) the average policy is evaluated exactly with
+`openspiel_cfrx.eval.poker_exploitability.poker_nash_conv` (NashConv = sum of
+both best-response gains, mbb/g = chips x 10); evaluation time is excluded.
+
+* `deep_cfr`: our `DeepCFRSolver`, `traversal_backend="state"` (walks pyspiel
+  states: the game is too large to extract), MLP on
+  `information_state_tensor` (the `network="poker"` Appendix C net was ~10x
+  slower per SGD step on this CPU, see fhp_curve.md), duplicate merging on (it
+  falls back to sampled minibatches once a memory holds more distinct infosets
+  than a batch). A step is one Deep CFR iteration. Its average policy is the
+  policy network trained from scratch at the checkpoint; that training is
+  charged to the checkpoint it produces (x = iteration seconds + this
+  checkpoint's policy-network seconds; earlier checkpoints' policy training is
+  not accumulated, as a run stopped there would pay it once).
+* `os_es_mccfr`: `pyspiel.ExternalSamplingMCCFRSolver` (C++), `--mccfr-step`
+  iterations per step; its `average_policy()` call is charged likewise.
+* `os_nfsp`: OpenSpiel's PyTorch NFSP through `openspiel_cfrx.eval.contenders`
+  (Leduc example hyperparameters, 128-unit nets), `--nfsp-step` episodes per
+  step; the average network is the policy (evaluated in batches here, same
+  masking and softmax as `nfsp.NFSP._act`).
+
+Writes `<out_dir>/fhp_curve/fhp_curve.csv`, `fhp_curve.png` (mbb/g vs seconds,
+log y) and `<out_dir>/fhp_curve.md` (tables; the "Reading" is added by hand).
+
+    nice -n 10 .venv/bin/python benchmarks/bench_fhp_curve.py --seconds=300
+    # smoke test (about a minute):
+    nice -n 15 .venv/bin/python benchmarks/bench_fhp_curve.py \\
+        --game="flop_holdem(num_ranks=4,num_suits=2)" --seconds=4 --fractions=0.5,1 --out_dir=/tmp/fhp
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+import time
+
+import numpy as np
+import pyspiel
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import games  # noqa: E402,F401  (registers flop_holdem, hulh)
+from benchmarks.common import markdown_table  # noqa: E402
+from openspiel_cfrx.eval.poker_exploitability import poker_nash_conv  # noqa: E402
+from openspiel_cfrx.eval.report import machine_header  # noqa: E402
+
+DEEP_CFR_SETTINGS = dict(
+    advantage_network_layers=(64, 64),
+    policy_network_layers=(64, 64),
+    num_traversals=1500,
+    advantage_network_train_steps=150,
+    batch_size_advantage=2048,
+    policy_network_train_steps=1000,
+    batch_size_strategy=2048,
+    memory_capacity=2_000_000,
+    traversal_backend="state",
+    network="mlp",
+)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--game", default="flop_holdem(num_ranks=5,num_suits=2)")
+    parser.add_argument("--algorithms", default="deep_cfr,os_es_mccfr,os_nfsp")
+    parser.add_argument("--seconds", type=float, default=300.0, help="compute budget per algorithm")
+    parser.add_argument("--fractions", default="0.1,0.25,0.5,0.75,1",
+                        help="checkpoints as fractions of --seconds")  # fmt: skip
+    parser.add_argument("--mccfr-step", type=int, default=2000, help="MCCFR iterations per step")
+    parser.add_argument("--nfsp-step", type=int, default=500, help="NFSP episodes per step")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--out_dir", default="benchmarks/results")
+    return parser.parse_args(argv)
+
+
+class NFSPAveragePolicy:
+    """Batched average policy of OpenSpiel's PyTorch NFSP agents (one forward
+    pass per player per batch; the masking/softmax of `nfsp.NFSP._act`)."""
+
+    def __init__(self, agents, num_actions: int):
+        self._agents = agents
+        self._num_actions = num_actions
+
+    @torch.inference_mode()
+    def batch_action_probabilities(self, states) -> np.ndarray:
+        from open_spiel.python.pytorch import dqn
+
+        states = list(states)
+        out = np.zeros((len(states), self._num_actions))
+        by_player: dict[int, list[int]] = {}
+        for i, state in enumerate(states):
+            by_player.setdefault(state.current_player(), []).append(i)
+        for player, rows in by_player.items():
+            x = torch.tensor(
+                np.asarray(
+                    [states[i].information_state_tensor(player) for i in rows], dtype=np.float32
+                )
+            )
+            mask = np.zeros((len(rows), self._num_actions), dtype=bool)
+            for k, i in enumerate(rows):
+                mask[k, states[i].legal_actions()] = True
+            logits = self._agents[player]._avg_network(x)  # noqa: SLF001
+            logits = torch.where(torch.from_numpy(mask), logits,
+                                 torch.full_like(logits, dqn.ILLEGAL_ACTION_LOGITS_PENALTY))  # fmt: skip
+            out[rows] = torch.softmax(logits, dim=-1).numpy()
+        return out
+
+
+class Runner:
+    """step() does one unit of work; policy() returns (policy, seconds charged)."""
+
+    name = ""
+    steps_unit = "steps"
+
+    def info(self) -> dict:
+        return {}
+
+
+class DeepCFRRunner(Runner):
+    name, steps_unit = "deep_cfr", "iterations"
+
+    def __init__(self, game, seed):
+        from openspiel_cfrx.deep import DeepCFRSolver
+
+        self.solver = DeepCFRSolver(game, num_iterations=10**9, seed=seed, **DEEP_CFR_SETTINGS)
+        self.steps = 0
+
+    def step(self):
+        self.solver.run_iteration()
+        self.steps += 1
+
+    def policy(self):
+        start = time.perf_counter()
+        self.solver.train_policy_network()
+        return self.solver, time.perf_counter() - start
+
+    def info(self):
+        s = self.solver
+        return {
+            "nodes_touched": s.nodes_touched,
+            "memory": f"adv {len(s.advantage_buffers[0]):,}/{len(s.advantage_buffers[1]):,}, "
+            f"strategy {len(s.strategy_buffer):,}",
+            "advantage_loss": s.history[-1]["advantage_loss"] if s.history else None,
+            "policy_loss": s._policy_loss,  # noqa: SLF001
+        }
+
+
+class MCCFRRunner(Runner):
+    name, steps_unit = "os_es_mccfr", "iterations"
+
+    def __init__(self, game, seed, per_step):
+        self.solver = pyspiel.ExternalSamplingMCCFRSolver(game, seed=seed)
+        self.per_step = per_step
+        self.steps = 0
+
+    def step(self):
+        for _ in range(self.per_step):
+            self.solver.run_iteration()
+        self.steps += self.per_step
+
+    def policy(self):
+        start = time.perf_counter()
+        pol = self.solver.average_policy()  # unvisited infosets: uniform
+        return pol, time.perf_counter() - start
+
+
+class NFSPRunner(Runner):
+    name, steps_unit = "os_nfsp", "episodes"
+
+    def __init__(self, game, seed, per_step):
+        from openspiel_cfrx.eval.contenders import make_contender
+
+        self.contender = make_contender("os_nfsp", game, seed=seed, episodes_per_step=per_step)
+        self.per_step = per_step
+        self.steps = 0
+        self._policy = NFSPAveragePolicy(self.contender._agents, game.num_distinct_actions())  # noqa: SLF001
+
+    def step(self):
+        self.contender.step()
+        self.steps += self.per_step
+
+    def policy(self):
+        return self._policy, 0.0
+
+
+def make_runner(name, game, args) -> Runner:
+    if name == "deep_cfr":
+        return DeepCFRRunner(game, args.seed)
+    if name == "os_es_mccfr":
+        return MCCFRRunner(game, args.seed, args.mccfr_step)
+    if name == "os_nfsp":
+        return NFSPRunner(game, args.seed, args.nfsp_step)
+    raise ValueError(f"unknown algorithm {name!r}")
+
+
+def run_one(name, game, args) -> list[dict]:
+    runner = make_runner(name, game, args)
+    fractions = sorted(float(f) for f in args.fractions.split(","))
+    pending = [f * args.seconds for f in fractions]
+    rows, spent = [], 0.0
+    while pending:
+        start = time.perf_counter()
+        runner.step()
+        spent += time.perf_counter() - start
+        if spent < pending[0]:
+            continue
+        while pending and spent >= pending[0]:
+            pending.pop(0)
+        pol, policy_s = runner.policy()
+        result = poker_nash_conv(game, pol, return_details=True)
+        row = {
+            "algorithm": name,
+            "steps": runner.steps,
+            "steps_unit": runner.steps_unit,
+            "solver_seconds": spent,
+            "policy_seconds": policy_s,
+            "seconds": spent + policy_s,
+            "nash_conv_chips": result.nash_conv,
+            "nash_conv_mbb": result.nash_conv_mbb,
+            "br_gain_p0": float(result.player_improvements[0]),
+            "br_gain_p1": float(result.player_improvements[1]),
+            "eval_seconds": result.seconds,
+            **runner.info(),
+        }
+        rows.append(row)
+        print(f"  {name:<12} {runner.steps:>9} {runner.steps_unit:<10} solver {spent:7.1f}s "
+              f"+ policy {policy_s:5.1f}s  NashConv {result.nash_conv_mbb:9.1f} mbb/g "
+              f"(eval {result.seconds:.1f}s)", flush=True)  # fmt: skip
+    return rows
+
+
+def plot(rows, uniform_mbb, path, title):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for name in dict.fromkeys(r["algorithm"] for r in rows):
+        pts = [r for r in rows if r["algorithm"] == name]
+        ax.plot([r["seconds"] for r in pts], [r["nash_conv_mbb"] for r in pts], "o-", label=name)
+    if uniform_mbb is not None:
+        ax.axhline(uniform_mbb, color="gray", ls="--", lw=1, label="uniform random")
+    ax.set_yscale("log")
+    ax.set_xlabel("solver seconds (evaluation excluded; 1 CPU thread)")
+    ax.set_ylabel("NashConv (mbb/g, exact)")
+    ax.set_title(title, fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    command = "python benchmarks/bench_fhp_curve.py " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+    header = machine_header(command)
+    game = pyspiel.load_game(args.game)
+    from open_spiel.python import policy as policy_lib
+
+    uniform = poker_nash_conv(game, policy_lib.UniformRandomPolicy(game), return_details=True)
+    print(f"{args.game}: uniform NashConv {uniform.nash_conv_mbb:.1f} mbb/g", flush=True)
+    rows = []
+    for name in args.algorithms.split(","):
+        print(f"{name}: {args.seconds:g} s", flush=True)
+        rows.extend(run_one(name.strip(), game, args))
+
+    out = os.path.join(args.out_dir, "fhp_curve")
+    os.makedirs(out, exist_ok=True)
+    fields = ["algorithm", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds",
+              "nash_conv_chips", "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds"]  # fmt: skip
+    with open(os.path.join(out, "fhp_curve.csv"), "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    plot(rows, uniform.nash_conv_mbb, os.path.join(out, "fhp_curve.png"),
+         f"{args.game}: exact NashConv at equal compute ({args.seconds:g} s each)")  # fmt: skip
+    table = markdown_table(
+        ["algorithm", "steps", "solver s", "policy s (charged)", "x = seconds", "NashConv (chips)",
+         "NashConv (mbb/g)", "BR gain P0 / P1 (chips)", "eval s (excluded)"],
+        [[r["algorithm"], f"{r['steps']:,} {r['steps_unit']}", f"{r['solver_seconds']:.1f}",
+          f"{r['policy_seconds']:.1f}", f"{r['seconds']:.1f}", f"{r['nash_conv_chips']:.3f}",
+          f"{r['nash_conv_mbb']:,.1f}", f"{r['br_gain_p0']:.2f} / {r['br_gain_p1']:.2f}",
+          f"{r['eval_seconds']:.1f}"] for r in rows],
+    )  # fmt: skip
+    deep = [r for r in rows if r["algorithm"] == "deep_cfr"]
+    deep_lines = "".join(
+        f"\n- deep_cfr @ {r['steps']} iterations: {r['nodes_touched']:,} nodes touched, memories "
+        f"{r['memory']}, last advantage losses {r['advantage_loss']}, policy loss {r['policy_loss']:.4g}"
+        for r in deep
+    )
+    body = (
+        f"Game `{args.game}`; uniform random policy: NashConv {uniform.nash_conv_mbb:,.1f} mbb/g. "
+        f"Budget {args.seconds:g} s of each algorithm's own compute, checkpoints at "
+        f"{args.fractions} of it (first step boundary past each), torch threads {args.threads}, "
+        f"seed {args.seed}; algorithms run one after the other in one process.\n\n"
+        f"Settings: deep_cfr `{DEEP_CFR_SETTINGS}`; os_es_mccfr {args.mccfr_step} iterations per "
+        f"step; os_nfsp {args.nfsp_step} episodes per step, contenders.py hyperparameters.\n\n"
+        f"{table}\n{deep_lines}\n\n![curves](fhp_curve/fhp_curve.png)\n"
+    )
+    path = os.path.join(args.out_dir, "fhp_curve.md")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(f"# Small FHP: Deep CFR vs ES-MCCFR vs NFSP at equal compute\n\n{header}\n\n{body}")
+    print(f"wrote {path}, {out}/fhp_curve.csv, {out}/fhp_curve.png")
+
+
+if __name__ == "__main__":
+    main()
