@@ -131,8 +131,8 @@ def test_merging_duplicate_entries_keeps_the_loss_and_its_gradient():
     rng = np.random.default_rng(0)
     memory = _duplicated_memory(rng)
     size = len(memory)
-    weights = rng.random(size) + 0.5
-    merged = memory.aggregate(weights)
+    weights = memory.iteration[:size] * 0.1  # linear CFR weights (evictions happened: 2000 offers, 300 slots)
+    merged = memory.aggregate("linear", 0.1)
     assert len(merged["weight"]) <= 20 and merged["size"] == size
     torch.manual_seed(0)
     net = MLP(4, 3, (8, 8))
@@ -150,6 +150,13 @@ def test_merging_duplicate_entries_keeps_the_loss_and_its_gradient():
     )
     assert via_merge[0] == pytest.approx(direct[0], rel=1e-5)
     torch.testing.assert_close(via_merge[1], direct[1], rtol=1e-4, atol=1e-6)
+    uniform = memory.aggregate("uniform", 1.0)
+    direct = loss_and_grad(memory.features[:size], memory.targets[:size], memory.legal_mask[:size], np.ones(size))
+    via_merge = loss_and_grad(
+        uniform["features"], uniform["targets"], uniform["legal_mask"], uniform["weight"], uniform["constant"] / size
+    )
+    assert via_merge[0] == pytest.approx(direct[0], rel=1e-5)
+    torch.testing.assert_close(via_merge[1], direct[1], rtol=1e-4, atol=1e-6)
 
 
 def test_duplicate_tracking_stops_when_infosets_outnumber_the_limit():
@@ -161,7 +168,7 @@ def test_duplicate_tracking_stops_when_infosets_outnumber_the_limit():
     memory.add(rng.normal(size=(20, 2)).astype(np.float32), np.zeros((20, 2), np.float32), np.ones((20, 2), bool), 2, rng)
     assert not memory.duplicates_tracked
     with pytest.raises(ValueError, match="track_duplicates"):
-        memory.aggregate(np.ones(len(memory)))
+        memory.aggregate()
 
 
 def test_merged_training_matches_sampled_training_in_expectation(kuhn):
@@ -274,6 +281,46 @@ def test_sampled_regrets_estimate_the_advantage_lemma_1(kuhn):
     ]  # fmt: skip
     assert len(queen_facing_bet) > 400
     np.testing.assert_allclose(np.mean(queen_facing_bet, axis=0), [-0.5, 0.5], atol=0.15)
+
+
+def test_vectorized_traversals_estimate_the_advantage_lemma_1(kuhn):
+    """The vectorised backend samples like Algorithm 2: same exact regrets at
+    the King facing a bet, same mean at the Queen facing a bet, and the
+    opponent's strategy recorded at every opponent visit."""
+    from openspiel_cfrx.deep.vector_traversal import VectorTree
+    from openspiel_cfrx.tree import get_tree
+
+    tree = get_tree(kuhn)
+    uniform = tree.infoset_legal_mask / tree.infoset_legal_mask.sum(axis=1, keepdims=True)
+    samples = VectorTree(tree).traverse(1, 8000, uniform, np.random.default_rng(1))
+    infoset = {(int(p), k): i for i, (p, k) in enumerate(zip(tree.infoset_player, tree.infoset_key, strict=True))}
+    king = samples.advantage_regrets[samples.advantage_infosets == infoset[1, "2b"]]
+    np.testing.assert_allclose(king.mean(axis=0), [-1.5, 1.5], atol=1e-9)
+    queen = samples.advantage_regrets[samples.advantage_infosets == infoset[1, "1b"]]
+    assert len(queen) > 800
+    np.testing.assert_allclose(queen.mean(axis=0), [-0.5, 0.5], atol=0.1)
+    # Player 0 acts once per traversal at the root infosets (one per card).
+    root_visits = np.isin(samples.strategy_infosets, [infoset[0, c] for c in "012"]).sum()
+    assert root_visits == 8000
+    np.testing.assert_allclose(samples.strategy_probs, 0.5)
+    # Nodes per traversal: chance (2) + P0 + P1 (both actions) + their subtrees.
+    record = TraversalRecord()
+    rng = random.Random(2)
+    run_batched(
+        (external_sampling_traversal(kuhn.new_initial_state(), 1, 2, lambda s, p: s.information_state_tensor(p), rng, record)
+         for _ in range(8000)),
+        lambda queries: [[0.5, 0.5] for _ in queries],
+    )  # fmt: skip
+    assert samples.nodes / 8000 == pytest.approx(record.nodes / 8000, rel=0.02)
+    assert len(samples.advantage_infosets) == pytest.approx(len(record.advantage_features), rel=0.03)
+
+
+def test_vectorized_backend_solver_learns_kuhn(kuhn):
+    solver = DeepCFRSolver(kuhn, seed=1, traversal_backend="vectorized", **{**SMALL, "num_iterations": 3})
+    solver.solve()
+    probs = solver.batch_action_probabilities([kuhn.new_initial_state().child(0).child(1)])
+    assert probs.shape == (1, 2) and probs.sum() == pytest.approx(1.0)
+    assert solver.nodes_touched > 0 and len(solver.advantage_buffers[0]) > 0
 
 
 def test_tree_backend_draws_the_same_samples_as_the_pyspiel_backend():

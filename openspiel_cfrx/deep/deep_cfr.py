@@ -120,7 +120,11 @@ class DeepCFRSolver(policy_lib.Policy):
       traversal_backend: "state" walks pyspiel states (any game); "tree"
         walks the extracted `openspiel_cfrx.get_tree(game)` arrays instead
         (same samples for the same seed, much faster; only for games small
-        enough to extract).
+        enough to extract); "vectorized" runs all traversals of a batch
+        together as numpy arrays over the extracted tree, with sigma^t of
+        every infoset from one forward pass per player
+        (`vector_traversal.py`: same sampling distribution, different random
+        stream; fastest for small games).
       num_threads: if set, `torch.set_num_threads(num_threads)` (process-wide).
       average_policy: "network" (train the policy network, paper default) or
         "sd_cfr" (keep every iteration's advantage networks and play their
@@ -205,13 +209,26 @@ class DeepCFRSolver(policy_lib.Policy):
         self._gradient_clip = gradient_clip
         self._traversal_batch_size = int(traversal_batch_size)
         self._aggregate_duplicates = bool(aggregate_duplicates)
-        self._walker = None
+        self._walker = self._vector = None
         if traversal_backend == "tree":
             from openspiel_cfrx.tree import get_tree
 
             self._walker = TreeWalker(get_tree(game), self._encoder)
+        elif traversal_backend == "vectorized":
+            from openspiel_cfrx.deep.vector_traversal import VectorTree
+            from openspiel_cfrx.tree import get_tree
+
+            tree = get_tree(game)
+            self._vector = VectorTree(tree)
+            self._vector_features = np.asarray(
+                [self._encoder(s, int(p)) for s, p in zip(tree.infoset_states(), tree.infoset_player, strict=True)],
+                dtype=np.float32,
+            ).reshape(tree.num_infosets, -1)
+            self._vector_mask = tree.infoset_legal_mask.astype(bool)
         elif traversal_backend != "state":
-            raise ValueError(f"traversal_backend must be 'state' or 'tree', got {traversal_backend!r}")
+            raise ValueError(
+                f"traversal_backend must be 'state', 'tree' or 'vectorized', got {traversal_backend!r}"
+            )
         self._average_policy_kind = average_policy
         self._keep_iteration_networks = (
             average_policy == "sd_cfr" if keep_iteration_networks is None else bool(keep_iteration_networks)
@@ -436,6 +453,8 @@ class DeepCFRSolver(policy_lib.Policy):
         """Runs `num_traversals` traversals for `traverser` at the current
         iteration and stores their samples. Returns nodes touched."""
         t = self._iteration
+        if self._vector is not None:
+            return self._collect_vectorized(traverser, num_traversals, t)
         root = self._game.new_initial_state()
         nodes = 0
         for lo in range(0, num_traversals, self._traversal_batch_size):
@@ -458,6 +477,42 @@ class DeepCFRSolver(policy_lib.Policy):
             run_batched(traversals, self._answer)
             self._store(traverser, record, t)
             nodes += record.nodes
+        self.nodes_touched += nodes
+        return nodes
+
+    @torch.inference_mode()
+    def _tree_strategy_table(self) -> np.ndarray:
+        """sigma^t (regret matching on the advantage networks) at every infoset
+        of the extracted tree: one forward pass per player."""
+        tree = self._vector.tree
+        table = np.zeros((tree.num_infosets, self._num_actions))
+        for p in (0, 1):
+            lo, hi = tree.infoset_range[p]
+            mask = self._vector_mask[lo:hi]
+            if not self._trained[p]:
+                table[lo:hi] = mask / mask.sum(axis=1, keepdims=True)
+                continue
+            features = torch.from_numpy(self._vector_features[lo:hi]).to(self._device)
+            advantages = self._advantage_networks[p](features).cpu().numpy()
+            table[lo:hi] = regret_matching(advantages, mask, self._fallback)
+        return table
+
+    def _collect_vectorized(self, traverser: int, num_traversals: int, t: int) -> int:
+        strategy = self._tree_strategy_table()
+        nodes = 0
+        for lo in range(0, num_traversals, self._traversal_batch_size):
+            count = min(self._traversal_batch_size, num_traversals - lo)
+            samples = self._vector.traverse(traverser, count, strategy, self._np_rng)
+            adv, strat = samples.advantage_infosets, samples.strategy_infosets
+            if adv.size:
+                self._advantage_memories[traverser].add(
+                    self._vector_features[adv], samples.advantage_regrets, self._vector_mask[adv], t, self._np_rng
+                )
+            if strat.size:
+                self._strategy_memory.add(
+                    self._vector_features[strat], samples.strategy_probs, self._vector_mask[strat], t, self._np_rng
+                )
+            nodes += samples.nodes
         self.nodes_touched += nodes
         return nodes
 
@@ -496,8 +551,10 @@ class DeepCFRSolver(policy_lib.Policy):
             return None
         if batch_size is not None and memory.num_unique > batch_size:
             return None
-        weights = self._sample_weights(torch.from_numpy(memory.iteration[: len(memory)])).numpy()
-        merged = memory.aggregate(weights)
+        if self._linear_weighting:  # the weights of _sample_weights
+            merged = memory.aggregate("linear", 2.0 / self._iteration)
+        else:
+            merged = memory.aggregate("uniform", 1.0)
         rows, size = len(merged["weight"]), merged["size"]
         to = functools.partial(torch.as_tensor, device=self._device)
         return (

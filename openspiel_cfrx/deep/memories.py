@@ -26,7 +26,9 @@ exactly: for an infoset I with entries k, weights w_k and targets y_k,
     sum_k w_k ||f(x_I) - y_k||^2 = W_I ||f(x_I) - ybar_I||^2 + sum_k w_k ||y_k - ybar_I||^2,
 
 with W_I = sum_k w_k and ybar_I the w-weighted mean target; the last term does
-not depend on the network. `aggregate(weights)` returns the merged rows, so
+not depend on the network. The memory keeps these sums up to date as entries
+arrive and are evicted, so `aggregate()` returns the merged rows at a cost
+independent of the memory's size, and
 a trainer can take the exact gradient of the whole memory's loss in one small
 batch. Tracking stops by itself (`duplicates_tracked` becomes False) once
 more than `max_unique` distinct infosets have been seen, where merging would
@@ -54,6 +56,7 @@ class _ArrayMemory:
         self._key_id: np.ndarray | None = None  # distinct-infoset id per slot
         self._key_index: dict[bytes, int] = {}
         self._max_unique = 0
+        self._m_count = None  # running per-infoset sums while tracking
 
     @staticmethod
     def entry_bytes(feature_size: int, num_actions: int) -> int:
@@ -88,37 +91,36 @@ class _ArrayMemory:
         if count == 0:
             return
         keep, slots = self._slots(count, rng)
+        tracking = self._key_id is not None and keep.size > 0
+        if tracking:  # remove what the written slots held before
+            written = np.unique(slots)
+            evicted = written[written < len(self)]
+            if evicted.size:
+                self._accumulate(evicted, self._key_id[evicted].astype(np.int64), -1.0)
         self.features[slots] = features[keep]
         self.targets[slots] = targets[keep]
         self.legal_mask[slots] = legal_mask[keep]
         self.iteration[slots] = np.broadcast_to(np.asarray(iteration, dtype=np.int32), (count,))[keep]
         self.add_calls += count
-        if self._key_id is not None and keep.size:
-            ids = self._ids_of(features[keep], legal_mask[keep])
-            if ids is not None:
-                self._grow_key_ids(int(slots.max()) + 1)
-                self._key_id[slots] = ids
+        if tracking:
+            self._track_slots(written)
 
     # ------------------------------------------------------------ duplicates
     def track_duplicates(self, max_unique: int = 65536) -> None:
-        """Starts tracking which slots hold the same infoset (see module doc)."""
+        """Starts tracking which slots hold the same infoset, with running
+        per-infoset sums (see module doc)."""
         self._max_unique = int(max_unique)
         self._key_index = {}
         self._key_id = np.full(min(self.capacity, 1024), -1, dtype=np.int32)
+        a = self.targets.shape[1]
+        self._m_features = np.zeros((0, self.features.shape[1]), np.float32)
+        self._m_mask = np.zeros((0, a), bool)
+        self._m_count, self._m_t = np.zeros(0), np.zeros(0)
+        self._m_y, self._m_ty = np.zeros((0, a)), np.zeros((0, a))
+        self._m_yy, self._m_tyy = np.zeros(0), np.zeros(0)
         size = len(self)
         if size:
-            self._grow_key_ids(size)
-            ids = self._ids_of(self.features[:size], self.legal_mask[:size])
-            if ids is not None:
-                self._key_id[:size] = ids
-
-    def _grow_key_ids(self, needed: int) -> None:
-        # Grown on demand (int32, doubling): a 40M-entry memory of a large game
-        # never pays for ids it stops tracking early.
-        if needed > len(self._key_id):
-            grown = np.full(min(self.capacity, max(needed, 2 * len(self._key_id))), -1, dtype=np.int32)
-            grown[: len(self._key_id)] = self._key_id
-            self._key_id = grown
+            self._track_slots(np.arange(size))
 
     @property
     def duplicates_tracked(self) -> bool:
@@ -129,25 +131,75 @@ class _ArrayMemory:
         """Distinct infosets ever tracked (an upper bound on those held)."""
         return len(self._key_index)
 
+    def _stop_tracking(self) -> None:
+        self._key_id, self._key_index = None, {}
+        for name in ("_m_features", "_m_mask", "_m_count", "_m_t", "_m_y", "_m_ty", "_m_yy", "_m_tyy"):
+            setattr(self, name, None)
+
+    def _grow_key_ids(self, needed: int) -> None:
+        # Grown on demand (int32, doubling): a 40M-entry memory of a large game
+        # never pays for ids it stops tracking early.
+        if needed > len(self._key_id):
+            grown = np.full(min(self.capacity, max(needed, 2 * len(self._key_id))), -1, dtype=np.int32)
+            grown[: len(self._key_id)] = self._key_id
+            self._key_id = grown
+
+    def _accumulate(self, slots: np.ndarray, ids: np.ndarray, sign: float) -> None:
+        """Adds (sign=+1) or removes (-1) the entries at `slots` to the sums of `ids`."""
+        n = len(self._m_count)
+        y = self.targets[slots].astype(np.float64)
+        t = self.iteration[slots].astype(np.float64)
+        yy = np.where(self.legal_mask[slots], y * y, 0.0).sum(axis=1)
+        self._m_count += sign * np.bincount(ids, minlength=n)
+        self._m_t += sign * np.bincount(ids, weights=t, minlength=n)
+        self._m_yy += sign * np.bincount(ids, weights=yy, minlength=n)
+        self._m_tyy += sign * np.bincount(ids, weights=t * yy, minlength=n)
+        for a in range(y.shape[1]):
+            self._m_y[:, a] += sign * np.bincount(ids, weights=y[:, a], minlength=n)
+            self._m_ty[:, a] += sign * np.bincount(ids, weights=t * y[:, a], minlength=n)
+
+    def _track_slots(self, final: np.ndarray) -> None:
+        """Ids and sums for the (distinct) slots `final`, just written."""
+        ids = self._ids_of(self.features[final], self.legal_mask[final])
+        if ids is None:
+            return
+        self._grow_key_ids(int(final.max()) + 1)
+        self._key_id[final] = ids
+        self._accumulate(final, ids, +1.0)
+
     def _ids_of(self, features: np.ndarray, legal_mask: np.ndarray) -> np.ndarray | None:
         rows = np.ascontiguousarray(
             np.concatenate([np.ascontiguousarray(features, np.float32).view(np.uint8),
                             np.ascontiguousarray(legal_mask, bool).view(np.uint8)], axis=1)
         )  # fmt: skip
         keys = rows.view(np.dtype((np.void, rows.shape[1]))).ravel()
-        distinct, inverse = np.unique(keys, return_inverse=True)
+        distinct, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         index = self._key_index
+        before = len(index)
         ids = np.fromiter((index.setdefault(k.tobytes(), len(index)) for k in distinct), np.int64, len(distinct))
         if len(index) > self._max_unique:  # too many infosets: merging would not pay
-            self._key_id, self._key_index = None, {}
+            self._stop_tracking()
             return None
+        added = len(index) - before
+        if added:
+            new = ids >= before
+            order = np.argsort(ids[new])
+            a = self.targets.shape[1]
+            self._m_features = np.concatenate([self._m_features, features[first[new]][order]])
+            self._m_mask = np.concatenate([self._m_mask, legal_mask[first[new]][order]])
+            self._m_count, self._m_t = np.pad(self._m_count, (0, added)), np.pad(self._m_t, (0, added))
+            self._m_yy, self._m_tyy = np.pad(self._m_yy, (0, added)), np.pad(self._m_tyy, (0, added))
+            self._m_y = np.concatenate([self._m_y, np.zeros((added, a))])
+            self._m_ty = np.concatenate([self._m_ty, np.zeros((added, a))])
         return ids[inverse.ravel()]
 
-    def aggregate(self, weights: np.ndarray) -> dict:
-        """Merges the held entries by infoset (module doc).
+    def aggregate(self, weighting: str = "linear", scale: float = 1.0) -> dict:
+        """The held entries merged by infoset (module doc), from running sums
+        (cost independent of the number of entries).
 
         Args:
-          weights: [len(self)] per-entry loss weights.
+          weighting: "linear" (entry weight = scale * its iteration, linear
+            CFR) or "uniform" (weight = scale).
 
         Returns: dict with `features` [U, F], `targets` [U, A] (weighted means),
         `legal_mask` [U, A], `weight` [U] (summed weights W_I), `constant` (the
@@ -156,30 +208,24 @@ class _ArrayMemory:
         """
         if self._key_id is None:
             raise ValueError("duplicate tracking is off; call track_duplicates() first")
-        size = len(self)
-        ids = self._key_id[:size]
-        weights = np.asarray(weights, dtype=np.float64)
-        order = np.unique(ids)
-        compact = np.searchsorted(order, ids)
-        total = np.bincount(compact, weights=weights, minlength=len(order))
-        keep = total > 0
-        first = np.zeros(len(order), dtype=np.int64)
-        first[compact[::-1]] = np.arange(size)[::-1]  # a representative slot per infoset
-        targets = self.targets[:size].astype(np.float64)
-        sums = np.stack(
-            [np.bincount(compact, weights=weights * targets[:, a], minlength=len(order))
-             for a in range(targets.shape[1])], axis=1)  # fmt: skip
-        means = sums / np.where(total > 0, total, 1.0)[:, None]
-        mask = self.legal_mask[first]
-        residual = np.where(self.legal_mask[:size], targets - means[compact], 0.0)
-        constant = float(np.dot(weights, (residual**2).sum(axis=1)))
+        if weighting == "linear":
+            total, weighted_y, weighted_yy = self._m_t, self._m_ty, self._m_tyy
+        elif weighting == "uniform":
+            total, weighted_y, weighted_yy = self._m_count, self._m_y, self._m_yy
+        else:
+            raise ValueError(f"weighting must be 'linear' or 'uniform', got {weighting!r}")
+        keep = (self._m_count > 0.5) & (total > 0)
+        total = total[keep] * scale
+        means = weighted_y[keep] * scale / total[:, None]
+        mask = self._m_mask[keep]
+        constant = float(weighted_yy[keep].sum() * scale - (total * np.where(mask, means**2, 0.0).sum(axis=1)).sum())
         return {
-            "features": self.features[first[keep]],
-            "targets": means[keep].astype(np.float32),
-            "legal_mask": mask[keep],
-            "weight": total[keep],
-            "constant": constant,
-            "size": size,
+            "features": self._m_features[keep],
+            "targets": means.astype(np.float32),
+            "legal_mask": mask,
+            "weight": total,
+            "constant": max(constant, 0.0),
+            "size": len(self),
         }
 
     def sample_indices(self, batch_size: int | None, rng: np.random.Generator) -> np.ndarray:
