@@ -287,7 +287,7 @@ def main(argv=None):
         writer.writeheader()
         writer.writerows(rows)
     plot(rows, uniform.nash_conv_mbb, os.path.join(out, "fhp_curve.png"),
-         f"{args.game}: exact NashConv at equal compute ({args.seconds:g} s each)")  # fmt: skip
+         f"{args.game}\nexact NashConv at equal compute ({args.seconds:g} s each)")  # fmt: skip
     table = markdown_table(
         ["algorithm", "steps", "solver s", "policy s (charged)", "x = seconds", "NashConv (chips)",
          "NashConv (mbb/g)", "BR gain P0 / P1 (chips)", "eval s (excluded)"],

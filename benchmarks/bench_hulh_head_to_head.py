@@ -1,0 +1,228 @@
+"""HULH head-to-head: short-trained Deep CFR (Appendix C network) vs short-trained NFSP and fixed bots.
+
+Trains, on full heads-up limit hold'em (`hulh`, Brown et al. 2019 rules),
+
+* our `DeepCFRSolver(network="poker")` (Appendix C card/bet network, width
+  `--dim`) for `--deep-seconds` of iterations (traversals + advantage-network
+  training; duplicate merging off, i.e. the paper's sampled minibatches),
+  then its average-strategy network once (timed and reported separately);
+* OpenSpiel's PyTorch NFSP (`openspiel_cfrx.eval.contenders`, Leduc example
+  hyperparameters, 128-unit nets, `information_state_tensor` input) for
+  `--nfsp-seconds` of self-play episodes;
+
+then plays every pair in `--pairs` with `openspiel_cfrx.eval.head_to_head.play_match`:
+`--deals` duplicate deals (each dealt twice, seats swapped, same cards), the
+row agent's winnings in mbb/g with a 95% confidence interval over deals.
+`call` = always-call (check/call), `raise` = always-raise (else call),
+`uniform` = uniform random over legal actions.
+
+These agents are trained for minutes on one CPU thread, a speck of the paper's
+budget (HULH: 32,000 SGD steps of batch 20,000 per iteration); the table
+says how far such agents get, not what Deep CFR or NFSP reach.
+
+    nice -n 10 .venv/bin/python benchmarks/bench_hulh_head_to_head.py \\
+        --out=benchmarks/results/hulh_head_to_head.md
+    # smoke test (about a minute):
+    nice -n 15 .venv/bin/python benchmarks/bench_hulh_head_to_head.py --deep-seconds=5 \\
+        --nfsp-seconds=5 --deals=20 --traversals=50 --sgd-steps=5 --policy-steps=5
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import pyspiel
+import torch
+from open_spiel.python import policy as policy_lib
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import games  # noqa: E402,F401  (registers flop_holdem, hulh)
+from benchmarks.common import markdown_table  # noqa: E402
+from openspiel_cfrx.eval.head_to_head import always_call, always_raise, play_match  # noqa: E402
+from openspiel_cfrx.eval.report import machine_header  # noqa: E402
+
+DEFAULT_PAIRS = "deep_cfr:nfsp,deep_cfr:call,deep_cfr:uniform,deep_cfr:raise,nfsp:call,nfsp:uniform"
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--game", default="hulh")
+    parser.add_argument(
+        "--deep-seconds", type=float, default=180.0, help="Deep CFR iteration budget"
+    )
+    parser.add_argument("--nfsp-seconds", type=float, default=180.0, help="NFSP training budget")
+    parser.add_argument("--dim", type=int, default=64, help="Appendix C network width d")
+    parser.add_argument(
+        "--traversals", type=int, default=250, help="traversals per player per iteration"
+    )
+    parser.add_argument(
+        "--sgd-steps", type=int, default=100, help="advantage SGD steps per iteration"
+    )
+    parser.add_argument("--batch", type=int, default=1024, help="advantage and strategy batch size")
+    parser.add_argument("--policy-steps", type=int, default=300, help="average-network SGD steps")
+    parser.add_argument(
+        "--nfsp-step", type=int, default=1000, help="NFSP episodes between clock checks"
+    )
+    parser.add_argument("--pairs", default=DEFAULT_PAIRS, help="comma-separated A:B pairs")
+    parser.add_argument("--deals", type=int, default=1000, help="duplicate deals per pair")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--save", default="", help="also save the Deep CFR checkpoint here")
+    parser.add_argument("--out", default="", help="write the markdown report here")
+    return parser.parse_args(argv)
+
+
+def train_deep_cfr(game, args) -> tuple[object, dict]:
+    from openspiel_cfrx.deep import DeepCFRSolver, count_parameters
+
+    solver = DeepCFRSolver(
+        game,
+        network="poker",
+        advantage_network_layers=(args.dim,),
+        policy_network_layers=(args.dim,),
+        num_iterations=10**9,
+        num_traversals=args.traversals,
+        advantage_network_train_steps=args.sgd_steps,
+        batch_size_advantage=args.batch,
+        policy_network_train_steps=args.policy_steps,
+        batch_size_strategy=args.batch,
+        memory_capacity=4_000_000,
+        aggregate_duplicates=False,
+        seed=args.seed,
+    )
+    spent = 0.0
+    while spent < args.deep_seconds:
+        stats = solver.run_iteration()
+        spent += stats["seconds"]
+        print(
+            f"  deep_cfr iteration {stats['iteration']}: {stats['nodes']:,} nodes, "
+            f"traverse {stats['traversal_seconds']:.1f}s, train {stats['training_seconds']:.1f}s, "
+            f"losses {stats['advantage_loss']}",
+            flush=True,
+        )
+    start = time.perf_counter()
+    policy_loss = solver.train_policy_network()
+    policy_s = time.perf_counter() - start
+    if args.save:
+        solver.save_checkpoint(args.save)
+    info = {
+        "iterations": solver.iteration,
+        "traversals": 2 * args.traversals * solver.iteration,
+        "nodes": solver.nodes_touched,
+        "seconds": spent,
+        "traversal_seconds": solver.traversal_seconds,
+        "training_seconds": solver.training_seconds,
+        "policy_seconds": policy_s,
+        "policy_loss": policy_loss,
+        "parameters": count_parameters(solver.policy_network),
+        "memories": (
+            len(solver.advantage_buffers[0]),
+            len(solver.advantage_buffers[1]),
+            len(solver.strategy_buffer),
+        ),
+        "losses": solver.history[-1]["advantage_loss"],
+    }
+    print(f"  deep_cfr: {info}", flush=True)
+    return solver, info
+
+
+def train_nfsp(game, args) -> tuple[object, dict]:
+    from openspiel_cfrx.eval.contenders import make_contender
+
+    contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=args.nfsp_step)
+    spent, episodes = 0.0, 0
+    while spent < args.nfsp_seconds:
+        start = time.perf_counter()
+        contender.step()
+        spent += time.perf_counter() - start
+        episodes += args.nfsp_step
+    info = {"episodes": episodes, "seconds": spent}
+    print(f"  nfsp: {info}", flush=True)
+    return contender.policy(), info
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    command = "python benchmarks/bench_hulh_head_to_head.py " + " ".join(
+        sys.argv[1:] if argv is None else argv
+    )
+    header = machine_header(command)
+    game = pyspiel.load_game(args.game)
+    pairs = [tuple(p.split(":")) for p in args.pairs.split(",")]
+    needed = {name for pair in pairs for name in pair}
+    agents, infos = {}, {}
+    if "deep_cfr" in needed:
+        print(f"training Deep CFR for {args.deep_seconds:g} s ...", flush=True)
+        agents["deep_cfr"], infos["deep_cfr"] = train_deep_cfr(game, args)
+    if "nfsp" in needed:
+        print(f"training NFSP for {args.nfsp_seconds:g} s ...", flush=True)
+        agents["nfsp"], infos["nfsp"] = train_nfsp(game, args)
+    agents.update(
+        call=always_call(game),
+        raise_=always_raise(game),
+        uniform=policy_lib.UniformRandomPolicy(game),
+    )
+    agents["raise"] = agents.pop("raise_")
+    rows = []
+    for a, b in pairs:
+        start = time.perf_counter()
+        result = play_match(game, agents[a], agents[b], args.deals, seed=args.seed)
+        seconds = time.perf_counter() - start
+        s0, s1 = (1000 * c / 100 for c in result.seat_means_chips)
+        rows.append([a, b, f"{result.mean_mbb:+,.0f} ± {result.ci95_mbb:,.0f}", f"{s0:+,.0f}", f"{s1:+,.0f}",
+                     result.deals, f"{seconds:.0f}"])  # fmt: skip
+        print(f"  {a} vs {b}: {result} ({seconds:.0f}s)", flush=True)
+    table = markdown_table(
+        [
+            "A",
+            "B",
+            "A's result (mbb/g, 95% CI)",
+            "A as P1 (SB)",
+            "A as P2 (BB)",
+            "duplicate deals",
+            "seconds",
+        ],
+        rows,
+    )
+    d, n = infos.get("deep_cfr"), infos.get("nfsp")
+    lines = []
+    if d:
+        lines.append(
+            f"- deep_cfr: Appendix C network d={args.dim} ({d['parameters']:,} parameters), "
+            f"{d['iterations']} iterations x {args.traversals} traversals per player "
+            f"({d['traversals']:,} traversals, {d['nodes']:,} nodes touched), {args.sgd_steps} advantage SGD "
+            f"steps of batch {args.batch} per player per iteration, average network {args.policy_steps} steps "
+            f"of batch {args.batch}; {d['seconds']:.0f} s of iterations (traversal {d['traversal_seconds']:.0f} s, "
+            f"advantage training {d['training_seconds']:.0f} s) + {d['policy_seconds']:.0f} s average-network "
+            f"training; memories (adv P1, adv P2, strategy) {d['memories']}; last advantage losses "
+            f"{[round(x) for x in d['losses']]}, policy loss {d['policy_loss']:.4g}."
+        )
+    if n:
+        lines.append(
+            f"- nfsp: OpenSpiel PyTorch NFSP (contenders.py settings: 128-unit nets, anticipatory 0.1, "
+            f"lr 0.01, batch 128), {n['episodes']:,} self-play episodes in {n['seconds']:.0f} s; "
+            "plays its average network."
+        )
+    body = (
+        f"Game `{args.game}`. Each pair: {args.deals} duplicate deals (every deal played twice with the "
+        "same cards, seats swapped); 'A's result' is A's mean winnings per hand over both seats, in "
+        "mbb/g (1 big blind = 100 chips), with the 95% CI over deals; the seat columns are A's mean "
+        f"in each seat (not duplicate-corrected). Torch threads {args.threads}, seed {args.seed}.\n\n"
+        + "\n".join(lines)
+        + f"\n\n{table}\n"
+    )
+    print(body)
+    if args.out:
+        os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(f"# HULH head-to-head: short-trained Deep CFR and NFSP\n\n{header}\n\n{body}")
+        print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()
