@@ -503,10 +503,11 @@ def test_corrupt_and_mismatched_checkpoints_give_clear_errors(kuhn, tmp_path):
 # --------------------------------------------------------------- convergence
 KUHN_CONVERGENCE = dict(
     num_iterations=40,
-    num_traversals=3000,
-    traversal_backend="tree",  # identical samples to the pyspiel backend, faster
+    num_traversals=2000,
+    traversal_backend="vectorized",  # Algorithm 2's samples, vectorised over the extracted tree
+    learning_rate=1e-2,  # full-memory merged gradient steps (aggregate_duplicates) take a larger rate
     advantage_network_train_steps=100,
-    policy_network_train_steps=1000,
+    policy_network_train_steps=500,
     batch_size_advantage=2048,
     batch_size_strategy=2048,
     advantage_network_layers=(32, 32),
