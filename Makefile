@@ -19,8 +19,9 @@ $(STAMP): setup.py constraints.txt
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python examples/deep_cfr.py --game=kuhn_poker --iterations=15 --traversals=1000 \
-		--policy_steps=1000 --eval_every=15 --progress --output_dir=out/demo
+	$(BIN)/python examples/deep_cfr.py --game=kuhn_poker --iterations=40 --traversals=2000 \
+		--advantage_steps=100 --policy_steps=500 --layers=32,32 --eval_every=10 --progress \
+		--output_dir=out/demo
 
 demo-tabular: $(STAMP)
 	$(BIN)/python examples/oftrl_cfr.py --game=leduc_poker --iterations=500 \
