@@ -44,14 +44,6 @@ FHP_CARDS = ["Ah", "Kd", "7c", "2s", "Qs", "9d", "4h"]
 HULH_CARDS = FHP_CARDS + ["3c", "8h"]
 
 
-@pytest.fixture(scope="module")
-def fhp():
-    return pyspiel.load_game("flop_holdem")
-
-
-@pytest.fixture(scope="module")
-def hulh():
-    return pyspiel.load_game("hulh")
 
 
 def test_default_games_are_the_papers(fhp, hulh):

@@ -32,14 +32,6 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
-@pytest.fixture(scope="module")
-def fhp():
-    return pyspiel.load_game("flop_holdem")
-
-
-@pytest.fixture(scope="module")
-def hulh():
-    return pyspiel.load_game("hulh")
 
 
 def assert_close(actual, expected, tol=1e-5):
