@@ -45,7 +45,7 @@ flags.DEFINE_string("game", "leduc_poker", "Game.")
 flags.DEFINE_float("seconds", 600.0, "Solver-seconds budget per side in `compare`.")
 flags.DEFINE_float("eval_every_seconds", 100.0, "Checkpoint spacing (solver seconds) in `compare`.")
 flags.DEFINE_integer("openspiel_iterations", 101, "OpenSpiel example's iteration count.")
-flags.DEFINE_integer("ablation_iterations", 20, "Iterations per ablation run.")
+flags.DEFINE_integer("ablation_iterations", 60, "Iterations per ablation run.")
 flags.DEFINE_list("ablations", [], "Subset of ablation names to run (default all).")
 flags.DEFINE_integer("seed", 0, "Seed.")
 flags.DEFINE_integer("threads", 1, "torch threads (both sides).")
@@ -254,12 +254,14 @@ def _plot(records, path):
 ABLATION_BASE = dict(
     advantage_network_layers=(64, 64),
     policy_network_layers=(64, 64),
-    num_traversals=300,
+    num_traversals=1000,
+    traversal_backend="vectorized",
+    learning_rate=1e-2,
     advantage_network_train_steps=100,
     batch_size_advantage=1024,
     policy_network_train_steps=1000,
     batch_size_strategy=1024,
-    memory_capacity=20_000,  # fills after ~1/3 of the run: sliding window vs reservoir differ
+    memory_capacity=20_000,  # ~6k samples per player per iteration: full after ~4 iterations
     keep_iteration_networks=True,
 )
 ABLATIONS = {
@@ -268,6 +270,7 @@ ABLATIONS = {
     "fine-tune instead of retrain": dict(reinitialize_advantage_networks=False),
     "uniform fallback (standard RM)": dict(regret_matching_fallback="uniform"),
     "sliding-window memory": dict(memory="sliding_window"),
+    "sampled minibatches (no merging; ours, not the paper's)": dict(aggregate_duplicates=False),
 }
 
 
