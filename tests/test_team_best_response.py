@@ -19,9 +19,9 @@ from openspiel_cfrx import team
 from openspiel_cfrx.deep import DeepCFRSolver
 from openspiel_cfrx.deep.cfr_mix import CFRMixSolver
 from openspiel_cfrx.eval.team_best_response import (
-    _factored_tensor_strategies,
     _NestSimulator,
     _TeamQueryState,
+    _tensor_strategies,
     exact_goofspiel_team_worst_case,
     exact_team_worst_case,
     nest_team_worst_case,
@@ -188,9 +188,14 @@ def test_nest_simulator_outcomes_match_the_game():
             assert bool(escaped[0]) == (state.outcome() == "escape")
 
 
-def test_tensor_fast_path_equals_agent_strategies():
+@pytest.mark.parametrize("variant", ["cfr_mix", "cfr_mix_no_sharing", "double_neural_joint", "deep_cfr"])
+def test_tensor_fast_path_equals_policy_api(variant):
     game = pyspiel.load_game("nest(rows=3,cols=3,num_pursuers=2)")
-    solver = CFRMixSolver(game, **FAST)
+    if variant == "deep_cfr":
+        solver = DeepCFRSolver(game, policy_network_layers=(16,), advantage_network_layers=(16,), num_traversals=4,
+                               advantage_network_train_steps=5, policy_network_train_steps=5, num_threads=1, seed=1)
+    else:
+        solver = CFRMixSolver(game, variant=variant, **FAST)
     solver.run_iteration()
     sim = _NestSimulator(game)
     states = _playout_states(game, 10, seed=2)
@@ -199,9 +204,16 @@ def test_tensor_fast_path_equals_agent_strategies():
     x = np.concatenate([r[0] for r in rows])
     xa = np.concatenate([r[1] for r in rows])
     legal = np.concatenate([r[2] for r in rows])
-    fast = _factored_tensor_strategies(solver, x, xa, legal)
-    np.testing.assert_allclose(fast, np.asarray(solver.agent_strategies(states)), rtol=0, atol=1e-12)
-    assert _factored_tensor_strategies(HashProductPolicy(game), x, xa, legal) is None
+    fast = _tensor_strategies(solver, x, xa, legal, sim.radices)
+    if variant == "deep_cfr":
+        reference = np.asarray(solver.batch_action_probabilities(states))[:, None, :]
+    else:
+        reference = np.asarray(solver.agent_strategies(states))
+    np.testing.assert_allclose(fast, reference, rtol=0, atol=1e-6)
+    # Query states (tensors only) give the same answer through the policy API.
+    fake = [_TeamQueryState(x[i], xa[i], sim._legal_lists(legal[i]), sim.radices) for i in range(len(states))]
+    np.testing.assert_allclose(sim._strategies(solver, fake, len(fake)), reference, rtol=0, atol=1e-6)
+    assert _tensor_strategies(HashProductPolicy(game), x, xa, legal, sim.radices) is None
 
 
 @pytest.mark.parametrize("game_string", [STAR, SMALL_GRID])

@@ -563,17 +563,37 @@ def exact_goofspiel_team_worst_case(
 # NEST: the evader's pure strategies are paths.
 
 
-def _factored_tensor_strategies(policy, features, agent_features, legal_mask):
-    """Average per-agent strategies [B, n, A] of a factored `CFRMixSolver`
-    straight from tensors (what `agent_strategies` computes, without building
-    a query per state), or None for any other policy."""
+def _joint_legal_mask(legal_mask: np.ndarray, radices) -> np.ndarray:
+    """[B, n, A] per-agent legal masks -> [B, prod radices] joint mask (agent 0 least significant)."""
+    joint = np.ones((legal_mask.shape[0], 1), dtype=bool)
+    for agent in range(len(radices) - 1, -1, -1):
+        joint = (joint[:, :, None] & legal_mask[:, None, agent, : radices[agent]]).reshape(legal_mask.shape[0], -1)
+    return joint
+
+
+def _tensor_strategies(policy, features, agent_features, legal_mask, radices):
+    """The team's average strategies straight from tensors, without building a
+    query per state: [B, n, A] per agent for a factored `CFRMixSolver`,
+    [B, 1, J] for a joint-head one or a `DeepCFRSolver` (policy network); None
+    for any other policy (the caller then goes through `agent_strategies` /
+    `batch_action_probabilities` on query states). Computes exactly what those
+    methods compute (tested)."""
     models = getattr(policy, "_policy_models", None)
     views = getattr(policy, "_views", None)
-    if not models or not views or not getattr(views[TEAM], "factored", False):
-        return None
-    from openspiel_cfrx.deep.cfr_mix import regret_matching_plus
+    if models and views:
+        from openspiel_cfrx.deep.cfr_mix import regret_matching_plus
 
-    return regret_matching_plus(models[TEAM].values(features, agent_features), legal_mask)
+        if getattr(views[TEAM], "factored", False):
+            return regret_matching_plus(models[TEAM].values(features, agent_features), legal_mask)
+        joint = _joint_legal_mask(legal_mask, radices)[:, None, :]
+        empty = np.zeros((features.shape[0], 1, 0), dtype=np.float32)
+        return regret_matching_plus(models[TEAM].values(features, empty), joint)
+    if hasattr(policy, "_policy_probs") and getattr(policy, "_average_policy_kind", None) == "network":
+        import torch
+
+        mask = torch.from_numpy(_joint_legal_mask(legal_mask, radices))
+        return np.asarray(policy._policy_probs(torch.from_numpy(features), mask), dtype=np.float64)[:, None, :]
+    return None
 
 
 class _TeamQueryState:
@@ -701,7 +721,7 @@ class _NestSimulator:
         for lo in range(0, rows, chunk):
             hi = min(rows, lo + chunk)
             x, xa, legal_mask = self.team_queries(evader_paths[lo:hi], pursuer_paths[lo:hi], step)
-            strategies = _factored_tensor_strategies(policy, x, xa, legal_mask)
+            strategies = _tensor_strategies(policy, x, xa, legal_mask, self.radices)
             if strategies is None:
                 states = [_TeamQueryState(x[i], xa[i], self._legal_lists(legal_mask[i]), self.radices)
                           for i in range(hi - lo)]  # fmt: skip
