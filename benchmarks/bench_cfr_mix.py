@@ -1,103 +1,494 @@
-"""CFR-MIX benchmark: variants at equal wall-clock (paper Figs. 3-4, scaled down).
+"""CFR-MIX benchmark: every variant at equal CPU time (paper Figs. 3-4, scaled down).
 
-    PYTHONPATH=. .venv/bin/python benchmarks/bench_cfr_mix.py [--quick]
+    PYTHONPATH=. nice -n 10 .venv/bin/python benchmarks/bench_cfr_mix.py [--parts=a,b,...] [--quick]
 
-Writes benchmarks/results/cfr_mix.md and CSV/PNG under benchmarks/results/cfr_mix/.
-Parts: (1) tiny team Goofspiel, exact NashConv (team as one player) for every
-variant and joint-action Deep CFR; (2) NEST 3x3 with 2 pursuers, sampled team
-worst-case utility; (3) scale: 10-card 6-agent Goofspiel (10^6 joint bids),
-CFR-MIX iterations and worst case, next to what joint-action Deep CFR would
-need.
+Writes benchmarks/results/cfr_mix.md and, per part, curves.csv, curves.png and
+section.md under benchmarks/results/cfr_mix/<part>/ (the markdown file is
+assembled from every part's section.md, so a part can be re-run alone, plus
+results/cfr_mix/reading.md if present). Parts:
+
+  goofspiel_3c2p2r   tiny team Goofspiel, exact NashConv (team as one player)
+  goofspiel_6c4p2r   6 cards / 4 agents / 2 rounds, exact team worst case
+                     (dynamic program over the adversary's observations)
+  nest_3x3_2         NEST 3x3, 2 pursuers: evader path best response over all
+                     320 start configurations
+  nest_5x5_4         NEST 5x5, 4 pursuers: evader paths within 2 steps of the
+                     shortest escape, 96 sampled starts
+  scale_goofspiel_10c6p2r  CFR-MIX only, 10^6 joint bids, particle best response
+  scale_nest_15x15_4       CFR-MIX only, shortest-path evader, sampled starts
+
+Budgets are process CPU seconds (time.process_time, torch on 1 thread), so
+that other jobs on a shared machine do not change what a variant gets;
+evaluation is not charged. Each variant runs whole iterations until its
+budget is spent (the last one may overshoot) and is evaluated at about 1/3,
+2/3 and all of it; the point at 0 s is the uniform strategy, where every
+variant starts. Joint-action Deep CFR (`deep_cfr`, external sampling) is run
+only where one traversal fits in the budget; otherwise the expected size of a
+traversal (Knuth's estimator) times a measured lower bound on the cost per
+node is reported instead, with the memory it would need.
 """
 
 from __future__ import annotations
 
+import argparse
+import csv
 import os
+import random
+import signal
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+import numpy as np  # noqa: E402
 import pyspiel  # noqa: E402
+import torch  # noqa: E402
 
 import games  # noqa: E402, F401
 from benchmarks.common import markdown_table, write_result  # noqa: E402
-from examples.cfr_mix import run_variants, write_points  # noqa: E402
+from openspiel_cfrx import team  # noqa: E402
+from openspiel_cfrx.deep import DeepCFRSolver  # noqa: E402
 from openspiel_cfrx.deep.cfr_mix import CFRMixSolver  # noqa: E402
-from openspiel_cfrx.eval.team_best_response import sampled_team_worst_case  # noqa: E402
+from openspiel_cfrx.eval.team_best_response import (  # noqa: E402
+    exact_goofspiel_team_worst_case,
+    nest_team_worst_case,
+    sampled_team_worst_case,
+)
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
-QUICK = "--quick" in sys.argv
-
-
-def _final(points):
-    last = {}
-    for p in points:
-        last[p.variant] = p
-    return last
+ALL_VARIANTS = ["cfr_mix", "cfr_mix_no_sharing", "deep_cfr_mix", "independent", "double_neural_joint", "deep_cfr"]
+PART_ORDER = ["goofspiel_3c2p2r", "goofspiel_6c4p2r", "nest_3x3_2", "nest_5x5_4", "scale_goofspiel_10c6p2r",
+              "scale_nest_15x15_4"]  # fmt: skip
 
 
-def part(name, game_string, variants, seconds, exact, traversals, train_steps, eval_every, particles, eval_games):
-    game = pyspiel.load_game(game_string)
-    points = run_variants(game, variants, seconds, 10_000, traversals, [64, 64], train_steps, 64, eval_every,
-                          exact, particles, eval_games, seed=0)  # fmt: skip
-    write_points(points, os.path.join(OUT, "cfr_mix", name), game_string)
-    rows = [[v, p.iteration, f"{p.seconds:.0f}", p.metric, f"{p.value:.4f}", f"{p.ci95:.3f}"]
-            for v, p in _final(points).items()]  # fmt: skip
-    return markdown_table(["variant", "iterations", "solver s", "metric", "final value", "ci95"], rows)
+class _OutOfBudget(Exception):
+    pass
 
 
-def scale_part():
-    game_string = "team_goofspiel(num_cards=10,num_agents=6,num_turns=2)"
-    game = pyspiel.load_game(game_string)
-    solver = CFRMixSolver(game, num_traversals=10, joint_cap=32, regret_train_steps=30, policy_train_steps=30)
-    before = sampled_team_worst_case(game, solver, num_particles=20, num_eval_games=300, seed=1)
-    start = time.perf_counter()
-    iterations = 2 if QUICK else 4
-    for _ in range(iterations):
-        solver.run_iteration()
-    spent = time.perf_counter() - start
-    after = sampled_team_worst_case(game, solver, num_particles=20, num_eval_games=300, seed=2)
+def call_with_cpu_limit(fn, seconds: float) -> bool:
+    """Runs fn(); False if it used more than `seconds` of process CPU time (then interrupted)."""
+
+    def handler(signum, frame):
+        raise _OutOfBudget
+
+    previous = signal.signal(signal.SIGPROF, handler)
+    signal.setitimer(signal.ITIMER_PROF, max(float(seconds), 0.01))
+    try:
+        fn()
+        return True
+    except _OutOfBudget:
+        return False
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
+
+
+# ------------------------------------------------------------------ solvers
+def make_solver(game, variant: str, cfg: dict, seed: int = 0):
+    hidden = cfg.get("hidden", (64, 64))
+    if variant == "deep_cfr":
+        return DeepCFRSolver(game, policy_network_layers=hidden, advantage_network_layers=hidden,
+                             num_traversals=cfg.get("deep_cfr_traversals", cfg["traversals"]),
+                             advantage_network_train_steps=cfg["train_steps"],
+                             policy_network_train_steps=cfg["train_steps"], memory_capacity=100_000, seed=seed,
+                             num_threads=1)  # fmt: skip
+    return CFRMixSolver(game, variant=variant, num_traversals=cfg["traversals"], regret_network_layers=hidden,
+                        policy_network_layers=hidden, regret_train_steps=cfg["train_steps"],
+                        policy_train_steps=cfg["train_steps"], joint_cap=cfg.get("joint_cap", 64),
+                        memory_capacity=cfg.get("memory_capacity", 20_000), seed=seed)  # fmt: skip
+
+
+def knuth_traversal_nodes(game, traverser: int, paths: int, seed: int) -> float:
+    """Expected nodes of one external-sampling traversal (Knuth's estimator:
+    random paths, weights = product of the traverser's branching factors)."""
+    rng = random.Random(seed)
+    total = 0.0
+    for _ in range(paths):
+        state = game.new_initial_state()
+        weight, estimate = 1.0, 0.0
+        while True:
+            estimate += weight
+            if state.is_terminal():
+                break
+            if state.is_chance_node():
+                outcomes = state.chance_outcomes()
+                state.apply_action(rng.choices([a for a, _ in outcomes], [p for _, p in outcomes])[0])
+                continue
+            player = state.current_player()
+            if player == team.TEAM_PLAYER:
+                count = state.num_legal_joint_actions()
+                action = team.sample_uniform_joint_action(state, rng)
+            else:
+                legal = state.legal_actions()
+                count, action = len(legal), rng.choice(legal)
+            if player == traverser:
+                weight *= count
+            state.apply_action(action)
+        total += estimate
+    return total / paths
+
+
+def seconds_per_node(game, playouts: int = 30, seed: int = 0) -> float:
+    """Lower bound on a traversal's CPU cost per node: one child state and one
+    information-state tensor (Deep CFR also runs a network and stores samples)."""
+    rng = random.Random(seed)
+    states = []
+    for _ in range(playouts):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.apply_action(rng.choice([a for a, _ in state.chance_outcomes()]))
+                continue
+            if state.current_player() == team.TEAM_PLAYER:
+                action = team.sample_uniform_joint_action(state, rng)
+            else:
+                action = rng.choice(state.legal_actions())
+            states.append((state.clone(), action))
+            state.apply_action(action)
+    start = time.process_time()
+    for state, action in states:
+        state.child(action).is_terminal()
+        state.information_state_tensor(state.current_player())
+    return (time.process_time() - start) / len(states)
+
+
+def joint_deep_cfr_needs(game, hidden: int = 64) -> dict:
+    """Sizes of joint-action Deep CFR on `game`: output head, one memory entry,
+    expected nodes of one team traversal and its CPU time (lower bound)."""
     joint = game.num_distinct_actions()
-    head_params = 64 * joint + joint
-    memory_entry = 4 * 255 + 5 * joint
+    features = int(np.prod(game.information_state_tensor_shape()))
+    nodes = knuth_traversal_nodes(game, team.TEAM_PLAYER, 200, seed=0)
+    per_node = seconds_per_node(game)
+    return dict(joint=joint, features=features, head_params=hidden * joint + joint,
+                entry_bytes=4 * features + 5 * joint + 4, traversal_nodes=nodes, seconds_per_node=per_node,
+                traversal_seconds=nodes * per_node)  # fmt: skip
+
+
+def _fmt_seconds(s: float) -> str:
+    for unit, size in (("years", 3.15e7), ("days", 86400), ("h", 3600), ("min", 60)):
+        if s >= size:
+            return f"{s / size:.3g} {unit}"
+    return f"{s:.3g} s"
+
+
+def _fmt_bytes(b: float) -> str:
+    for unit, size in (("PiB", 2**50), ("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if b >= size:
+            return f"{b / size:.3g} {unit}"
+    return f"{b:.0f} B"
+
+
+def needs_line(needs: dict) -> str:
+    return (f"joint-action Deep CFR: {needs['joint']:,} outputs per network ({needs['head_params']:,} head "
+            f"parameters with 64 hidden units, {_fmt_bytes(4 * needs['head_params'])}); one advantage-memory entry "
+            f"{_fmt_bytes(needs['entry_bytes'])} (info tensor {needs['features']:,} floats + regrets and mask over "
+            f"the joint actions), so 10^6 entries take {_fmt_bytes(1e6 * needs['entry_bytes'])}; one team "
+            f"traversal (external sampling) visits ~{needs['traversal_nodes']:.3g} nodes (Knuth estimate, 200 "
+            f"paths) at >= {needs['seconds_per_node'] * 1e6:.0f} us each (measured: child + info tensor only), "
+            f">= {_fmt_seconds(needs['traversal_seconds'])} of CPU per traversal")  # fmt: skip
+
+
+# --------------------------------------------------------------- curves
+def run_curves(game, variants, budget, cfg, evaluate, log, deep_cfr_needs=None):
+    """Each variant for `budget` CPU seconds; returns (points, summary rows)."""
+    points, rows = [], []
+    uniform = evaluate(make_solver(game, "cfr_mix", cfg), 0)
+    points.append(dict(variant="uniform (all, 0 s)", iteration=0, cpu_s=0.0, **uniform))
+    log(f"uniform: {uniform}")
+    for variant in variants:
+        if variant == "deep_cfr" and deep_cfr_needs is not None and deep_cfr_needs["traversal_seconds"] > budget:
+            rows.append([variant, 0, "-", "-", "-",
+                         f"not run: one team traversal needs >= {_fmt_seconds(deep_cfr_needs['traversal_seconds'])} "
+                         f"CPU (budget {budget:.0f} s)"])  # fmt: skip
+            log(f"{variant}: skipped ({deep_cfr_needs['traversal_seconds']:.3g} s per traversal)")
+            continue
+        solver = make_solver(game, variant, cfg)
+        step = solver.run_iteration
+        marks = [budget / 3, 2 * budget / 3, budget]
+        spent, iteration, evaluated, note = 0.0, 0, 0, ""
+        last = uniform
+        while spent < budget:
+            start = time.process_time()
+            finished = call_with_cpu_limit(step, 1.5 * budget - spent)
+            spent += time.process_time() - start
+            if not finished:
+                note = f"iteration {iteration + 1} unfinished at {spent:.0f} s CPU (stopped)"
+                break
+            iteration += 1
+            if marks and spent >= marks[0]:
+                while marks and spent >= marks[0]:
+                    marks.pop(0)
+                last = evaluate(solver, iteration)
+                evaluated = iteration
+                points.append(dict(variant=variant, iteration=iteration, cpu_s=spent, **last))
+                log(f"{variant:20s} it {iteration:3d} {spent:6.1f}s CPU {last}")
+        if iteration and evaluated != iteration:
+            last = evaluate(solver, iteration)
+            points.append(dict(variant=variant, iteration=iteration, cpu_s=spent, **last))
+            log(f"{variant:20s} it {iteration:3d} {spent:6.1f}s CPU {last}")
+        if not iteration:
+            points.append(dict(variant=variant, iteration=0, cpu_s=spent, **uniform))
+        rows.append([variant, iteration, f"{spent:.0f}", f"{last['value']:.4f}", _ci(last), note])
+    return points, rows
+
+
+def _ci(point: dict) -> str:
+    return "exact" if point["ci95"] == 0 else f"{point['ci95']:.3f}"
+
+
+def write_curves(points, folder, title, ylabel, log_scale=False):
+    os.makedirs(folder, exist_ok=True)
+    fields = ["variant", "iteration", "cpu_s", "value", "ci95", "in_sample", "eval_s"]
+    with open(os.path.join(folder, "curves.csv"), "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(fields)
+        for p in points:
+            writer.writerow([p["variant"], p["iteration"], f"{p['cpu_s']:.2f}", f"{p['value']:.6g}",
+                             f"{p['ci95']:.4g}", "" if p["in_sample"] is None else f"{p['in_sample']:.6g}",
+                             f"{p['eval_s']:.1f}"])  # fmt: skip
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    start = [p for p in points if p["iteration"] == 0 and p["cpu_s"] == 0]
+    for variant in dict.fromkeys(p["variant"] for p in points if p["cpu_s"] > 0 or p["iteration"] > 0):
+        mine = start + [p for p in points if p["variant"] == variant and (p["iteration"] > 0 or p["cpu_s"] > 0)]
+        ax.errorbar([p["cpu_s"] for p in mine], [p["value"] for p in mine], yerr=[p["ci95"] for p in mine],
+                    label=variant, marker="o", markersize=3, capsize=2)  # fmt: skip
+    ax.set_xlabel("solver CPU seconds (1 thread)")
+    ax.set_ylabel(ylabel)
+    if log_scale:
+        ax.set_yscale("log")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(folder, "curves.png"), dpi=120)
+    plt.close(fig)
+
+
+# ----------------------------------------------------------------- parts
+def _result_point(result, seconds) -> dict:
+    return dict(value=float(result.value), ci95=float(result.ci95),
+                in_sample=None if result.in_sample_value is None else float(result.in_sample_value),
+                eval_s=seconds)  # fmt: skip
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    out = fn()
+    return out, time.perf_counter() - start
+
+
+def curves_part(args, name, title, game_string, cfg, evaluator, metric_text, ylabel, log_scale=False):
+    game = pyspiel.load_game(game_string)
+    budget = cfg["budget"] / (10 if args.quick else 1)
+    needs = joint_deep_cfr_needs(game) if "deep_cfr" in cfg["variants"] else None
+
+    def evaluate(solver, iteration):
+        result, seconds = _timed(lambda: evaluator(game, solver, iteration))
+        return _result_point(result, seconds)
+
+    points, rows = run_curves(game, cfg["variants"], budget, cfg, evaluate, print, needs)
+    folder = os.path.join(args.out, "cfr_mix", name)
+    write_curves(points, folder, f"{game_string}: {metric_text}", ylabel, log_scale)
+    uniform = points[0]
+    settings = (f"{cfg['traversals']} traversals/player/iteration, {cfg['train_steps']} Adam steps per network, "
+                f"hidden {list(cfg.get('hidden', (64, 64)))}, joint_cap {cfg.get('joint_cap', 64)}")  # fmt: skip
     lines = [
-        f"`{game_string}`: {joint:,} joint bids per team information set.",
+        f"## {title}\n",
+        f"`{game_string}`; metric: {metric_text}. Budget {budget:.0f} s CPU per variant; {settings}; seed 0. "
+        f"Uniform strategy: {uniform['value']:.4f} ({_ci(uniform)}). Curves: `results/cfr_mix/{name}/`.",
         "",
-        markdown_table(
-            ["", "team worst case (held-out, 95% CI)", "in-sample"],
-            [
-                ["uniform (before)", f"{before.value:.3f} +- {before.ci95:.3f}", f"{before.in_sample_value:.3f}"],
-                [f"CFR-MIX after {iterations} iterations ({spent:.0f} s)", f"{after.value:.3f} +- {after.ci95:.3f}",
-                 f"{after.in_sample_value:.3f}"],  # fmt: skip
-            ],
-        ),
-        "",
-        f"CFR-MIX team regret network: {solver.num_parameters():,} parameters (shared by the 6 agents).",
-        f"Joint-action Deep CFR here: output head alone {head_params:,} parameters "
-        f"({4 * head_params / 2**20:.0f} MiB per network, x3 networks), one advantage-memory entry "
-        f"{memory_entry / 2**20:.1f} MiB (targets + legal mask over 10^6 actions), so the paper's 10^6-entry "
-        f"memory would need {memory_entry * 1e6 / 2**40:.1f} TiB; external sampling would expand all "
-        f"{joint:,} joint bids at every team node of every traversal.",
+        markdown_table(["variant", "iterations", "CPU s", "final value", "ci95", "note"], rows),
     ]
-    return "\n".join(lines)
+    if needs is not None:
+        lines += ["", needs_line(needs) + "."]
+    lines += ["", f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: `{_command()}`."]
+    with open(os.path.join(folder, "section.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def part_goofspiel_3c2p2r(args):
+    from openspiel_cfrx import nash_conv
+
+    class _Exact:
+        value = 0.0
+
+    def evaluator(game, solver, iteration):
+        result = _Exact()
+        result.value, result.ci95, result.in_sample_value = float(nash_conv(game, solver)), 0.0, None
+        return result
+
+    cfg = dict(budget=40, variants=ALL_VARIANTS, traversals=30, train_steps=60, joint_cap=64)
+    curves_part(args, "goofspiel_3c2p2r", "Tiny team Goofspiel (3 cards, 2 agents, 2 rounds): exact NashConv",
+                "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)", cfg, evaluator,
+                "exact NashConv, team as one player (lower is better)", "NashConv", log_scale=True)  # fmt: skip
+
+
+def part_goofspiel_6c4p2r(args):
+    def evaluator(game, solver, iteration):
+        return exact_goofspiel_team_worst_case(game, solver)
+
+    cfg = dict(budget=90, variants=ALL_VARIANTS, traversals=30, train_steps=40, joint_cap=64, deep_cfr_traversals=4)
+    curves_part(args, "goofspiel_6c4p2r", "Team Goofspiel 6 cards, 4 agents, 2 rounds: exact team worst case",
+                "team_goofspiel(num_cards=6,num_agents=4,num_turns=2)", cfg, evaluator,
+                "exact team worst-case utility (win/loss, higher is better; exact DP over the adversary's "
+                "observations)", "team worst-case utility")  # fmt: skip
+
+
+def part_nest_3x3_2(args):
+    def evaluator(game, solver, iteration):
+        return nest_team_worst_case(game, solver, num_starts=400, num_particles=64, num_eval_games=64, seed=11)
+
+    cfg = dict(budget=90, variants=ALL_VARIANTS, traversals=30, train_steps=40, joint_cap=64, deep_cfr_traversals=4)
+    curves_part(args, "nest_3x3_2", "NEST 3x3, 2 pursuers: team worst case vs the evader's path best response",
+                "nest(rows=3,cols=3,num_pursuers=2)", cfg, evaluator,
+                "team worst-case utility = 1 - P(escape) against the evader's best path per start (all 320 "
+                "starts weighted exactly; path chosen on 64 particles, value on 64 fresh plays per start, "
+                "held-out, 95% CI)", "team worst-case utility")  # fmt: skip
+
+
+def part_nest_5x5_4(args):
+    def evaluator(game, solver, iteration):
+        return nest_team_worst_case(game, solver, num_starts=96, num_particles=16, num_eval_games=32, max_slack=2,
+                                    seed=13)  # fmt: skip
+
+    cfg = dict(budget=100, variants=ALL_VARIANTS, traversals=6, train_steps=40, joint_cap=64, deep_cfr_traversals=1)
+    curves_part(args, "nest_5x5_4", "NEST 5x5, 4 pursuers: team utility vs the evader's near-shortest-path best "
+                "response", "nest(rows=5,cols=5,num_pursuers=4)", cfg, evaluator,
+                "team utility = 1 - P(escape) against the evader's best path among those of at most shortest "
+                "escape + 2 steps, per start (the same 96 sampled starts for every point; path chosen on 16 "
+                "particles, value on 32 fresh plays per start, held-out, 95% CI over starts): an upper bound on the "
+                "worst case", "team utility vs restricted evader BR")  # fmt: skip
+
+
+def scale_part(args, name, title, game_string, cfg, evaluator, metric_text, extra_lines, fractions=(0.5, 1.0)):
+    game = pyspiel.load_game(game_string)
+    budget = cfg["budget"] / (10 if args.quick else 1)
+    solver = make_solver(game, "cfr_mix", cfg)
+    points = []
+
+    def evaluate(iteration, spent):
+        result, seconds = _timed(lambda: evaluator(game, solver, iteration))
+        points.append(dict(variant="cfr_mix" if iteration else "uniform (all, 0 s)", iteration=iteration,
+                           cpu_s=spent, **_result_point(result, seconds)))  # fmt: skip
+        print(f"{name} it {iteration} {spent:.0f}s {points[-1]}")
+
+    evaluate(0, 0.0)
+    spent, iteration, marks = 0.0, 0, [f * budget for f in fractions]
+    while spent < budget:
+        start = time.process_time()
+        solver.run_iteration()
+        spent += time.process_time() - start
+        iteration += 1
+        if spent >= marks[0]:
+            while marks and spent >= marks[0]:
+                marks.pop(0)
+            evaluate(iteration, spent)
+    if points[-1]["iteration"] != iteration:
+        evaluate(iteration, spent)
+    folder = os.path.join(args.out, "cfr_mix", name)
+    write_curves(points, folder, f"{game_string}: {metric_text[:60]}", "team utility (see section)")
+    needs = joint_deep_cfr_needs(game)
+    rows = [[p["variant"], p["iteration"], f"{p['cpu_s']:.0f}", f"{p['value']:.4f} +- {p['ci95']:.3f}",
+             "" if p["in_sample"] is None else f"{p['in_sample']:.4f}", f"{p['eval_s']:.0f}"] for p in points]  # fmt: skip
+    first, last = points[0], points[-1]
+    diff = last["value"] - first["value"]
+    half = float(np.hypot(first["ci95"], last["ci95"]))
+    lines = [
+        f"## {title}\n",
+        f"`{game_string}`: {game.num_distinct_actions():,} joint team actions. CFR-MIX only, {budget:.0f} s CPU; "
+        f"{cfg['traversals']} traversals/player/iteration, {cfg['train_steps']} Adam steps, joint_cap "
+        f"{cfg.get('joint_cap', 64)}, memory {cfg.get('memory_capacity', 20000)}; team regret network "
+        f"{solver.num_parameters():,} parameters shared by the {game.num_team_agents()} agents. Metric: {metric_text}.",
+        "",
+        markdown_table(["policy", "iterations", "CPU s", "value (held-out, 95% CI)", "in-sample", "eval s"], rows),
+        "",
+        f"Change from uniform: {diff:+.4f} +- {half:.3f} (95%, independent evaluations).",
+        "",
+        needs_line(needs) + ".",
+        *extra_lines,
+        "",
+        f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: `{_command()}`.",
+    ]
+    with open(os.path.join(folder, "section.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def part_scale_goofspiel(args):
+    def evaluator(game, solver, iteration):
+        return sampled_team_worst_case(game, solver, num_particles=300, num_eval_games=3000, seed=100 + iteration)
+
+    cfg = dict(budget=150, traversals=10, train_steps=30, joint_cap=32)
+    scale_part(args, "scale_goofspiel_10c6p2r", "Scale: team Goofspiel 10 cards, 6 agents, 2 rounds",
+               "team_goofspiel(num_cards=10,num_agents=6,num_turns=2)", cfg, evaluator,
+               "team worst-case utility against the particle best response of the adversary (300 particles; "
+               "held-out on 3,000 fresh games, 95% CI; an upper bound in expectation)", [])  # fmt: skip
+
+
+def part_scale_nest(args):
+    def evaluator(game, solver, iteration):
+        return nest_team_worst_case(game, solver, num_starts=16, num_particles=4, num_eval_games=16, max_slack=0,
+                                    seed=17)  # fmt: skip
+
+    cfg = dict(budget=300, traversals=1, train_steps=20, joint_cap=8, memory_capacity=2000)
+    scale_part(args, "scale_nest_15x15_4", "Scale: NEST 15x15, 4 pursuers",
+               "nest(rows=15,cols=15,num_pursuers=4)", cfg, evaluator,
+               "team utility = 1 - P(escape) against the evader's best shortest path per start (16 sampled starts, "
+               "the same for both points; path chosen on 4 particles, value on 16 fresh plays per start, 95% CI "
+               "over starts): an upper bound on the worst case", [], fractions=(1.0,))  # fmt: skip
+
+
+PARTS = {
+    "goofspiel_3c2p2r": part_goofspiel_3c2p2r,
+    "goofspiel_6c4p2r": part_goofspiel_6c4p2r,
+    "nest_3x3_2": part_nest_3x3_2,
+    "nest_5x5_4": part_nest_5x5_4,
+    "scale_goofspiel_10c6p2r": part_scale_goofspiel,
+    "scale_nest_15x15_4": part_scale_nest,
+}
+
+
+def _command() -> str:
+    return "PYTHONPATH=. .venv/bin/python " + " ".join(sys.argv)
+
+
+def assemble(out: str) -> None:
+    sections = []
+    for name in PART_ORDER:
+        path = os.path.join(out, "cfr_mix", name, "section.md")
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                sections.append(f.read().rstrip())
+    reading = os.path.join(out, "cfr_mix", "reading.md")
+    if os.path.exists(reading):
+        with open(reading, encoding="utf-8") as f:
+            sections.append(f.read().rstrip())
+    intro = ("All variants of `openspiel_cfrx.CFRMixSolver` and joint-action Deep CFR (`DeepCFRSolver`, "
+             "`deep_cfr`) at equal *CPU* time per variant (process time, torch 1 thread; the machine is shared, "
+             "so wall-clock would charge other jobs' load), one seed. Each section names its instance, metric, "
+             "settings and the command of its run (sections can be re-run alone with `--parts`).")  # fmt: skip
+    write_result(os.path.join(out, "cfr_mix.md"), "CFR-MIX benchmark", intro + "\n\n" + "\n\n".join(sections))
 
 
 def main():
-    sections = []
-    tiny_seconds = 15 if QUICK else 40
-    sections.append("## Tiny team Goofspiel (3 cards, 2 agents, 2 rounds): exact NashConv, equal wall-clock\n")
-    sections.append(part("goofspiel_3c2p2r", "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)",
-                         ["cfr_mix", "cfr_mix_no_sharing", "deep_cfr_mix", "independent", "double_neural_joint",
-                          "deep_cfr"], tiny_seconds, True, 30, 60, 3, 0, 0))  # fmt: skip
-    sections.append("\n## NEST 3x3, 2 pursuers: sampled team worst-case utility (higher is better)\n")
-    sections.append(part("nest_3x3_2", "nest(rows=3,cols=3,num_pursuers=2)",
-                         ["cfr_mix", "independent", "double_neural_joint"], 10 if QUICK else 30, False, 30, 40,
-                         4, 40, 400))  # fmt: skip
-    sections.append("\n## Scale: 10 cards, 6 agents\n")
-    sections.append(scale_part())
-    body = "\n".join(sections) + f"\n\nCommand: `PYTHONPATH=. .venv/bin/python {' '.join(sys.argv)}`; torch threads 1."
-    write_result(os.path.join(OUT, "cfr_mix.md"), "CFR-MIX benchmark", body)
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--parts", default=",".join(p for p in PART_ORDER if p != "goofspiel_3c2p2r"),
+                        help=f"comma-separated parts, from: {', '.join(PART_ORDER)}")  # fmt: skip
+    parser.add_argument("--quick", action="store_true", help="budgets / 10 (smoke test)")
+    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"),
+                        help="results folder")  # fmt: skip
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    for name in args.parts.split(","):
+        if name not in PARTS:
+            parser.error(f"unknown part {name!r}; choose from {', '.join(PART_ORDER)}")
+    for name in args.parts.split(","):
+        start = time.process_time()
+        PARTS[name](args)
+        print(f"part {name}: {time.process_time() - start:.0f} s CPU", flush=True)
+    assemble(args.out)
 
 
 if __name__ == "__main__":
