@@ -15,6 +15,10 @@ better); otherwise the team's worst-case utility (minus the adversary's
 best-response value, higher is better), estimated by the particle best
 response of `openspiel_cfrx.eval.team_best_response` with a 95% interval.
 Solver seconds exclude evaluation.
+
+Resume an interrupted run with the same flags and --checkpoint_dir: each
+variant reloads `<checkpoint_dir>/<variant>.pt` and continues (its
+iterations and solver seconds count towards --iterations and --seconds).
 """
 
 from __future__ import annotations
@@ -40,14 +44,14 @@ define_common_flags(
     "or nest.",
     iterations=1000,
     iterations_help="Maximum iterations per variant; each variant stops at --iterations or after --seconds of "
-    "solver time, whichever comes first; >= 1.",
+    "solver time, whichever comes first; >= 1. With --checkpoint_dir, the total to reach including resumed ones.",
     seed_help="Seeds every variant's solver (network initialisation, traversal sampling) and the sampled best "
     "response used when the exact metric is unavailable.",
     output_dir="out/cfr_mix",
     outputs="curves.csv, curves.png",
     eval_every=5,
-    eval_every_help="Evaluate every N iterations (and at the last one); >= 1. Evaluation time is not charged "
-    "to --seconds.",
+    eval_every_help="Evaluate (and save --checkpoint_dir) every N iterations and at the last one; >= 1. "
+    "Evaluation time is not charged to --seconds.",
     torch_device=True,
     device_help="Passed to CFRMixSolver / DeepCFRSolver(device=...) of every variant.",
 )
@@ -64,6 +68,8 @@ flags.DEFINE_integer("exact_max_histories", 200_000,
                      "sampled team worst case.")
 flags.DEFINE_integer("particles", 100, "Particles of the sampled best response (sampled metric only).")
 flags.DEFINE_integer("eval_games", 1000, "Held-out games of the sampled best response (sampled metric only).")
+flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/<variant>.pt after each evaluation and resume each "
+                    "variant from its file when present (same flags needed); empty = no checkpoints.")
 
 
 @dataclasses.dataclass
@@ -123,14 +129,38 @@ class _Uniform:
 
 
 def run_variants(game, variants, seconds, iterations, traversals, hidden, train_steps, joint_cap, eval_every,
-                 exact, particles, eval_games, seed, log=print, device="cpu") -> list[Point]:  # fmt: skip
+                 exact, particles, eval_games, seed, log=print, device="cpu", checkpoint_dir="", output_dir="",
+                 previous=()) -> list[Point]:  # fmt: skip
+    """Runs each variant; with `checkpoint_dir`, resumes a variant from
+    `<checkpoint_dir>/<variant>.pt` when present (keeping its `previous`
+    points up to the resumed iteration, e.g. read from curves.csv) and, at
+    every evaluation, writes curves.csv to `output_dir` (if given) and then
+    the checkpoint, so the CSV always covers the checkpointed iterations."""
     points = []
-    for variant in variants:
+    for index, variant in enumerate(variants):
         step, policy = make_solver(game, variant, traversals, hidden, train_steps, joint_cap, seed, device)
-        metric, value, ci = evaluate(game, policy, exact, particles, eval_games, seed)
-        points.append(Point(variant, 0, 0.0, metric, value, ci))
-        spent = 0.0
-        for it in range(1, iterations + 1):
+        checkpoint = os.path.join(checkpoint_dir, f"{variant}.pt") if checkpoint_dir else ""
+        if checkpoint and os.path.exists(checkpoint):
+            from openspiel_cfrx.deep import CheckpointError
+
+            try:
+                policy.load_checkpoint(checkpoint)
+            except CheckpointError as e:
+                message = " ".join(str(e).split())  # one line (torch's load_state_dict errors span several)
+                sys.exit(f"error: {message}; delete {checkpoint} or choose another --checkpoint_dir")
+            done = policy.iteration
+            points.extend(p for p in previous if p.variant == variant and p.iteration <= done)
+            spent = policy.traversal_seconds + policy.training_seconds
+            if log:
+                log(f"resumed from {checkpoint} at iteration {done}")
+        else:
+            done, spent = 0, 0.0
+            metric, value, ci = evaluate(game, policy, exact, particles, eval_games, seed)
+            points.append(Point(variant, 0, 0.0, metric, value, ci))
+        pending = set(variants[index + 1:])
+        for it in range(done + 1, iterations + 1):
+            if spent >= seconds:
+                break
             start = time.perf_counter()
             step()
             spent += time.perf_counter() - start
@@ -139,18 +169,38 @@ def run_variants(game, variants, seconds, iterations, traversals, hidden, train_
                 points.append(Point(variant, it, spent, metric, value, ci))
                 if log:
                     log(f"{variant:20s} it {it:4d} {spent:7.1f}s {metric} {value:.4f} +- {ci:.4f}")
-            if spent >= seconds:
-                break
+                if checkpoint:
+                    if output_dir:  # keep the previous points of variants still to resume
+                        write_csv(points + [p for p in previous if p.variant in pending], output_dir)
+                    policy.save_checkpoint(checkpoint)
     return points
 
 
-def write_points(points: list[Point], output_dir: str, title: str) -> None:
+def write_csv(points: list[Point], output_dir: str) -> None:
     os.makedirs(output_dir, exist_ok=True)
     with open(os.path.join(output_dir, "curves.csv"), "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow([field.name for field in dataclasses.fields(Point)])
         for p in points:
             writer.writerow([p.variant, p.iteration, f"{p.seconds:.3f}", p.metric, f"{p.value:.6g}", f"{p.ci95:.4g}"])
+
+
+def read_csv(output_dir: str) -> list[Point]:
+    """The points of an earlier run's curves.csv in `output_dir` ([] if none)."""
+    path = os.path.join(output_dir, "curves.csv")
+    if not os.path.exists(path):
+        return []
+    try:
+        with open(path, encoding="utf-8") as f:
+            return [Point(r["variant"], int(r["iteration"]), float(r["seconds"]), r["metric"], float(r["value"]),
+                          float(r["ci95"])) for r in csv.DictReader(f)]  # fmt: skip
+    except (KeyError, TypeError, ValueError) as e:
+        sys.exit(f"error: cannot read {path} to resume its curves ({type(e).__name__}: {e}); delete it or "
+                 "choose another --output_dir")  # fmt: skip
+
+
+def write_points(points: list[Point], output_dir: str, title: str) -> None:
+    write_csv(points, output_dir)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -188,9 +238,14 @@ def main(argv):
     except ValueError:
         usage_error(f"--hidden must be integers, got {FLAGS.hidden}")
     exact = exact_available(game, FLAGS.exact_max_histories)
+    previous = read_csv(FLAGS.output_dir) if FLAGS.checkpoint_dir else []
     points = run_variants(game, FLAGS.variants, FLAGS.seconds, FLAGS.iterations, FLAGS.traversals, hidden,
                           FLAGS.train_steps, FLAGS.joint_cap, FLAGS.eval_every, exact, FLAGS.particles,
-                          FLAGS.eval_games, FLAGS.seed, device=FLAGS.device)  # fmt: skip
+                          FLAGS.eval_games, FLAGS.seed, device=FLAGS.device, checkpoint_dir=FLAGS.checkpoint_dir,
+                          output_dir=FLAGS.output_dir, previous=previous)  # fmt: skip
+    if not points:
+        print("nothing to do: every variant already at --iterations or --seconds")
+        return
     write_points(points, FLAGS.output_dir, FLAGS.game)
     print(f"wrote {os.path.join(FLAGS.output_dir, 'curves.csv')} and curves.png")
 

@@ -192,3 +192,37 @@ def test_cfr_mix_example(tmp_path):
         f"--output_dir={tmp_path}",
     )  # fmt: skip
     assert list(tmp_path.glob("*.csv")) and list(tmp_path.glob("*.png"))
+
+
+def test_cfr_mix_example_resumes_from_checkpoint(tmp_path):
+    flags = [
+        "--variants=cfr_mix,independent", "--seconds=30", "--traversals=5", "--train_steps=2",
+        "--eval_every=1", "--hidden=8", f"--output_dir={tmp_path / 'out'}",
+        f"--checkpoint_dir={tmp_path / 'ckpt'}",
+    ]  # fmt: skip
+    _run("cfr_mix.py", *flags, "--iterations=2")
+    # One file per variant, no temporary files left behind (atomic save).
+    assert sorted(p.name for p in (tmp_path / "ckpt").iterdir()) == ["cfr_mix.pt", "independent.pt"]
+    proc = _run("cfr_mix.py", *flags, "--iterations=3")
+    rows = _finite_rows(tmp_path / "out" / "curves.csv", column="value")
+    for variant in ("cfr_mix", "independent"):
+        assert f"resumed from {tmp_path / 'ckpt' / variant}.pt at iteration 2" in proc.stdout, proc.stdout
+        mine = [row for row in rows if row["variant"] == variant]
+        # The first run's points are kept, iteration 0 is not re-evaluated, solver seconds carry over.
+        assert [int(row["iteration"]) for row in mine] == [0, 1, 2, 3]
+        assert float(mine[3]["seconds"]) >= float(mine[2]["seconds"]) > 0
+
+
+def test_cfr_mix_example_corrupt_checkpoint_gives_one_line_error(tmp_path):
+    path = tmp_path / "ckpt" / "cfr_mix.pt"
+    path.parent.mkdir()
+    path.write_bytes(b"not a checkpoint")
+    proc = _run(
+        "cfr_mix.py", "--variants=cfr_mix", "--iterations=1", "--traversals=5", "--train_steps=2",
+        "--hidden=8", f"--output_dir={tmp_path / 'out'}", f"--checkpoint_dir={path.parent}", expect_ok=False,
+    )  # fmt: skip
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:"), proc.stderr[-2000:]
+    assert str(path) in lines[0] and "choose another --checkpoint_dir" in lines[0]
+    assert "Traceback" not in proc.stderr
