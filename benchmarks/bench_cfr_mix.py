@@ -1,6 +1,6 @@
 """CFR-MIX benchmark: every variant at equal CPU time (paper Figs. 3-4, scaled down).
 
-    PYTHONPATH=. nice -n 10 .venv/bin/python benchmarks/bench_cfr_mix.py [--parts=a,b,...] [--quick]
+    PYTHONPATH=. nice -n 10 .venv/bin/python benchmarks/bench_cfr_mix.py [--parts=a,b,...] [--quick] [--budget_factor=F]
 
 Writes benchmarks/results/cfr_mix.md and, per part, curves.csv, curves.png and
 section.md under benchmarks/results/cfr_mix/<part>/ (the markdown file is
@@ -282,7 +282,7 @@ def _timed(fn):
 
 def curves_part(args, name, title, game_string, cfg, evaluator, metric_text, ylabel, log_scale=False):
     game = pyspiel.load_game(game_string)
-    budget = cfg["budget"] / (10 if args.quick else 1)
+    budget = cfg["budget"] * args.budget_factor / (10 if args.quick else 1)
     needs = joint_deep_cfr_needs(game) if "deep_cfr" in cfg["variants"] else None
 
     def evaluate(solver, iteration):
@@ -365,7 +365,7 @@ def part_nest_5x5_4(args):
 
 def scale_part(args, name, title, game_string, cfg, evaluator, metric_text, extra_lines, fractions=(0.5, 1.0)):
     game = pyspiel.load_game(game_string)
-    budget = cfg["budget"] / (10 if args.quick else 1)
+    budget = cfg["budget"] * args.budget_factor / (10 if args.quick else 1)
     solver = make_solver(game, "cfr_mix", cfg)
     points = []
 
@@ -477,9 +477,13 @@ def main():
     parser.add_argument("--parts", default=",".join(p for p in PART_ORDER if p != "goofspiel_3c2p2r"),
                         help=f"comma-separated parts, from: {', '.join(PART_ORDER)}")  # fmt: skip
     parser.add_argument("--quick", action="store_true", help="budgets / 10 (smoke test)")
+    parser.add_argument("--budget_factor", type=float, default=1.0,
+                        help="multiply every part's CPU budget (e.g. 4 for longer curves)")  # fmt: skip
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"),
                         help="results folder")  # fmt: skip
     args = parser.parse_args()
+    if not args.budget_factor > 0:
+        parser.error(f"--budget_factor must be > 0, got {args.budget_factor}")
     torch.set_num_threads(1)
     for name in args.parts.split(","):
         if name not in PARTS:

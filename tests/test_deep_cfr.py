@@ -323,6 +323,21 @@ def test_vectorized_backend_solver_learns_kuhn(kuhn):
     assert solver.nodes_touched > 0 and len(solver.advantage_buffers[0]) > 0
 
 
+def test_cosine_schedule_anneals_each_training_run(kuhn):
+    solver = DeepCFRSolver(kuhn, seed=1, learning_rate=1e-2, learning_rate_schedule="cosine", **SMALL)
+    rates = solver._step_learning_rates(100)
+    assert rates[0] == pytest.approx(1e-2) and rates[50] == pytest.approx(5e-3)
+    assert all(a > b > 0 for a, b in zip(rates[:-1], rates[1:], strict=True))
+    assert DeepCFRSolver(kuhn, learning_rate=1e-2)._step_learning_rates(3) == [1e-2] * 3
+    solver.solve()
+    last = solver._step_learning_rates(SMALL["advantage_network_train_steps"])[-1]
+    assert solver._advantage_optimizers[0].lr == pytest.approx(last)  # each retraining ends annealed
+    constant = DeepCFRSolver(kuhn, seed=1, learning_rate=1e-2, **SMALL)
+    constant.solve()
+    x = torch.zeros(1, solver._feature_size)
+    assert not torch.allclose(solver.advantage_networks[0](x), constant.advantage_networks[0](x))
+
+
 def test_tree_backend_draws_the_same_samples_as_the_pyspiel_backend():
     game = pyspiel.load_game("leduc_poker")
     kwargs = {**SMALL, "seed": 3}
@@ -414,6 +429,7 @@ def test_unsupported_games_are_refused(game_string, match):
         (dict(average_policy="last"), "average_policy"),
         (dict(learning_rate=0), "learning_rate"),
         (dict(traversal_backend="gpu"), "traversal_backend"),
+        (dict(learning_rate_schedule="step"), "learning_rate_schedule"),
     ],
 )
 def test_bad_arguments_raise_value_errors(kuhn, kwargs, match):

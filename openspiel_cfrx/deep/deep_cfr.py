@@ -117,6 +117,9 @@ class DeepCFRSolver(policy_lib.Policy):
         worth of distinct infosets, take each SGD step on the whole merged
         memory (the exact gradient of the loss the paper's minibatches
         estimate). Small games only; large ones fall back to sampling.
+      learning_rate_schedule: "constant" (paper) or "cosine": within each
+        (re)training run the Adam learning rate anneals from `learning_rate`
+        to ~0 over the run's SGD steps (a new run restarts it).
       traversal_backend: "state" walks pyspiel states (any game); "tree"
         walks the extracted `openspiel_cfrx.get_tree(game)` arrays instead
         (same samples for the same seed, much faster; only for games small
@@ -168,6 +171,7 @@ class DeepCFRSolver(policy_lib.Policy):
         gradient_clip: float | None = 1.0,
         traversal_batch_size: int = 1000,
         aggregate_duplicates: bool = True,
+        learning_rate_schedule: str = "constant",
         traversal_backend: str = "state",
         num_threads: int | None = None,
         average_policy: str = "network",
@@ -209,6 +213,7 @@ class DeepCFRSolver(policy_lib.Policy):
         self._gradient_clip = gradient_clip
         self._traversal_batch_size = int(traversal_batch_size)
         self._aggregate_duplicates = bool(aggregate_duplicates)
+        self._lr_schedule = learning_rate_schedule
         self._walker = self._vector = None
         if traversal_backend == "tree":
             from openspiel_cfrx.tree import get_tree
@@ -317,6 +322,10 @@ class DeepCFRSolver(policy_lib.Policy):
         if args["regret_matching_fallback"] not in ("argmax", "uniform"):
             raise ValueError(
                 f"regret_matching_fallback must be 'argmax' or 'uniform', got {args['regret_matching_fallback']!r}"
+            )
+        if args["learning_rate_schedule"] not in ("constant", "cosine"):
+            raise ValueError(
+                f"learning_rate_schedule must be 'constant' or 'cosine', got {args['learning_rate_schedule']!r}"
             )
         if args["average_policy"] not in ("network", "sd_cfr"):
             raise ValueError(f"average_policy must be 'network' or 'sd_cfr', got {args['average_policy']!r}")
@@ -565,9 +574,18 @@ class DeepCFRSolver(policy_lib.Policy):
             merged["constant"] / size,
         )
 
+    def _step_learning_rates(self, steps: int) -> list[float]:
+        """Learning rate of each SGD step of one (re)training run: constant
+        (the paper's Adam, lr 1e-3) or cosine-annealed from `learning_rate` to
+        ~0 over the run, so a run from scratch ends on a settled fit."""
+        if self._lr_schedule == "constant":
+            return [self._learning_rate] * steps
+        return [0.5 * self._learning_rate * (1.0 + math.cos(math.pi * k / steps)) for k in range(steps)]
+
     def _train(self, net, optimizer, memory, batch_size, steps, loss_fn, rng) -> float | None:
         if len(memory) == 0 or steps == 0:
             return None
+        rates = self._step_learning_rates(steps)
         merged = self._merged_batch(memory, batch_size) if self._aggregate_duplicates else None
         if merged is not None:
             x, y, m, w, constant = merged
@@ -575,6 +593,7 @@ class DeepCFRSolver(policy_lib.Policy):
             recent = []
             net.train()
             for step in range(steps):
+                optimizer.lr = rates[step]
                 loss = loss_fn(net(x), y, m, w)
                 optimizer.zero_grad()
                 loss.backward()
@@ -596,6 +615,7 @@ class DeepCFRSolver(policy_lib.Policy):
             y = targets[index].to(self._device, non_blocking=True)
             m = masks[index].to(self._device, non_blocking=True)
             w = self._sample_weights(iterations[index]).to(self._device, non_blocking=True)
+            optimizer.lr = rates[step]
             loss = loss_fn(net(x), y, m, w)
             optimizer.zero_grad()
             loss.backward()
