@@ -49,6 +49,41 @@ def test_mixing_layer_is_product_of_nonnegative_agent_regrets():
     torch.testing.assert_close(mixed[:, 2], values[:, 1, 2])  # -1: agent left out
 
 
+@pytest.mark.parametrize("hidden", [(8,), (8, 8)])
+def test_shared_network_fast_path_matches_concatenated_input(hidden):
+    """AgentNetwork's shared-MLP path (first layer split, zero columns
+    skipped) computes net([features, agent_features_i]), values and gradients."""
+    torch.manual_seed(0)
+    net = AgentNetwork(feature_size=40, agent_feature_size=3, num_agents=3, max_actions=4, hidden_sizes=hidden)
+    features = (torch.rand(6, 40) < 0.1).float() * torch.randn(6, 40)
+    features[:, 0] = 0.0  # a column that is zero everywhere
+    agent_features = torch.randn(6, 3, 3)
+    fast = net(features, agent_features)
+    x = torch.cat([features[:, None, :].expand(6, 3, 40), agent_features], dim=2)
+    slow = torch.nn.functional.softplus(net.nets[0](x.reshape(18, -1)).reshape(6, 3, -1))
+    torch.testing.assert_close(fast, slow)
+    (grad_fast,) = torch.autograd.grad(fast.sum(), net.nets[0].layers[0].weight)
+    (grad_slow,) = torch.autograd.grad(slow.sum(), net.nets[0].layers[0].weight)
+    torch.testing.assert_close(grad_fast, grad_slow)
+
+
+def test_adam_with_zero_moments_is_bitwise_flat_adam():
+    from openspiel_cfrx.deep.cfr_mix import _Adam
+    from openspiel_cfrx.deep.networks import FlatAdam
+
+    nets = [torch.nn.Linear(50, 4) for _ in range(2)]
+    nets[1].load_state_dict(nets[0].state_dict())
+    optimizers = [FlatAdam(nets[0]), _Adam(nets[1])]
+    gen = torch.Generator().manual_seed(0)
+    for step in range(5):
+        grad = torch.randn(optimizers[0].grads.shape, generator=gen) * (torch.rand(optimizers[0].grads.shape, generator=gen) < 0.2)
+        grad[:10] = 1e-30 * step  # underflowing squares
+        for opt in optimizers:
+            opt.grads.copy_(grad)
+            opt.step()
+    assert torch.equal(optimizers[0].params, optimizers[1].params)
+
+
 def test_regret_matching_plus_per_agent():
     values = np.array([[[2.0, 0.0, 6.0], [0.0, 0.0, 0.0]]])
     legal = np.array([[[True, True, True], [True, False, True]]])

@@ -213,6 +213,9 @@ def test_random_playouts_legality_and_tensor_shapes(name, playouts):
                 continue
             assert len(state.information_state_tensor(TEAM)) == info_size
             assert len(state.observation_tensor(EVADER)) == obs_size
+            for player in (TEAM, EVADER):  # the fast numpy copy CFR-MIX uses
+                np.testing.assert_array_equal(state.information_state_array(player),
+                                              np.asarray(state.information_state_tensor(player), np.float32))
             if state.current_player() == TEAM:
                 before = state.pursuer_nodes()
                 state.apply_action(team.sample_uniform_joint_action(state, rng))
@@ -225,6 +228,9 @@ def test_random_playouts_legality_and_tensor_shapes(name, playouts):
                 assert state._s.evader_path[-1] in game._cfg.slots[before]
         assert state.returns() in ([1.0, -1.0], [0.0, 0.0])
         assert len(state.history()) <= game.max_game_length()
+        for player in (TEAM, EVADER):
+            np.testing.assert_array_equal(state.information_state_array(player),
+                                          np.asarray(state.information_state_tensor(player), np.float32))
 
 
 def test_serialization_round_trip():

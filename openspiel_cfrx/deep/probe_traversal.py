@@ -173,10 +173,20 @@ def parallel(generators: list[Iterator]) -> Iterator[list]:
     return results
 
 
+def information_state_features(state: pyspiel.State, player: int) -> np.ndarray:
+    """[F] float32 `information_state_tensor(player)`; through the state's
+    `information_state_array(player)` when it has one (same values as a numpy
+    array, skipping pyspiel's copy through a Python list: games/nest.py)."""
+    fast = getattr(state, "information_state_array", None)
+    if fast is not None:
+        return fast(player)
+    return np.asarray(state.information_state_tensor(player), dtype=np.float32)
+
+
 def make_query(view: AgentView, state: pyspiel.State) -> Query:
     return Query(
         view.player,
-        np.asarray(state.information_state_tensor(view.player), dtype=np.float32),
+        information_state_features(state, view.player),
         view.agent_features(state),
         view.legal(state),
     )
