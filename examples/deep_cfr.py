@@ -8,11 +8,11 @@ policy network and of the SD-CFR average) and `curve.png`
 
 The defaults are the settings of `make demo` (Kuhn poker, 40 iterations of
 2000 vectorised traversals, about a minute on 2 quiet CPU cores); Leduc with
-the settings of the committed 10-minute benchmark (NashConv ~0.2):
+the settings of the committed 10-minute benchmark (NashConv ~0.13):
 
     .venv/bin/python examples/deep_cfr.py --game=leduc_poker --iterations=120 \
-        --traversals=3000 --advantage_steps=250 --policy_steps=1000 --layers=64,64,64 \
-        --eval_every=20 \
+        --traversals=10000 --advantage_steps=250 --policy_steps=1000 --layers=64,64,64 \
+        --learning_rate_schedule=cosine --memory=4000000 --eval_every=20 \
         --output_dir=out/deep_cfr
 
 Resume an interrupted run with the same flags and --checkpoint_dir: the
@@ -60,6 +60,9 @@ flags.DEFINE_list("layers", ["32", "32"], "Comma-separated hidden-layer widths o
 flags.DEFINE_string("network", "mlp", "Registered network name (mlp, plain_mlp, ...).")
 flags.DEFINE_float("learning_rate", 1e-2, "Adam learning rate. 1e-2 suits the default merged full-memory steps on "
                    "small games (docs/deep_cfr.md); use the paper's 1e-3 with sampled minibatches.")
+flags.DEFINE_enum("learning_rate_schedule", "constant", ["constant", "cosine"],
+                  "Adam learning rate within each (re)training run: 'constant' (paper) or 'cosine' (annealed "
+                  "from --learning_rate to ~0 over the run's steps; settles full-batch fits, docs/deep_cfr.md).")
 flags.DEFINE_enum("traversal_backend", "vectorized", ["vectorized", "tree", "state"],
                   "How traversals run: 'vectorized' (numpy over the extracted game tree, fastest; the example "
                   "extracts the tree for exact evaluation anyway), 'tree' (same code as 'state' on the "
@@ -92,6 +95,7 @@ def main(argv):
             num_iterations=FLAGS.iterations,
             num_traversals=FLAGS.traversals,
             learning_rate=FLAGS.learning_rate,
+            learning_rate_schedule=FLAGS.learning_rate_schedule,
             batch_size_advantage=FLAGS.batch,
             batch_size_strategy=FLAGS.batch,
             memory_capacity=FLAGS.memory,

@@ -172,7 +172,7 @@ def test_head_to_head_example(tmp_path):
 def test_deep_cfr_example(tmp_path):
     _run(
         "deep_cfr.py", "--game=kuhn_poker", "--iterations=2", "--traversals=20",
-        "--advantage_steps=5", "--policy_steps=5", "--batch=32", "--eval_every=1",
+        "--advantage_steps=5", "--policy_steps=5", "--batch=32", "--eval_every=1", "--learning_rate_schedule=cosine",
         f"--output_dir={tmp_path}",
     )  # fmt: skip
     csvs = list(tmp_path.glob("*.csv"))
