@@ -250,6 +250,7 @@ def test_nest_path_best_response_on_solvers_and_restricted_evader():
         result = nest_team_worst_case(game, solver, num_starts=20, num_particles=8, num_eval_games=8, seed=3)
         assert result.num_starts == 20 and "sampled starts" in result.adversary_class
         assert 0.0 <= result.in_sample_value <= 1.0 and 0.0 <= result.value <= 1.0 and result.ci95 > 0
+        assert len(result.per_start_values) == 20 and np.mean(result.per_start_values) == pytest.approx(result.value)
     restricted = nest_team_worst_case(game, solver, num_starts=20, num_particles=8, num_eval_games=8, max_slack=0,
                                       seed=3)  # fmt: skip
     assert "distance+0" in restricted.adversary_class

@@ -81,6 +81,10 @@ class WorstCaseResult:
     num_starts: NEST path method: start configurations evaluated (all of
       them when `adversary_class` says "all starts").
     adversary_class: the adversary strategies searched, where restricted.
+    per_start_values: NEST path method: held-out team utility per start
+      configuration (in the order drawn from `seed`, so two evaluations with
+      the same seed and settings can be compared start by start: a paired
+      difference, without the spread over starts).
     """
 
     method: str
@@ -93,6 +97,7 @@ class WorstCaseResult:
     seconds: float = 0.0
     num_starts: int = 0
     adversary_class: str = ""
+    per_start_values: tuple | None = None
 
 
 def _team_sampler(policy):
@@ -965,4 +970,5 @@ def nest_team_worst_case(
         seconds=time.perf_counter() - start_time,
         num_starts=num,
         adversary_class=adversary_class,
+        per_start_values=tuple(float(v) for v in per_start),
     )
