@@ -338,6 +338,19 @@ def test_cosine_schedule_anneals_each_training_run(kuhn):
     assert not torch.allclose(solver.advantage_networks[0](x), constant.advantage_networks[0](x))
 
 
+def test_advantage_steps_ramp_up_over_the_first_iterations(kuhn):
+    ramped = DeepCFRSolver(kuhn, advantage_network_train_steps=250, advantage_steps_ramp=20)
+    assert [ramped.advantage_train_steps(t) for t in (1, 5, 10, 19, 20, 100)] == [13, 63, 125, 238, 250, 250]
+    linear = DeepCFRSolver(kuhn, advantage_network_train_steps=300, advantage_steps_ramp=81,
+                           advantage_steps_initial=100)  # fmt: skip
+    assert [linear.advantage_train_steps(t) for t in (1, 41, 81, 200)] == [100, 200, 300, 300]
+    paper = DeepCFRSolver(kuhn, advantage_network_train_steps=250)
+    assert {paper.advantage_train_steps(t) for t in (1, 20, 100)} == {250}
+    solver = DeepCFRSolver(kuhn, seed=1, advantage_steps_ramp=10, **{**SMALL, "advantage_network_train_steps": 20})
+    solver.run_iteration()
+    assert solver._advantage_optimizers[0].steps == 2  # ceil(20 * 1 / 10) steps at iteration 1
+
+
 def test_tree_backend_draws_the_same_samples_as_the_pyspiel_backend():
     game = pyspiel.load_game("leduc_poker")
     kwargs = {**SMALL, "seed": 3}
@@ -430,6 +443,8 @@ def test_unsupported_games_are_refused(game_string, match):
         (dict(learning_rate=0), "learning_rate"),
         (dict(traversal_backend="gpu"), "traversal_backend"),
         (dict(learning_rate_schedule="step"), "learning_rate_schedule"),
+        (dict(advantage_steps_ramp=-1), "advantage_steps_ramp"),
+        (dict(advantage_steps_initial=50), "advantage_steps_ramp"),
     ],
 )
 def test_bad_arguments_raise_value_errors(kuhn, kwargs, match):

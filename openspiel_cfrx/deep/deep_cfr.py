@@ -120,6 +120,13 @@ class DeepCFRSolver(policy_lib.Policy):
       learning_rate_schedule: "constant" (paper) or "cosine": within each
         (re)training run the Adam learning rate anneals from `learning_rate`
         to ~0 over the run's SGD steps (a new run restarts it).
+      advantage_steps_ramp: 0 (paper: every iteration takes
+        `advantage_network_train_steps`) or R > 0: iteration t takes
+        ceil(steps * min(1, t / R)) steps, so the first iterations, whose
+        strategies carry linear-CFR weight ~t and are soon outweighed, cost
+        less wall-clock; with `advantage_steps_initial=S0` the steps go
+        linearly from S0 at t = 1 to `advantage_network_train_steps` at t = R
+        instead (S0 may be larger: fewer steps late).
       traversal_backend: "state" walks pyspiel states (any game); "tree"
         walks the extracted `openspiel_cfrx.get_tree(game)` arrays instead
         (same samples for the same seed, much faster; only for games small
@@ -172,6 +179,8 @@ class DeepCFRSolver(policy_lib.Policy):
         traversal_batch_size: int = 1000,
         aggregate_duplicates: bool = True,
         learning_rate_schedule: str = "constant",
+        advantage_steps_ramp: int = 0,
+        advantage_steps_initial: int | None = None,
         traversal_backend: str = "state",
         num_threads: int | None = None,
         average_policy: str = "network",
@@ -214,6 +223,8 @@ class DeepCFRSolver(policy_lib.Policy):
         self._traversal_batch_size = int(traversal_batch_size)
         self._aggregate_duplicates = bool(aggregate_duplicates)
         self._lr_schedule = learning_rate_schedule
+        self._advantage_steps_ramp = int(advantage_steps_ramp)
+        self._advantage_steps_initial = None if advantage_steps_initial is None else int(advantage_steps_initial)
         self._walker = self._vector = None
         if traversal_backend == "tree":
             from openspiel_cfrx.tree import get_tree
@@ -323,6 +334,15 @@ class DeepCFRSolver(policy_lib.Policy):
             raise ValueError(
                 f"regret_matching_fallback must be 'argmax' or 'uniform', got {args['regret_matching_fallback']!r}"
             )
+        if args["advantage_steps_initial"] is not None and (
+            int(args["advantage_steps_initial"]) < 1 or int(args["advantage_steps_ramp"]) < 2
+        ):
+            raise ValueError(
+                "advantage_steps_initial must be >= 1 and needs advantage_steps_ramp >= 2, got "
+                f"{args['advantage_steps_initial']} and {args['advantage_steps_ramp']}"
+            )
+        if int(args["advantage_steps_ramp"]) < 0:
+            raise ValueError(f"advantage_steps_ramp must be >= 0 (0 = off), got {args['advantage_steps_ramp']}")
         if args["learning_rate_schedule"] not in ("constant", "cosine"):
             raise ValueError(
                 f"learning_rate_schedule must be 'constant' or 'cosine', got {args['learning_rate_schedule']!r}"
@@ -574,6 +594,18 @@ class DeepCFRSolver(policy_lib.Policy):
             merged["constant"] / size,
         )
 
+    def advantage_train_steps(self, iteration: int) -> int:
+        """SGD steps of the advantage networks at `iteration` (see
+        `advantage_steps_ramp`)."""
+        steps = self._advantage_network_train_steps
+        ramp = self._advantage_steps_ramp
+        if ramp == 0 or iteration >= ramp:
+            return steps
+        if self._advantage_steps_initial is None:
+            return max(1, math.ceil(steps * iteration / ramp))
+        first = self._advantage_steps_initial
+        return max(1, round(first + (steps - first) * (iteration - 1) / (ramp - 1)))
+
     def _step_learning_rates(self, steps: int) -> list[float]:
         """Learning rate of each SGD step of one (re)training run: constant
         (the paper's Adam, lr 1e-3) or cosine-annealed from `learning_rate` to
@@ -642,7 +674,7 @@ class DeepCFRSolver(policy_lib.Policy):
             self._advantage_optimizers[player],
             self._advantage_memories[player],
             self._batch_size_advantage,
-            self._advantage_network_train_steps,
+            self.advantage_train_steps(self._iteration),
             loss_fn,
             self._np_rng,
         )
