@@ -297,6 +297,10 @@ class NestGame(_team.TeamGameMixin, pyspiel.Game):
         """Exit nodes, ascending."""
         return self._cfg.exits
 
+    def compact_information_state_size(self) -> int:
+        """Length of `NestState.compact_information_state_array` (both players)."""
+        return CompactLayout(self._cfg).size
+
     def horizon(self) -> int:
         """Number of steps T before a timeout."""
         return self._cfg.horizon
@@ -492,6 +496,22 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
             x[2 + t1 + t1 * n + np.arange(nodes.size) * n + nodes.reshape(-1)] = 1.0
         return x
 
+    def compact_information_state_array(self, player):
+        """Compact, lossy network input for `player`'s information state (see
+        `CompactLayout`); float32 [compact_information_state_size()]."""
+        if player not in (_TEAM, _EVADER):
+            raise ValueError(f"player {player} has no information state; players are 0 (team) and 1 (evader)")
+        layout = CompactLayout(self._cfg)
+        evader_path, pursuer_path = self._s.evader_path, self._s.pursuer_path
+        if not evader_path or not pursuer_path:  # before chance placed everybody: player and step only
+            x = np.zeros(layout.size, dtype=np.float32)
+            x[player] = 1.0
+            x[layout.off_step] = 1.0
+            x[layout.off_time + 1] = 1.0
+            return x
+        return layout.features(player, np.asarray([evader_path], dtype=np.int64),
+                               np.asarray([pursuer_path], dtype=np.int64))[0]  # fmt: skip
+
     # --- extra accessors (tests, examples) ----------------------------------
 
     def outcome(self) -> str:
@@ -505,6 +525,97 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
     def pursuer_nodes(self) -> tuple[int, ...]:
         """Pursuers' nodes at the start of the current step (() before chance)."""
         return self._s.pursuer_path[-1] if self._s.pursuer_path else ()
+
+
+class CompactLayout:
+    """A compact, lossy network input for NEST information states (CFR-MIX's
+    `infoset_encoding="compact"`); the game's `information_state_tensor` is
+    unchanged.
+
+    The perfect-recall tensor one-hots every (step, node) pair separately
+    ([2 + (T+1)(M+1)N], 32,656 floats on 15x15 with 4 pursuers), so a network
+    learns nothing shared between time steps. This layout keeps the current
+    situation plus a summary of the past, the same pieces for both players
+    (a player's unseen pieces stay 0):
+
+      player [2]; step [T+1] one-hot; time [2]: step / T, (T - step) / T;
+      evader_node [N]: the evader's node now; evader_previous [N]: one step
+        before (0 at step 0); evader_start [N]; evader_visited [N]: every
+        node of its path so far;
+      pursuer_nodes [M, N]: each pursuer's node now (team only);
+      pursuer_starts [M, N]: start nodes (both players);
+      grids only, coordinates scaled to [0, 1] (row / (rows - 1), col / (cols - 1)):
+        evader_xy [2]; pursuer_xy [M, 2] (team only); pursuer_offset [M, 2]:
+        pursuer minus evader (team only).
+
+    It is lossy (the team's own past moves and the order of the evader's
+    path before its last two nodes are dropped), which is fine for a
+    function approximator but means distinct information sets can share an
+    input (15x15, 4 pursuers: 2,751 floats).
+    """
+
+    def __init__(self, cfg):
+        n, m, t1 = cfg.num_nodes, cfg.num_pursuers, cfg.horizon + 1
+        self.n, self.m, self.horizon = n, m, cfg.horizon
+        self.is_grid = cfg.is_grid
+        self.rows, self.cols = cfg.rows, cfg.cols
+        offset = 2
+        self.off_step = offset
+        offset += t1
+        self.off_time = offset
+        offset += 2
+        self.off_evader, self.off_previous, self.off_start, self.off_visited = (offset + k * n for k in range(4))
+        offset += 4 * n
+        self.off_pursuers = offset
+        offset += m * n
+        self.off_pursuer_starts = offset
+        offset += m * n
+        self.off_xy = offset
+        if self.is_grid:
+            offset += 2 + 4 * m
+        self.size = offset
+
+    def _xy(self, nodes):
+        r, c = np.divmod(nodes, self.cols)
+        return (r / max(self.rows - 1, 1)).astype(np.float32), (c / max(self.cols - 1, 1)).astype(np.float32)
+
+    def features(self, player: int, evader_paths: np.ndarray, pursuer_paths: np.ndarray) -> np.ndarray:
+        """[R, size] float32 for rows at the same step s, from evader_paths
+        [R, s+1] and pursuer_paths [R, s+1, M] (int node ids; the evader sees
+        only pursuer_paths[:, 0])."""
+        rows, length = evader_paths.shape
+        step = length - 1
+        n, m = self.n, self.m
+        x = np.zeros((rows, self.size), dtype=np.float32)
+        r = np.arange(rows)
+        x[:, player] = 1.0
+        x[:, self.off_step + step] = 1.0
+        x[:, self.off_time] = step / self.horizon
+        x[:, self.off_time + 1] = (self.horizon - step) / self.horizon
+        now = evader_paths[:, -1]
+        x[r, self.off_evader + now] = 1.0
+        if step > 0:
+            x[r, self.off_previous + evader_paths[:, -2]] = 1.0
+        x[r, self.off_start + evader_paths[:, 0]] = 1.0
+        x[np.repeat(r, length), self.off_visited + evader_paths.reshape(-1)] = 1.0
+        rr, agents = np.repeat(r, m), np.tile(np.arange(m), rows)
+        x[rr, self.off_pursuer_starts + agents * n + pursuer_paths[:, 0].reshape(-1)] = 1.0
+        team = player == _TEAM
+        if team:
+            x[rr, self.off_pursuers + agents * n + pursuer_paths[:, -1].reshape(-1)] = 1.0
+        if self.is_grid:
+            er, ec = self._xy(now)
+            x[:, self.off_xy] = er
+            x[:, self.off_xy + 1] = ec
+            if team:
+                pr, pc = self._xy(pursuer_paths[:, -1])  # [R, M]
+                base = self.off_xy + 2
+                x[:, base : base + 2 * m : 2] = pr
+                x[:, base + 1 : base + 2 * m : 2] = pc
+                base += 2 * m
+                x[:, base : base + 2 * m : 2] = pr - er[:, None]
+                x[:, base + 1 : base + 2 * m : 2] = pc - ec[:, None]
+        return x
 
 
 class NestObserver:

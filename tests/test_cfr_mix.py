@@ -295,3 +295,48 @@ def test_corrupt_and_mismatched_checkpoints_give_clear_errors(tiny_game, tmp_pat
     # A good checkpoint still loads after the failed attempts.
     fresh.load_checkpoint(path)
     assert fresh.iteration == 1
+
+
+def test_compact_infoset_encoding_on_nest(tmp_path):
+    """infoset_encoding="compact": the networks see the game's compact input in
+    traversals, the policy API and the NEST evaluator; checkpoints record it."""
+    from openspiel_cfrx.deep import CheckpointError
+    from openspiel_cfrx.eval.team_best_response import nest_team_worst_case
+
+    game = pyspiel.load_game("nest(rows=3,cols=3,num_pursuers=2)")
+    solver = CFRMixSolver(game, num_iterations=2, infoset_encoding="compact", **TINY_NETS)
+    size = game.compact_information_state_size()
+    assert solver.config["infoset_encoding"] == "compact" and solver.config["feature_sizes"] == [size, size]
+    assert solver.regret_network(0).nets[0].layers[0].in_features == size + game.agent_observation_size()
+    solver.solve()
+    assert solver.iteration == 2
+    state = game.new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    query = pt.make_query(solver.views[0], state)
+    np.testing.assert_array_equal(query.features, state.compact_information_state_array(0))
+    for probs in solver.agent_action_probabilities(state):
+        assert math.isclose(sum(probs.values()), 1.0)
+    result = nest_team_worst_case(game, solver, num_starts=4, num_particles=4, num_eval_games=4, seed=0)
+    assert -1.0 <= result.value <= 1.0
+    path = str(tmp_path / "compact.pt")
+    solver.save_checkpoint(path)
+    resumed = CFRMixSolver(game, num_iterations=2, infoset_encoding="compact", **TINY_NETS)
+    resumed.load_checkpoint(path)
+    assert resumed.iteration == 2
+    with pytest.raises(CheckpointError, match="infoset_encoding: checkpoint 'compact' vs solver 'tensor'"):
+        CFRMixSolver(game, **TINY_NETS).load_checkpoint(path)
+    # Checkpoints written before the option count as "tensor".
+    tensor = CFRMixSolver(game, **TINY_NETS)
+    tensor.run_iteration()
+    tensor.save_checkpoint(path)
+    payload = torch.load(path, weights_only=True)
+    del payload["config"]["infoset_encoding"]
+    torch.save(payload, path)
+    CFRMixSolver(game, **TINY_NETS).load_checkpoint(path)
+    with pytest.raises(CheckpointError, match="infoset_encoding"):
+        CFRMixSolver(game, infoset_encoding="compact", **TINY_NETS).load_checkpoint(path)
+    with pytest.raises(ValueError, match="compact_information_state_size"):
+        CFRMixSolver(pyspiel.load_game(TINY_GOOFSPIEL), infoset_encoding="compact")
+    with pytest.raises(ValueError, match="infoset_encoding must be one of"):
+        CFRMixSolver(game, infoset_encoding="dense")

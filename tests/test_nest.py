@@ -244,3 +244,68 @@ def test_serialization_round_trip():
     assert str(state2) == str(state) and state2.history() == state.history()
     assert state2.information_state_string(TEAM) == state.information_state_string(TEAM)
     assert state2.legal_agent_actions(0) == state.legal_agent_actions(0)
+
+
+def _compact_reference(game, state, player):
+    """CompactLayout features written out piece by piece from the history."""
+    cfg = game._cfg
+    n, m, t = cfg.num_nodes, cfg.num_pursuers, cfg.horizon
+    evader, pursuers = list(state._s.evader_path), [list(p) for p in state._s.pursuer_path]
+    step = len(evader) - 1
+    pieces = {name: np.zeros(size, np.float32) for name, size in [
+        ("player", 2), ("step", t + 1), ("time", 2), ("evader", n), ("previous", n), ("start", n),
+        ("visited", n), ("pursuers", m * n), ("pursuer_starts", m * n)]}  # fmt: skip
+    pieces["player"][player] = 1
+    pieces["step"][step] = 1
+    pieces["time"][:] = [step / t, (t - step) / t]
+    pieces["evader"][evader[-1]] = 1
+    if step >= 1:
+        pieces["previous"][evader[-2]] = 1
+    pieces["start"][evader[0]] = 1
+    for node in evader:
+        pieces["visited"][node] = 1
+    for agent in range(m):
+        pieces["pursuer_starts"][agent * n + pursuers[0][agent]] = 1
+        if player == TEAM:
+            pieces["pursuers"][agent * n + pursuers[-1][agent]] = 1
+    out = list(pieces.values())
+    if cfg.is_grid:
+        def xy(node):
+            return [(node // cfg.cols) / max(cfg.rows - 1, 1), (node % cfg.cols) / max(cfg.cols - 1, 1)]
+        e = xy(evader[-1])
+        own = [xy(p) if player == TEAM else [0.0, 0.0] for p in pursuers[-1]]
+        offset = [[a - b for a, b in zip(p, e, strict=True)] if player == TEAM else [0.0, 0.0] for p in own]
+        out.append(np.asarray(e + sum(own, []) + sum(offset, []), np.float32))
+    return np.concatenate(out)
+
+
+@pytest.mark.parametrize("name", ["nest(rows=3,cols=4,num_pursuers=2)", "nest(rows=5,cols=5,num_pursuers=3)",
+                                  "nest(edges=0-1;1-2;2-3;1-3;3-4,num_pursuers=2,exits=0;4,horizon=3)"])
+def test_compact_information_state_matches_a_reference_from_the_history(name):
+    game = pyspiel.load_game(name)
+    size = game.compact_information_state_size()
+    rng = random.Random(3)
+    for _ in range(30):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                assert state.compact_information_state_array(TEAM).shape == (size,)
+                state.apply_action(rng.choice(state.chance_outcomes())[0])
+                continue
+            for player in (TEAM, EVADER):
+                x = state.compact_information_state_array(player)
+                assert x.shape == (size,) and x.dtype == np.float32
+                np.testing.assert_allclose(x, _compact_reference(game, state, player), rtol=0, atol=1e-6)
+            if state.current_player() == TEAM:
+                state.apply_action(team.sample_uniform_joint_action(state, rng))
+            else:
+                state.apply_action(rng.choice(state.legal_actions()))
+    # The evader's compact input does not depend on the team's moves.
+    a, b = game.new_initial_state(), None
+    while a.is_chance_node():
+        a.apply_action(a.chance_outcomes()[0][0])
+    b = a.clone()
+    a.apply_action(a.legal_actions()[0])
+    b.apply_action(b.legal_actions()[-1])
+    np.testing.assert_array_equal(a.compact_information_state_array(EVADER), b.compact_information_state_array(EVADER))
+    assert size < game.information_state_tensor_size() or "edges" in name

@@ -168,6 +168,9 @@ def test_nest_simulator_tensors_match_the_game(game_string):
             assert np.flatnonzero(legal[0, agent]).tolist() == state.legal_agent_actions(agent)
         fake = _TeamQueryState(x[0], xa[0], sim._legal_lists(legal[0]), sim.radices)
         assert fake.legal_actions() == state.legal_actions()
+        compact, _, _ = sim.team_queries(np.array([state._s.evader_path]), np.array([state._s.pursuer_path]), step,
+                                         compact=True)  # fmt: skip
+        np.testing.assert_array_equal(compact[0], state.compact_information_state_array(0))
 
 
 def test_nest_simulator_outcomes_match_the_game():
@@ -188,19 +191,22 @@ def test_nest_simulator_outcomes_match_the_game():
             assert bool(escaped[0]) == (state.outcome() == "escape")
 
 
-@pytest.mark.parametrize("variant", ["cfr_mix", "cfr_mix_no_sharing", "double_neural_joint", "deep_cfr"])
+@pytest.mark.parametrize("variant", ["cfr_mix", "cfr_mix_no_sharing", "double_neural_joint", "deep_cfr",
+                                     "cfr_mix_compact", "double_neural_joint_compact"])
 def test_tensor_fast_path_equals_policy_api(variant):
     game = pyspiel.load_game("nest(rows=3,cols=3,num_pursuers=2)")
+    compact = variant.endswith("_compact")
     if variant == "deep_cfr":
         solver = DeepCFRSolver(game, policy_network_layers=(16,), advantage_network_layers=(16,), num_traversals=4,
                                advantage_network_train_steps=5, policy_network_train_steps=5, num_threads=1, seed=1)
     else:
-        solver = CFRMixSolver(game, variant=variant, **FAST)
+        solver = CFRMixSolver(game, variant=variant.removesuffix("_compact"),
+                              infoset_encoding="compact" if compact else "tensor", **FAST)
     solver.run_iteration()
     sim = _NestSimulator(game)
     states = _playout_states(game, 10, seed=2)
     rows = [sim.team_queries(np.array([s._s.evader_path]), np.array([s._s.pursuer_path]),
-                             len(s._s.evader_path) - 1) for s in states]  # fmt: skip
+                             len(s._s.evader_path) - 1, compact) for s in states]  # fmt: skip
     x = np.concatenate([r[0] for r in rows])
     xa = np.concatenate([r[1] for r in rows])
     legal = np.concatenate([r[2] for r in rows])

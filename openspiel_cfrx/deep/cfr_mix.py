@@ -97,6 +97,8 @@ VARIANTS = {
     "independent": dict(backbone="double_neural", team_view="factored", regret_targets="independent", share=True),
 }
 
+INFOSET_ENCODINGS = ("tensor", "compact")
+
 _EVAL_BATCH = 4096
 _TINY = 1e-12
 
@@ -401,6 +403,10 @@ class _Model:
         return loss
 
 
+def _compact_features(state, player: int) -> np.ndarray:
+    return np.asarray(state.compact_information_state_array(player), dtype=np.float32)
+
+
 def _team_views(game, team_view: str, adversary_actions: int) -> list[AgentView]:
     if team_view == "factored":
         team = AgentView(
@@ -438,6 +444,12 @@ class CFRMixSolver(policy_lib.Policy):
         backbone, samples for the Deep CFR backbone).
       anchor_ratio: anchor rows per sampled row in a double-neural update.
       linear_averaging: weight iteration t's strategy by t in the average (CFR+).
+      infoset_encoding: the networks' information-state input. "tensor"
+        (default): `information_state_tensor(player)`. "compact": the game's
+        own compact, lossy network input, for games whose states offer
+        `compact_information_state_array(player)` and whose game offers
+        `compact_information_state_size()` (NEST: `games.nest.CompactLayout`);
+        used everywhere the networks are queried and recorded in `config`.
       share_parameters: overrides the variant's parameter sharing.
       network: registered network name for the agent networks.
       num_threads: `torch.set_num_threads` (process-wide); default 1.
@@ -472,6 +484,7 @@ class CFRMixSolver(policy_lib.Policy):
         memory_capacity: int = 20_000,
         anchor_ratio: float = 1.0,
         linear_averaging: bool = True,
+        infoset_encoding: str = "tensor",
         share_parameters: bool | None = None,
         network: str = "mlp",
         num_threads: int | None = 1,
@@ -506,6 +519,14 @@ class CFRMixSolver(policy_lib.Policy):
             raise ValueError(f"learning_rate must be > 0, got {learning_rate}")
         if anchor_ratio < 0:
             raise ValueError(f"anchor_ratio must be >= 0, got {anchor_ratio}")
+        if infoset_encoding not in INFOSET_ENCODINGS:
+            raise ValueError(f"infoset_encoding must be one of {INFOSET_ENCODINGS}, got {infoset_encoding!r}")
+        if infoset_encoding == "compact" and not callable(getattr(game, "compact_information_state_size", None)):
+            raise ValueError(
+                f"infoset_encoding='compact' needs a game with compact_information_state_size() and "
+                f"states with compact_information_state_array(player); game "
+                f"'{game.get_type().short_name}' has none: use infoset_encoding='tensor'"
+            )
         super().__init__(game, [0, 1])
         self._game = game
         self.variant = variant
@@ -530,8 +551,14 @@ class CFRMixSolver(policy_lib.Policy):
                 game.get_type().short_name,
                 adversary_actions,
             )
+        self.infoset_encoding = infoset_encoding
         self._views = _team_views(game, config["team_view"], adversary_actions)
-        self._feature_sizes = [int(np.prod(game.information_state_tensor_shape()))] * 2
+        if infoset_encoding == "compact":
+            for view in self._views:
+                view.encoder = _compact_features
+            self._feature_sizes = [int(game.compact_information_state_size())] * 2
+        else:
+            self._feature_sizes = [int(np.prod(game.information_state_tensor_shape()))] * 2
         self._num_iterations = int(num_iterations)
         self._num_traversals = int(num_traversals)
         self._joint_cap = int(joint_cap)
@@ -565,6 +592,7 @@ class CFRMixSolver(policy_lib.Policy):
             "variant": variant,
             **{key: config[key] for key in ("backbone", "team_view", "regret_targets")},
             "share_parameters": bool(config["share"]),
+            "infoset_encoding": infoset_encoding,
             "views": [[v.num_agents, list(v.num_actions), v.agent_feature_size] for v in self._views],
             "feature_sizes": list(self._feature_sizes),
             "regret_network_layers": [int(h) for h in regret_network_layers],

@@ -199,7 +199,10 @@ def load_cfr_mix(solver, path: str) -> None:
     """Restores a checkpoint written by `save_cfr_mix` into a `CFRMixSolver`
     built with the same game and shape settings (`solver.config`)."""
     payload = _read(path, CFR_MIX_FORMAT)
-    _check_config(path, payload.get("config"), solver.config)
+    saved = payload.get("config")
+    if isinstance(saved, dict) and "infoset_encoding" not in saved:
+        saved = {**saved, "infoset_encoding": "tensor"}  # written before the option existed
+    _check_config(path, saved, solver.config)
     try:
         models = solver._regret_models + solver._policy_models
         states = list(payload["regret_models"]) + list(payload["policy_models"])

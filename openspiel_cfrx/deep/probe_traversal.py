@@ -61,6 +61,8 @@ class AgentView:
       num_actions: [n] individual actions per agent (network head widths).
       agent_feature_size: F_a, length of each agent's own features (0 if none).
       factored: True when the state offers the factored team protocol.
+      encoder: `encoder(state, player)` -> [F] float32 network input for the
+        information state; None: `information_state_tensor(player)`.
     """
 
     player: int
@@ -68,6 +70,7 @@ class AgentView:
     num_actions: tuple[int, ...]
     agent_feature_size: int
     factored: bool
+    encoder: Callable[[pyspiel.State, int], np.ndarray] | None = None
 
     @property
     def max_actions(self) -> int:
@@ -96,7 +99,7 @@ class Query:
     """A strategy request: the answer is [n, max_actions] per-agent probabilities."""
 
     player: int
-    features: np.ndarray  # [F] information_state_tensor(player), float32
+    features: np.ndarray  # [F] float32 network input: information_state_tensor(player) or the view's encoder
     agent_features: np.ndarray  # [n, F_a]
     legal: list[list[int]]  # [n] legal individual actions
 
@@ -184,9 +187,10 @@ def information_state_features(state: pyspiel.State, player: int) -> np.ndarray:
 
 
 def make_query(view: AgentView, state: pyspiel.State) -> Query:
+    encoder = view.encoder or information_state_features
     return Query(
         view.player,
-        information_state_features(state, view.player),
+        encoder(state, view.player),
         view.agent_features(state),
         view.legal(state),
     )

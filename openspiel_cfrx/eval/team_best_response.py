@@ -625,6 +625,9 @@ class _TeamQueryState:
     def information_state_tensor(self, player=TEAM):
         return self._features
 
+    def compact_information_state_array(self, player=TEAM):
+        return self._features  # the caller built compact features (policy.infoset_encoding == "compact")
+
     def agent_observation_tensor(self, agent):
         return self._agent_features[agent]
 
@@ -675,6 +678,14 @@ class _NestSimulator:
         self.off_pursuer = 2 + t1 + t1 * n
         self.feature_size = 2 + t1 + t1 * n + t1 * m * n
         self.agent_feature_size = m + n + self.a
+        self.compact = None  # games.nest.CompactLayout, built on first use
+
+    def _compact_layout(self):
+        if self.compact is None:
+            from games.nest import CompactLayout
+
+            self.compact = CompactLayout(self.cfg)
+        return self.compact
 
     def start_configurations(self):
         """(evader starts, pursuer start choices per pursuer or None when fixed)."""
@@ -694,20 +705,24 @@ class _NestSimulator:
         legal = [(int(self.dist[t]), k) for k, t in enumerate(self.slots[node]) if k >= first and t >= 0]
         return min(legal)[1]
 
-    def team_queries(self, evader_paths: np.ndarray, pursuer_paths: np.ndarray, step: int):
+    def team_queries(self, evader_paths: np.ndarray, pursuer_paths: np.ndarray, step: int, compact: bool = False):
         """Team decisions at `step` for rows with evader_paths [R, step+1] and
         pursuer_paths [R, step+1, M]: (features [R, F], agent features [R, M, F_a],
-        legal mask [R, M, A])."""
+        legal mask [R, M, A]); features are the information-state tensor, or
+        with `compact` the game's compact network input (`CompactLayout`)."""
         rows = evader_paths.shape[0]
         n, m = self.n, self.m
-        x = np.zeros((rows, self.feature_size), dtype=np.float32)
         r = np.arange(rows)
-        x[:, 0] = 1.0
-        x[:, self.off_step + step] = 1.0
-        for i in range(step + 1):
-            x[r, self.off_evader + i * n + evader_paths[:, i]] = 1.0
-            for agent in range(m):
-                x[r, self.off_pursuer + (i * m + agent) * n + pursuer_paths[:, i, agent]] = 1.0
+        if compact:
+            x = self._compact_layout().features(TEAM, evader_paths[:, : step + 1], pursuer_paths[:, : step + 1])
+        else:
+            x = np.zeros((rows, self.feature_size), dtype=np.float32)
+            x[:, 0] = 1.0
+            x[:, self.off_step + step] = 1.0
+            for i in range(step + 1):
+                x[r, self.off_evader + i * n + evader_paths[:, i]] = 1.0
+                for agent in range(m):
+                    x[r, self.off_pursuer + (i * m + agent) * n + pursuer_paths[:, i, agent]] = 1.0
         now = pursuer_paths[:, step]  # [R, M]
         xa = np.zeros((rows, m, self.agent_feature_size), dtype=np.float32)
         xa[:, np.arange(m), np.arange(m)] = 1.0
@@ -721,11 +736,13 @@ class _NestSimulator:
     def sample_team(self, policy, evader_paths, pursuer_paths, step, rng, chunk=None) -> np.ndarray:
         """Samples the team's move for every row: new pursuer nodes [R, M]."""
         rows = evader_paths.shape[0]
-        chunk = chunk or max(64, min(4096, 16_000_000 // (4 * self.feature_size)))
+        compact = getattr(policy, "infoset_encoding", "tensor") == "compact"
+        width = self._compact_layout().size if compact else self.feature_size
+        chunk = chunk or max(64, min(4096, 16_000_000 // (4 * width)))
         out = np.empty((rows, self.m), dtype=np.int64)
         for lo in range(0, rows, chunk):
             hi = min(rows, lo + chunk)
-            x, xa, legal_mask = self.team_queries(evader_paths[lo:hi], pursuer_paths[lo:hi], step)
+            x, xa, legal_mask = self.team_queries(evader_paths[lo:hi], pursuer_paths[lo:hi], step, compact)
             strategies = _tensor_strategies(policy, x, xa, legal_mask, self.radices)
             if strategies is None:
                 states = [_TeamQueryState(x[i], xa[i], self._legal_lists(legal_mask[i]), self.radices)
