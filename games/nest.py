@@ -234,6 +234,7 @@ class _Config(_team.FrozenConfig):
         if not self.evader_start_choices:
             raise ValueError("nest: no node is free for the evader to start on")
         self.agent_observation_size = self.num_pursuers + n + self.num_slots
+        self.compact_layout = CompactLayout(self)
 
     def _check_node(self, node, name):
         if not 0 <= node < len(self.slots):
@@ -299,7 +300,7 @@ class NestGame(_team.TeamGameMixin, pyspiel.Game):
 
     def compact_information_state_size(self) -> int:
         """Length of `NestState.compact_information_state_array` (both players)."""
-        return CompactLayout(self._cfg).size
+        return self._cfg.compact_layout.size
 
     def horizon(self) -> int:
         """Number of steps T before a timeout."""
@@ -501,16 +502,7 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
         `CompactLayout`); float32 [compact_information_state_size()]."""
         if player not in (_TEAM, _EVADER):
             raise ValueError(f"player {player} has no information state; players are 0 (team) and 1 (evader)")
-        layout = CompactLayout(self._cfg)
-        evader_path, pursuer_path = self._s.evader_path, self._s.pursuer_path
-        if not evader_path or not pursuer_path:  # before chance placed everybody: player and step only
-            x = np.zeros(layout.size, dtype=np.float32)
-            x[player] = 1.0
-            x[layout.off_step] = 1.0
-            x[layout.off_time + 1] = 1.0
-            return x
-        return layout.features(player, np.asarray([evader_path], dtype=np.int64),
-                               np.asarray([pursuer_path], dtype=np.int64))[0]  # fmt: skip
+        return self._cfg.compact_layout.state_features(player, self._s.evader_path, self._s.pursuer_path)
 
     # --- extra accessors (tests, examples) ----------------------------------
 
@@ -578,6 +570,52 @@ class CompactLayout:
     def _xy(self, nodes):
         r, c = np.divmod(nodes, self.cols)
         return (r / max(self.rows - 1, 1)).astype(np.float32), (c / max(self.cols - 1, 1)).astype(np.float32)
+
+    def state_features(self, player: int, evader_path: tuple, pursuer_path: tuple) -> np.ndarray:
+        """`features` of one state from its path tuples, in plain Python
+        (numpy's per-call overhead dominates for one row; tested equal).
+        Before chance has placed everybody: player and step 0 only."""
+        x = np.zeros(self.size, dtype=np.float32)
+        x[player] = 1.0
+        if not evader_path or not pursuer_path:
+            x[self.off_step] = 1.0
+            x[self.off_time + 1] = 1.0
+            return x
+        n, horizon = self.n, self.horizon
+        step = len(evader_path) - 1
+        x[self.off_step + step] = 1.0
+        x[self.off_time] = step / horizon
+        x[self.off_time + 1] = (horizon - step) / horizon
+        now = evader_path[-1]
+        x[self.off_evader + now] = 1.0
+        if step > 0:
+            x[self.off_previous + evader_path[-2]] = 1.0
+        x[self.off_start + evader_path[0]] = 1.0
+        for node in evader_path:
+            x[self.off_visited + node] = 1.0
+        for agent, node in enumerate(pursuer_path[0]):
+            x[self.off_pursuer_starts + agent * n + node] = 1.0
+        team = player == _TEAM
+        if team:
+            for agent, node in enumerate(pursuer_path[-1]):
+                x[self.off_pursuers + agent * n + node] = 1.0
+        if self.is_grid:
+            rs, cs = max(self.rows - 1, 1), max(self.cols - 1, 1)
+            er, ec = divmod(now, self.cols)
+            er, ec = np.float32(er / rs), np.float32(ec / cs)
+            x[self.off_xy] = er
+            x[self.off_xy + 1] = ec
+            if team:
+                base = self.off_xy + 2
+                offset = base + 2 * self.m
+                for agent, node in enumerate(pursuer_path[-1]):
+                    pr, pc = divmod(node, self.cols)
+                    pr, pc = np.float32(pr / rs), np.float32(pc / cs)
+                    x[base + 2 * agent] = pr
+                    x[base + 2 * agent + 1] = pc
+                    x[offset + 2 * agent] = pr - er
+                    x[offset + 2 * agent + 1] = pc - ec
+        return x
 
     def features(self, player: int, evader_paths: np.ndarray, pursuer_paths: np.ndarray) -> np.ndarray:
         """[R, size] float32 for rows at the same step s, from evader_paths
