@@ -246,20 +246,10 @@ class _Adam(FlatAdam):
 
     _SMALLEST_NORMAL = float(torch.finfo(torch.float32).tiny)
 
-    @torch.no_grad()
-    def step(self) -> None:
+    def _second_moment_root(self) -> torch.Tensor:
         if self.eps < 1e-9:
-            return super().step()
-        if self.max_grad_norm is not None:
-            norm = torch.linalg.vector_norm(self.grads)
-            self.grads.mul_(torch.clamp(self.max_grad_norm / (norm + 1e-6), max=1.0))
-        self.steps += 1
-        beta1, beta2 = self.betas
-        self.exp_avg.mul_(beta1).add_(self.grads, alpha=1 - beta1)
-        self.exp_avg_sq.mul_(beta2).addcmul_(self.grads, self.grads, value=1 - beta2)
-        root = self.exp_avg_sq.clamp_min(self._SMALLEST_NORMAL).sqrt_()
-        denom = (root / (1 - beta2**self.steps) ** 0.5).add_(self.eps)
-        self.params.addcdiv_(self.exp_avg, denom, value=-self.lr / (1 - beta1**self.steps))
+            return super()._second_moment_root()
+        return self.exp_avg_sq.clamp_min(self._SMALLEST_NORMAL).sqrt_()
 
 
 class _Model:

@@ -202,8 +202,11 @@ class FlatAdam:
         beta1, beta2 = self.betas
         self.exp_avg.mul_(beta1).add_(self.grads, alpha=1 - beta1)
         self.exp_avg_sq.mul_(beta2).addcmul_(self.grads, self.grads, value=1 - beta2)
-        denom = (self.exp_avg_sq.sqrt() / (1 - beta2**self.steps) ** 0.5).add_(self.eps)
+        denom = (self._second_moment_root() / (1 - beta2**self.steps) ** 0.5).add_(self.eps)
         self.params.addcdiv_(self.exp_avg, denom, value=-self.lr / (1 - beta1**self.steps))
+
+    def _second_moment_root(self) -> torch.Tensor:
+        return self.exp_avg_sq.sqrt()
 
     def state_dict(self) -> dict:
         return {"exp_avg": self.exp_avg.clone(), "exp_avg_sq": self.exp_avg_sq.clone(), "steps": self.steps}
