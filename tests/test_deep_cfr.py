@@ -346,6 +346,9 @@ def test_advantage_steps_ramp_up_over_the_first_iterations(kuhn):
     assert [linear.advantage_train_steps(t) for t in (1, 41, 81, 200)] == [100, 200, 300, 300]
     paper = DeepCFRSolver(kuhn, advantage_network_train_steps=250)
     assert {paper.advantage_train_steps(t) for t in (1, 20, 100)} == {250}
+    assert {paper.traversals(t) for t in (1, 20, 100)} == {1000}
+    more = DeepCFRSolver(kuhn, num_traversals=10000, traversals_ramp=41, traversals_initial=2000)
+    assert [more.traversals(t) for t in (1, 21, 41, 99)] == [2000, 6000, 10000, 10000]
     solver = DeepCFRSolver(kuhn, seed=1, advantage_steps_ramp=10, **{**SMALL, "advantage_network_train_steps": 20})
     solver.run_iteration()
     assert solver._advantage_optimizers[0].steps == 2  # ceil(20 * 1 / 10) steps at iteration 1
@@ -445,6 +448,7 @@ def test_unsupported_games_are_refused(game_string, match):
         (dict(learning_rate_schedule="step"), "learning_rate_schedule"),
         (dict(advantage_steps_ramp=-1), "advantage_steps_ramp"),
         (dict(advantage_steps_initial=50), "advantage_steps_ramp"),
+        (dict(traversals_ramp=5, traversals_initial=0), "traversals_initial"),
     ],
 )
 def test_bad_arguments_raise_value_errors(kuhn, kwargs, match):

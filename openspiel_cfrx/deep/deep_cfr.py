@@ -127,6 +127,8 @@ class DeepCFRSolver(policy_lib.Policy):
         less wall-clock; with `advantage_steps_initial=S0` the steps go
         linearly from S0 at t = 1 to `advantage_network_train_steps` at t = R
         instead (S0 may be larger: fewer steps late).
+      traversals_ramp, traversals_initial: the same ramp for the number of
+        traversals per player (`num_traversals` from iteration R on).
       traversal_backend: "state" walks pyspiel states (any game); "tree"
         walks the extracted `openspiel_cfrx.get_tree(game)` arrays instead
         (same samples for the same seed, much faster; only for games small
@@ -181,6 +183,8 @@ class DeepCFRSolver(policy_lib.Policy):
         learning_rate_schedule: str = "constant",
         advantage_steps_ramp: int = 0,
         advantage_steps_initial: int | None = None,
+        traversals_ramp: int = 0,
+        traversals_initial: int | None = None,
         traversal_backend: str = "state",
         num_threads: int | None = None,
         average_policy: str = "network",
@@ -225,6 +229,8 @@ class DeepCFRSolver(policy_lib.Policy):
         self._lr_schedule = learning_rate_schedule
         self._advantage_steps_ramp = int(advantage_steps_ramp)
         self._advantage_steps_initial = None if advantage_steps_initial is None else int(advantage_steps_initial)
+        self._traversals_ramp = int(traversals_ramp)
+        self._traversals_initial = None if traversals_initial is None else int(traversals_initial)
         self._walker = self._vector = None
         if traversal_backend == "tree":
             from openspiel_cfrx.tree import get_tree
@@ -334,15 +340,15 @@ class DeepCFRSolver(policy_lib.Policy):
             raise ValueError(
                 f"regret_matching_fallback must be 'argmax' or 'uniform', got {args['regret_matching_fallback']!r}"
             )
-        if args["advantage_steps_initial"] is not None and (
-            int(args["advantage_steps_initial"]) < 1 or int(args["advantage_steps_ramp"]) < 2
-        ):
-            raise ValueError(
-                "advantage_steps_initial must be >= 1 and needs advantage_steps_ramp >= 2, got "
-                f"{args['advantage_steps_initial']} and {args['advantage_steps_ramp']}"
-            )
-        if int(args["advantage_steps_ramp"]) < 0:
-            raise ValueError(f"advantage_steps_ramp must be >= 0 (0 = off), got {args['advantage_steps_ramp']}")
+        for prefix, unit in (("advantage_steps", "steps"), ("traversals", "traversals")):
+            ramp, initial = int(args[f"{prefix}_ramp"]), args[f"{prefix}_initial"]
+            if ramp < 0:
+                raise ValueError(f"{prefix}_ramp must be >= 0 (0 = off), got {ramp}")
+            if initial is not None and (int(initial) < 1 or ramp < 2):
+                raise ValueError(
+                    f"{prefix}_initial ({unit} at iteration 1) must be >= 1 and needs {prefix}_ramp >= 2, "
+                    f"got {initial} and {ramp}"
+                )
         if args["learning_rate_schedule"] not in ("constant", "cosine"):
             raise ValueError(
                 f"learning_rate_schedule must be 'constant' or 'cosine', got {args['learning_rate_schedule']!r}"
@@ -412,7 +418,7 @@ class DeepCFRSolver(policy_lib.Policy):
         traversal_s = train_s = 0.0
         for player in (0, 1):
             t0 = time.perf_counter()
-            stats["nodes"] += self.collect(player, self._num_traversals)
+            stats["nodes"] += self.collect(player, self.traversals(t))
             t1 = time.perf_counter()
             loss = self.train_advantage_network(player)
             t2 = time.perf_counter()
@@ -428,7 +434,7 @@ class DeepCFRSolver(policy_lib.Policy):
         self.traversal_seconds += traversal_s
         self.training_seconds += train_s
         stats.update(
-            traversals=2 * self._num_traversals,
+            traversals=2 * self.traversals(t),
             traversal_seconds=traversal_s,
             training_seconds=train_s,
             seconds=time.perf_counter() - start,
@@ -597,14 +603,12 @@ class DeepCFRSolver(policy_lib.Policy):
     def advantage_train_steps(self, iteration: int) -> int:
         """SGD steps of the advantage networks at `iteration` (see
         `advantage_steps_ramp`)."""
-        steps = self._advantage_network_train_steps
-        ramp = self._advantage_steps_ramp
-        if ramp == 0 or iteration >= ramp:
-            return steps
-        if self._advantage_steps_initial is None:
-            return max(1, math.ceil(steps * iteration / ramp))
-        first = self._advantage_steps_initial
-        return max(1, round(first + (steps - first) * (iteration - 1) / (ramp - 1)))
+        return _ramped(self._advantage_network_train_steps, self._advantage_steps_ramp,
+                       self._advantage_steps_initial, iteration)  # fmt: skip
+
+    def traversals(self, iteration: int) -> int:
+        """Traversals per player at `iteration` (see `traversals_ramp`)."""
+        return _ramped(self._num_traversals, self._traversals_ramp, self._traversals_initial, iteration)
 
     def _step_learning_rates(self, steps: int) -> list[float]:
         """Learning rate of each SGD step of one (re)training run: constant
@@ -896,6 +900,16 @@ class DeepCFRSolver(policy_lib.Policy):
         """Restores a checkpoint written by `save_checkpoint` of a solver built
         with the same game and shape settings (raises CheckpointError otherwise)."""
         checkpoint_lib.load(self, path)
+
+
+def _ramped(final: int, ramp: int, initial: int | None, iteration: int) -> int:
+    """`final` from iteration `ramp` on (always when ramp = 0); before that
+    ceil(final * t / ramp), or linear from `initial` at t = 1."""
+    if ramp == 0 or iteration >= ramp:
+        return final
+    if initial is None:
+        return max(1, math.ceil(final * iteration / ramp))
+    return max(1, round(initial + (final - initial) * (iteration - 1) / (ramp - 1)))
 
 
 def _fmt(value) -> str:
