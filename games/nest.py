@@ -139,6 +139,22 @@ def _diameter(slots):
     return best
 
 
+def _bfs_distances(slots, sources, unreachable):
+    """[len(sources), N] shortest path lengths (in moves) from each source."""
+    n = len(slots)
+    out = np.full((len(sources), n), unreachable, dtype=np.int32)
+    for row, source in enumerate(sources):
+        out[row, source] = 0
+        frontier = collections.deque([source])
+        while frontier:
+            node = frontier.popleft()
+            for nxt in slots[node][1:]:
+                if nxt >= 0 and out[row, nxt] == unreachable:
+                    out[row, nxt] = out[row, node] + 1
+                    frontier.append(nxt)
+    return out
+
+
 class _Config(_team.FrozenConfig):
     """Validated parameters and lookup tables of one NEST instance."""
 
@@ -301,6 +317,10 @@ class NestGame(_team.TeamGameMixin, pyspiel.Game):
     def compact_information_state_size(self) -> int:
         """Length of `NestState.compact_information_state_array` (both players)."""
         return self._cfg.compact_layout.size
+
+    def compact_agent_feature_size(self) -> int:
+        """Length of each row of `NestState.compact_agent_features()`."""
+        return self._cfg.compact_layout.agent_size
 
     def horizon(self) -> int:
         """Number of steps T before a timeout."""
@@ -504,6 +524,16 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
             raise ValueError(f"player {player} has no information state; players are 0 (team) and 1 (evader)")
         return self._cfg.compact_layout.state_features(player, self._s.evader_path, self._s.pursuer_path)
 
+    def compact_agent_features(self):
+        """[M, compact_agent_feature_size()] float32: each pursuer's own network
+        input under `infoset_encoding="compact"` (see `CompactLayout`); at the
+        team's decisions only."""
+        s = self._s
+        if self.current_player() != _TEAM:
+            raise ValueError("compact_agent_features is defined at the team's decisions only")
+        pursuers = np.asarray(s.pursuer_path[-1], dtype=np.int64)[None, :]
+        return self._cfg.compact_layout.agent_features(pursuers, np.asarray([s.evader_path[-1]]))[0]
+
     # --- extra accessors (tests, examples) ----------------------------------
 
     def outcome(self) -> str:
@@ -538,13 +568,32 @@ class CompactLayout:
       pursuer_starts [M, N]: start nodes (both players);
       grids only, coordinates scaled to [0, 1] (row / (rows - 1), col / (cols - 1)):
         evader_xy [2]; pursuer_xy [M, 2] (team only); pursuer_offset [M, 2]:
-        pursuer minus evader (team only).
+        pursuer minus evader (team only);
+      evader_escape [1 + A]: the evader's shortest distance to an exit / D,
+        and for each of its slots the change of that distance the move would
+        make (-1, 0, +1; 0 for an illegal slot). D = the graph's diameter.
 
     It is lossy (the team's own past moves and the order of the evader's
     path before its last two nodes are dropped), which is fine for a
     function approximator but means distinct information sets can share an
-    input (15x15, 4 pursuers: 2,751 floats).
+    input (15x15, 4 pursuers: 2,757 floats).
+
+    Each pursuer's own input (`agent_features`, replacing
+    `agent_observation_tensor` under the compact encoding) is the agent
+    observation [M + N + A] (agent one-hot, own node, legal-slot mask)
+    followed by relative features, all from graph shortest-path distances d:
+      chase [1 + A]: d(me, evader) / D, and per slot the change of d(me,
+        evader) the move makes;
+      race [K, 1 + A], for the K = min(#exits, 4) exits nearest the evader
+        (ascending d(evader, exit), ties by exit id): (d(me, exit) -
+        d(evader, exit)) / D (<= 0: I get there first), and per slot the
+        change of d(me, exit).
+    A network can read "move towards the evader" or "guard the exit it is
+    heading for" off these directly, instead of learning shortest paths
+    from one-hot node ids (15x15, 4 pursuers: 234 + 30 = 264 floats).
     """
+
+    MAX_RACE_EXITS = 4
 
     def __init__(self, cfg):
         n, m, t1 = cfg.num_nodes, cfg.num_pursuers, cfg.horizon + 1
@@ -565,7 +614,60 @@ class CompactLayout:
         self.off_xy = offset
         if self.is_grid:
             offset += 2 + 4 * m
+        a = cfg.num_slots
+        self.a = a
+        self.off_escape = offset
+        offset += 1 + a
         self.size = offset
+        self.slots = np.asarray(cfg.slots, dtype=np.int64)  # [N, A]
+        self.exits = np.asarray(cfg.exits, dtype=np.int64)
+        self.num_race = min(len(self.exits), self.MAX_RACE_EXITS)
+        self.agent_size = m + n + a + (1 + a) * (1 + self.num_race)
+        self._cfg_slots = cfg.slots
+        self._distances = None  # [N, N], built on first use (N BFS runs)
+        # The evader's escape features depend on its node only: one table.
+        exit_dist = _bfs_distances(cfg.slots, list(cfg.exits), n).min(axis=0).astype(np.int64)  # [N]
+        self.scale = float(max(1, _diameter(cfg.slots)))
+        legal = self.slots >= 0
+        delta = np.where(legal, exit_dist[np.maximum(self.slots, 0)] - exit_dist[:, None], 0)
+        self.escape_table = np.concatenate([exit_dist[:, None] / self.scale, delta], axis=1).astype(np.float32)
+        self._escape_rows = [row.tolist() for row in self.escape_table]
+
+    @property
+    def distances(self) -> np.ndarray:
+        """[N, N] int64 shortest path lengths (unreachable: N)."""
+        if self._distances is None:
+            self._distances = _bfs_distances(self._cfg_slots, range(self.n), self.n).astype(np.int64)
+        return self._distances
+
+    def agent_features(self, pursuers: np.ndarray, evader: np.ndarray) -> np.ndarray:
+        """[R, M, agent_size] float32 per-pursuer inputs (see the class
+        docstring) from pursuer nodes [R, M] and evader nodes [R]."""
+        pursuers = np.asarray(pursuers, dtype=np.int64)
+        evader = np.asarray(evader, dtype=np.int64)
+        rows, m, n, a = pursuers.shape[0], self.m, self.n, self.a
+        dist, scale = self.distances, self.scale
+        x = np.zeros((rows, m, self.agent_size), dtype=np.float32)
+        x[:, np.arange(m), np.arange(m)] = 1.0
+        rr, aa = np.repeat(np.arange(rows), m), np.tile(np.arange(m), rows)
+        x[rr, aa, m + pursuers.reshape(-1)] = 1.0
+        targets = self.slots[pursuers]  # [R, M, A]
+        legal = targets >= 0
+        targets = np.maximum(targets, 0)
+        x[:, :, m + n : m + n + a] = legal
+        base = m + n + a
+        now = dist[pursuers, evader[:, None]]  # [R, M]
+        x[:, :, base] = now / scale
+        x[:, :, base + 1 : base + 1 + a] = np.where(legal, dist[targets, evader[:, None, None]] - now[:, :, None], 0)
+        if self.num_race:
+            order = np.argsort(dist[evader][:, self.exits], axis=1, kind="stable")[:, : self.num_race]
+            for k in range(self.num_race):
+                target = self.exits[order[:, k]]  # [R]
+                b = base + (1 + a) * (1 + k)
+                mine = dist[pursuers, target[:, None]]  # [R, M]
+                x[:, :, b] = (mine - dist[evader, target][:, None]) / scale
+                x[:, :, b + 1 : b + 1 + a] = np.where(legal, dist[targets, target[:, None, None]] - mine[:, :, None], 0)
+        return x
 
     def _xy(self, nodes):
         r, c = np.divmod(nodes, self.cols)
@@ -615,6 +717,7 @@ class CompactLayout:
                     x[base + 2 * agent + 1] = pc
                     x[offset + 2 * agent] = pr - er
                     x[offset + 2 * agent + 1] = pc - ec
+        x[self.off_escape : self.off_escape + 1 + self.a] = self._escape_rows[now]
         return x
 
     def features(self, player: int, evader_paths: np.ndarray, pursuer_paths: np.ndarray) -> np.ndarray:
@@ -653,6 +756,7 @@ class CompactLayout:
                 base += 2 * m
                 x[:, base : base + 2 * m : 2] = pr - er[:, None]
                 x[:, base + 1 : base + 2 * m : 2] = pc - ec[:, None]
+        x[:, self.off_escape : self.off_escape + 1 + self.a] = self.escape_table[now]
         return x
 
 

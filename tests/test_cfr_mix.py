@@ -307,7 +307,10 @@ def test_compact_infoset_encoding_on_nest(tmp_path):
     solver = CFRMixSolver(game, num_iterations=2, infoset_encoding="compact", **TINY_NETS)
     size = game.compact_information_state_size()
     assert solver.config["infoset_encoding"] == "compact" and solver.config["feature_sizes"] == [size, size]
-    assert solver.regret_network(0).nets[0].layers[0].in_features == size + game.agent_observation_size()
+    # Team agents take the game's compact agent features (agent observation + relative distances).
+    assert game.compact_agent_feature_size() > game.agent_observation_size()
+    assert solver.regret_network(0).nets[0].layers[0].in_features == size + game.compact_agent_feature_size()
+    assert solver.regret_network(1).nets[0].layers[0].in_features == size
     solver.solve()
     assert solver.iteration == 2
     state = game.new_initial_state()
@@ -315,6 +318,7 @@ def test_compact_infoset_encoding_on_nest(tmp_path):
         state.apply_action(state.chance_outcomes()[0][0])
     query = pt.make_query(solver.views[0], state)
     np.testing.assert_array_equal(query.features, state.compact_information_state_array(0))
+    np.testing.assert_array_equal(query.agent_features, state.compact_agent_features())
     for probs in solver.agent_action_probabilities(state):
         assert math.isclose(sum(probs.values()), 1.0)
     result = nest_team_worst_case(game, solver, num_starts=4, num_particles=4, num_eval_games=4, seed=0)

@@ -276,7 +276,62 @@ def _compact_reference(game, state, player):
         own = [xy(p) if player == TEAM else [0.0, 0.0] for p in pursuers[-1]]
         offset = [[a - b for a, b in zip(p, e, strict=True)] if player == TEAM else [0.0, 0.0] for p in own]
         out.append(np.asarray(e + sum(own, []) + sum(offset, []), np.float32))
+    out.append(np.asarray(_escape_reference(cfg, evader[-1]), np.float32))
     return np.concatenate(out)
+
+
+def _distances_from(cfg, source):
+    """Plain BFS over the slot table: {node: moves from source}."""
+    dist, frontier = {source: 0}, [source]
+    while frontier:
+        nxt = []
+        for node in frontier:
+            for target in cfg.slots[node][1:]:
+                if target >= 0 and target not in dist:
+                    dist[target] = dist[node] + 1
+                    nxt.append(target)
+        frontier = nxt
+    return dist
+
+
+def _diameter_of(cfg):
+    return max(max(_distances_from(cfg, v).values()) for v in range(cfg.num_nodes))
+
+
+def _escape_reference(cfg, node):
+    """[1 + A]: d(node, nearest exit) / D, per slot the change of it (0 if illegal)."""
+    scale = max(1, _diameter_of(cfg))
+
+    def to_exit(v):
+        return min(_distances_from(cfg, v).get(x, cfg.num_nodes) for x in cfg.exits)
+
+    return [to_exit(node) / scale] + [to_exit(t) - to_exit(node) if t >= 0 else 0 for t in cfg.slots[node]]
+
+
+def _agent_reference(cfg, pursuers, evader):
+    """[M, F_a] compact agent features written out from distances."""
+    m, n, a = cfg.num_pursuers, cfg.num_nodes, cfg.num_slots
+    scale = max(1, _diameter_of(cfg))
+    d = {v: _distances_from(cfg, v) for v in range(n)}
+
+    def dist(u, v):
+        return d[u].get(v, n)
+
+    exits = sorted(cfg.exits, key=lambda x: (dist(evader, x), x))[:4]
+    rows = []
+    for agent, me in enumerate(pursuers):
+        row = [0.0] * (m + n + a)
+        row[agent] = 1.0
+        row[m + me] = 1.0
+        slots = cfg.slots[me]
+        for k, t in enumerate(slots):
+            row[m + n + k] = float(t >= 0)
+        row += [dist(me, evader) / scale] + [dist(t, evader) - dist(me, evader) if t >= 0 else 0 for t in slots]
+        for x in exits:
+            row += [(dist(me, x) - dist(evader, x)) / scale]
+            row += [dist(t, x) - dist(me, x) if t >= 0 else 0 for t in slots]
+        rows.append(row)
+    return np.asarray(rows, np.float32)
 
 
 @pytest.mark.parametrize("name", ["nest(rows=3,cols=4,num_pursuers=2)", "nest(rows=5,cols=5,num_pursuers=3)",
@@ -297,6 +352,13 @@ def test_compact_information_state_matches_a_reference_from_the_history(name):
                 assert x.shape == (size,) and x.dtype == np.float32
                 np.testing.assert_allclose(x, _compact_reference(game, state, player), rtol=0, atol=1e-6)
             if state.current_player() == TEAM:
+                xa = state.compact_agent_features()
+                assert xa.shape == (game._cfg.num_pursuers, game.compact_agent_feature_size())
+                reference = _agent_reference(game._cfg, state._s.pursuer_path[-1], state._s.evader_path[-1])
+                np.testing.assert_allclose(xa, reference, rtol=0, atol=1e-6)
+                # The agent observation is its prefix.
+                np.testing.assert_array_equal(xa[1, : game.agent_observation_size()],
+                                              state.agent_observation_tensor(1))  # fmt: skip
                 state.apply_action(team.sample_uniform_joint_action(state, rng))
             else:
                 state.apply_action(rng.choice(state.legal_actions()))
@@ -309,3 +371,5 @@ def test_compact_information_state_matches_a_reference_from_the_history(name):
     b.apply_action(b.legal_actions()[-1])
     np.testing.assert_array_equal(a.compact_information_state_array(EVADER), b.compact_information_state_array(EVADER))
     assert size < game.information_state_tensor_size() or "edges" in name
+    with pytest.raises(ValueError, match="team's decisions only"):
+        b.compact_agent_features()

@@ -168,9 +168,10 @@ def test_nest_simulator_tensors_match_the_game(game_string):
             assert np.flatnonzero(legal[0, agent]).tolist() == state.legal_agent_actions(agent)
         fake = _TeamQueryState(x[0], xa[0], sim._legal_lists(legal[0]), sim.radices)
         assert fake.legal_actions() == state.legal_actions()
-        compact, _, _ = sim.team_queries(np.array([state._s.evader_path]), np.array([state._s.pursuer_path]), step,
-                                         compact=True)  # fmt: skip
+        compact, compact_agents, _ = sim.team_queries(np.array([state._s.evader_path]),
+                                                      np.array([state._s.pursuer_path]), step, compact=True)
         np.testing.assert_array_equal(compact[0], state.compact_information_state_array(0))
+        np.testing.assert_array_equal(compact_agents[0], state.compact_agent_features())
 
 
 def test_nest_simulator_outcomes_match_the_game():

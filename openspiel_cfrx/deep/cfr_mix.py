@@ -397,6 +397,10 @@ def _compact_features(state, player: int) -> np.ndarray:
     return np.asarray(state.compact_information_state_array(player), dtype=np.float32)
 
 
+def _compact_agent_features(state) -> np.ndarray:
+    return np.asarray(state.compact_agent_features(), dtype=np.float32)
+
+
 def _team_views(game, team_view: str, adversary_actions: int) -> list[AgentView]:
     if team_view == "factored":
         team = AgentView(
@@ -440,6 +444,9 @@ class CFRMixSolver(policy_lib.Policy):
         `compact_information_state_array(player)` and whose game offers
         `compact_information_state_size()` (NEST: `games.nest.CompactLayout`);
         used everywhere the networks are queried and recorded in `config`.
+        When the game also offers `compact_agent_feature_size()` and states
+        `compact_agent_features()` ([n, F_a]), factored team agents take those
+        as their own inputs instead of `agent_observation_tensor(i)`.
       share_parameters: overrides the variant's parameter sharing.
       network: registered network name for the agent networks.
       num_threads: `torch.set_num_threads` (process-wide); default 1.
@@ -546,6 +553,10 @@ class CFRMixSolver(policy_lib.Policy):
         if infoset_encoding == "compact":
             for view in self._views:
                 view.encoder = _compact_features
+            team = self._views[team_lib.TEAM_PLAYER]
+            if team.factored and callable(getattr(game, "compact_agent_feature_size", None)):
+                team.agent_encoder = _compact_agent_features
+                team.agent_feature_size = int(game.compact_agent_feature_size())
             self._feature_sizes = [int(game.compact_information_state_size())] * 2
         else:
             self._feature_sizes = [int(np.prod(game.information_state_tensor_shape()))] * 2

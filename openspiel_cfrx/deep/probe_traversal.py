@@ -63,6 +63,8 @@ class AgentView:
       factored: True when the state offers the factored team protocol.
       encoder: `encoder(state, player)` -> [F] float32 network input for the
         information state; None: `information_state_tensor(player)`.
+      agent_encoder: `agent_encoder(state)` -> [n, F_a] float32 agents' own
+        inputs; None: `agent_observation_tensor(i)` for each agent i.
     """
 
     player: int
@@ -71,6 +73,7 @@ class AgentView:
     agent_feature_size: int
     factored: bool
     encoder: Callable[[pyspiel.State, int], np.ndarray] | None = None
+    agent_encoder: Callable[[pyspiel.State], np.ndarray] | None = None
 
     @property
     def max_actions(self) -> int:
@@ -86,6 +89,8 @@ class AgentView:
         """[n, F_a] float32 agent features (F_a may be 0)."""
         if not self.factored or self.agent_feature_size == 0:
             return np.zeros((self.num_agents, 0), dtype=np.float32)
+        if self.agent_encoder is not None:
+            return self.agent_encoder(state)
         return np.asarray(
             [state.agent_observation_tensor(i) for i in range(self.num_agents)], dtype=np.float32
         )

@@ -631,6 +631,9 @@ class _TeamQueryState:
     def agent_observation_tensor(self, agent):
         return self._agent_features[agent]
 
+    def compact_agent_features(self):
+        return self._agent_features  # built with the compact layout by the caller
+
     def legal_agent_actions(self, agent):
         return self._legal[agent]
 
@@ -708,8 +711,9 @@ class _NestSimulator:
     def team_queries(self, evader_paths: np.ndarray, pursuer_paths: np.ndarray, step: int, compact: bool = False):
         """Team decisions at `step` for rows with evader_paths [R, step+1] and
         pursuer_paths [R, step+1, M]: (features [R, F], agent features [R, M, F_a],
-        legal mask [R, M, A]); features are the information-state tensor, or
-        with `compact` the game's compact network input (`CompactLayout`)."""
+        legal mask [R, M, A]); features and agent features are the
+        information-state tensor and agent observations, or with `compact` the
+        game's compact network inputs (`CompactLayout`)."""
         rows = evader_paths.shape[0]
         n, m = self.n, self.m
         r = np.arange(rows)
@@ -724,6 +728,9 @@ class _NestSimulator:
                 for agent in range(m):
                     x[r, self.off_pursuer + (i * m + agent) * n + pursuer_paths[:, i, agent]] = 1.0
         now = pursuer_paths[:, step]  # [R, M]
+        if compact:
+            xa = self._compact_layout().agent_features(now, evader_paths[:, step])
+            return x, xa, self.slots[now] >= 0
         xa = np.zeros((rows, m, self.agent_feature_size), dtype=np.float32)
         xa[:, np.arange(m), np.arange(m)] = 1.0
         rr = np.repeat(r, m)
