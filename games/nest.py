@@ -531,8 +531,7 @@ class NestState(_team.TeamStateMixin, pyspiel.State):
         s = self._s
         if self.current_player() != _TEAM:
             raise ValueError("compact_agent_features is defined at the team's decisions only")
-        pursuers = np.asarray(s.pursuer_path[-1], dtype=np.int64)[None, :]
-        return self._cfg.compact_layout.agent_features(pursuers, np.asarray([s.evader_path[-1]]))[0]
+        return self._cfg.compact_layout.state_agent_features(s.pursuer_path[-1], s.evader_path[-1])
 
     # --- extra accessors (tests, examples) ----------------------------------
 
@@ -625,6 +624,8 @@ class CompactLayout:
         self.agent_size = m + n + a + (1 + a) * (1 + self.num_race)
         self._cfg_slots = cfg.slots
         self._distances = None  # [N, N], built on first use (N BFS runs)
+        self._relative_table = None
+        self.legal_table = (self.slots >= 0).astype(np.float32)  # [N, A]
         # The evader's escape features depend on its node only: one table.
         exit_dist = _bfs_distances(cfg.slots, list(cfg.exits), n).min(axis=0).astype(np.int64)  # [N]
         self.scale = float(max(1, _diameter(cfg.slots)))
@@ -640,33 +641,75 @@ class CompactLayout:
             self._distances = _bfs_distances(self._cfg_slots, range(self.n), self.n).astype(np.int64)
         return self._distances
 
+    # Relative features of every (pursuer node, evader node) pair are tabulated
+    # (one [N, N, W] float32 array, built on first use) while it stays below
+    # this many floats; larger graphs compute them per call.
+    MAX_TABLE_FLOATS = 32_000_000
+
+    def _relative(self, me: np.ndarray, evader: np.ndarray) -> np.ndarray:
+        """[R, (1 + A)(1 + K)] chase and race features of pursuers on nodes me
+        [R] against evaders on nodes evader [R]."""
+        a, dist, scale = self.a, self.distances, self.scale
+        out = np.zeros((me.shape[0], (1 + a) * (1 + self.num_race)), dtype=np.float32)
+        targets = self.slots[me]  # [R, A]
+        legal = targets >= 0
+        targets = np.maximum(targets, 0)
+        now = dist[me, evader]  # [R]
+        out[:, 0] = now / scale
+        out[:, 1 : 1 + a] = np.where(legal, dist[targets, evader[:, None]] - now[:, None], 0)
+        if self.num_race:
+            order = np.argsort(dist[evader][:, self.exits], axis=1, kind="stable")[:, : self.num_race]
+            for k in range(self.num_race):
+                goal = self.exits[order[:, k]]  # [R]
+                b = (1 + a) * (1 + k)
+                mine = dist[me, goal]  # [R]
+                out[:, b] = (mine - dist[evader, goal]) / scale
+                out[:, b + 1 : b + 1 + a] = np.where(legal, dist[targets, goal[:, None]] - mine[:, None], 0)
+        return out
+
+    @property
+    def relative_table(self):
+        """[N, N, W] `_relative` of every (pursuer, evader) pair, or None when too large."""
+        if self._relative_table is None:
+            width = (1 + self.a) * (1 + self.num_race)
+            if self.n * self.n * width > self.MAX_TABLE_FLOATS:
+                return None
+            me, evader = np.divmod(np.arange(self.n * self.n), self.n)
+            self._relative_table = self._relative(me, evader).reshape(self.n, self.n, width)
+        return self._relative_table
+
     def agent_features(self, pursuers: np.ndarray, evader: np.ndarray) -> np.ndarray:
         """[R, M, agent_size] float32 per-pursuer inputs (see the class
         docstring) from pursuer nodes [R, M] and evader nodes [R]."""
         pursuers = np.asarray(pursuers, dtype=np.int64)
         evader = np.asarray(evader, dtype=np.int64)
         rows, m, n, a = pursuers.shape[0], self.m, self.n, self.a
-        dist, scale = self.distances, self.scale
         x = np.zeros((rows, m, self.agent_size), dtype=np.float32)
         x[:, np.arange(m), np.arange(m)] = 1.0
         rr, aa = np.repeat(np.arange(rows), m), np.tile(np.arange(m), rows)
         x[rr, aa, m + pursuers.reshape(-1)] = 1.0
-        targets = self.slots[pursuers]  # [R, M, A]
-        legal = targets >= 0
-        targets = np.maximum(targets, 0)
-        x[:, :, m + n : m + n + a] = legal
-        base = m + n + a
-        now = dist[pursuers, evader[:, None]]  # [R, M]
-        x[:, :, base] = now / scale
-        x[:, :, base + 1 : base + 1 + a] = np.where(legal, dist[targets, evader[:, None, None]] - now[:, :, None], 0)
-        if self.num_race:
-            order = np.argsort(dist[evader][:, self.exits], axis=1, kind="stable")[:, : self.num_race]
-            for k in range(self.num_race):
-                target = self.exits[order[:, k]]  # [R]
-                b = base + (1 + a) * (1 + k)
-                mine = dist[pursuers, target[:, None]]  # [R, M]
-                x[:, :, b] = (mine - dist[evader, target][:, None]) / scale
-                x[:, :, b + 1 : b + 1 + a] = np.where(legal, dist[targets, target[:, None, None]] - mine[:, :, None], 0)
+        x[:, :, m + n : m + n + a] = self.slots[pursuers] >= 0
+        table = self.relative_table
+        if table is not None:
+            x[:, :, m + n + a :] = table[pursuers, evader[:, None]]
+        else:
+            relative = self._relative(pursuers.reshape(-1), np.repeat(evader, m))
+            x[:, :, m + n + a :] = relative.reshape(rows, m, -1)
+        return x
+
+    def state_agent_features(self, pursuers: tuple, evader: int) -> np.ndarray:
+        """`agent_features` of one state ([M, agent_size]), with fewer numpy calls."""
+        m, n, a = self.m, self.n, self.a
+        x = np.zeros((m, self.agent_size), dtype=np.float32)
+        table = self.relative_table
+        if table is None:
+            return self.agent_features(np.asarray([pursuers]), np.asarray([evader]))[0]
+        me = list(pursuers)
+        agents = range(m)
+        x[agents, agents] = 1.0
+        x[agents, [m + v for v in me]] = 1.0
+        x[:, m + n : m + n + a] = self.legal_table[me]
+        x[:, m + n + a :] = table[me, evader]
         return x
 
     def _xy(self, nodes):

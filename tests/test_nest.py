@@ -373,3 +373,21 @@ def test_compact_information_state_matches_a_reference_from_the_history(name):
     assert size < game.information_state_tensor_size() or "edges" in name
     with pytest.raises(ValueError, match="team's decisions only"):
         b.compact_agent_features()
+
+
+def test_compact_agent_features_without_the_pair_table_are_the_same():
+    """Large graphs skip the [N, N, W] table and compute per call: same values."""
+    from games.nest import CompactLayout
+
+    game = pyspiel.load_game("nest(rows=4,cols=5,num_pursuers=3)")
+    tabled = game._cfg.compact_layout
+    direct = CompactLayout(game._cfg)
+    direct.MAX_TABLE_FLOATS = 0
+    rng = np.random.default_rng(0)
+    pursuers, evader = rng.integers(0, 20, (50, 3)), rng.integers(0, 20, 50)
+    assert direct.relative_table is None and tabled.relative_table is not None
+    expected = tabled.agent_features(pursuers, evader)
+    np.testing.assert_array_equal(direct.agent_features(pursuers, evader), expected)
+    for i in range(50):
+        np.testing.assert_array_equal(direct.state_agent_features(tuple(pursuers[i]), int(evader[i])), expected[i])
+        np.testing.assert_array_equal(tabled.state_agent_features(tuple(pursuers[i]), int(evader[i])), expected[i])
