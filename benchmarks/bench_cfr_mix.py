@@ -278,17 +278,6 @@ def _result_point(result, seconds) -> dict:
     return point
 
 
-def _paired_line(first: dict, last: dict) -> str:
-    """Paired change over the same sampled starts (NEST evaluations with one seed), or ''."""
-    a, b = first.get("per_start"), last.get("per_start")
-    if a is None or b is None or len(a) != len(b) or len(a) < 2:
-        return ""
-    d = b - a
-    half = 1.96 * float(d.std(ddof=1)) / np.sqrt(len(d))
-    return (f" Paired over the same {len(d)} starts (per-start differences of the held-out values; "
-            f"removes the spread between starts): {float(d.mean()):+.4f} +- {half:.3f} (95%).")  # fmt: skip
-
-
 def _timed(fn):
     start = time.perf_counter()
     out = fn()
@@ -378,49 +367,71 @@ def part_nest_5x5_4(args):
                 "worst case", "team utility vs restricted evader BR")  # fmt: skip
 
 
+def _paired_change(first: dict, last: dict) -> str:
+    a, b = first.get("per_start"), last.get("per_start")
+    if a is None or b is None or len(a) != len(b) or len(a) < 2:
+        return ""
+    d = b - a
+    return f"{float(d.mean()):+.4f} +- {1.96 * float(d.std(ddof=1)) / np.sqrt(len(d)):.3f}"
+
+
 def scale_part(args, name, title, game_string, cfg, evaluator, metric_text, extra_lines, fractions=(0.5, 1.0)):
     game = pyspiel.load_game(game_string)
     budget = cfg["budget"] * args.budget_factor / (10 if args.quick else 1)
-    solver = make_solver(game, "cfr_mix", cfg)
+    variant = cfg.get("variant", "cfr_mix")
+    seeds = list(getattr(args, "seeds", None) or [0])
     points = []
 
-    def evaluate(iteration, spent):
+    def evaluate(solver, label, iteration, spent):
         result, seconds = _timed(lambda: evaluator(game, solver, iteration))
-        points.append(dict(variant="cfr_mix" if iteration else "uniform (all, 0 s)", iteration=iteration,
-                           cpu_s=spent, **_result_point(result, seconds)))  # fmt: skip
-        print(f"{name} it {iteration} {spent:.0f}s {({k: v for k, v in points[-1].items() if k != 'per_start'})}")
+        points.append(dict(variant=label, iteration=iteration, cpu_s=spent, **_result_point(result, seconds)))
+        print(f"{name} {label} it {iteration} {spent:.0f}s "
+              f"{({k: v for k, v in points[-1].items() if k != 'per_start'})}", flush=True)  # fmt: skip
 
-    evaluate(0, 0.0)
-    spent, iteration, marks = 0.0, 0, [f * budget for f in fractions]
-    while spent < budget:
-        start = time.process_time()
-        solver.run_iteration()
-        spent += time.process_time() - start
-        iteration += 1
-        if spent >= marks[0]:
-            while marks and spent >= marks[0]:
-                marks.pop(0)
-            evaluate(iteration, spent)
-    if points[-1]["iteration"] != iteration:
-        evaluate(iteration, spent)
+    last_points = []
+    for seed in seeds:
+        solver = make_solver(game, variant, cfg, seed)
+        label = variant if len(seeds) == 1 else f"{variant} seed {seed}"
+        if not points:
+            evaluate(solver, "uniform (all, 0 s)", 0, 0.0)  # untrained: the uniform strategy
+        spent, iteration, marks = 0.0, 0, [f * budget for f in fractions]
+        while spent < budget:
+            start = time.process_time()
+            solver.run_iteration()
+            spent += time.process_time() - start
+            iteration += 1
+            if spent >= marks[0]:
+                while marks and spent >= marks[0]:
+                    marks.pop(0)
+                evaluate(solver, label, iteration, spent)
+        if points[-1]["iteration"] != iteration:
+            evaluate(solver, label, iteration, spent)
+        last_points.append(points[-1])
     folder = os.path.join(args.out, "cfr_mix", name)
     write_curves(points, folder, f"{game_string}: {metric_text[:60]}", "team utility (see section)")
     needs = joint_deep_cfr_needs(game)
+    first = points[0]
     rows = [[p["variant"], p["iteration"], f"{p['cpu_s']:.0f}", f"{p['value']:.4f} +- {p['ci95']:.3f}",
-             "" if p["in_sample"] is None else f"{p['in_sample']:.4f}", f"{p['eval_s']:.0f}"] for p in points]  # fmt: skip
-    first, last = points[0], points[-1]
-    diff = last["value"] - first["value"]
-    half = float(np.hypot(first["ci95"], last["ci95"]))
+             "" if p["in_sample"] is None else f"{p['in_sample']:.4f}", _paired_change(first, p) if p is not first
+             else "", f"{p['eval_s']:.0f}"] for p in points]  # fmt: skip
+    summary = []
+    for seed, last in zip(seeds, last_points, strict=True):
+        diff, half = last["value"] - first["value"], float(np.hypot(first["ci95"], last["ci95"]))
+        summary.append(f"seed {seed}: {diff:+.4f} +- {half:.3f} (95%, independent evaluations)"
+                       + (f", paired {_paired_change(first, last)}" if _paired_change(first, last) else ""))  # fmt: skip
     lines = [
         f"## {title}\n",
-        f"`{game_string}`: {game.num_distinct_actions():,} joint team actions. CFR-MIX only, {budget:.0f} s CPU; "
+        f"`{game_string}`: {game.num_distinct_actions():,} joint team actions. {variant} only, {budget:.0f} s CPU "
+        f"per seed (seeds {', '.join(map(str, seeds))}); "
         f"{cfg['traversals']} traversals/player/iteration, {cfg['train_steps']} Adam steps, joint_cap "
         f"{cfg.get('joint_cap', 64)}, memory {cfg.get('memory_capacity', 20000)}; team regret network "
         f"{solver.num_parameters():,} parameters shared by the {game.num_team_agents()} agents. Metric: {metric_text}.",
         "",
-        markdown_table(["policy", "iterations", "CPU s", "value (held-out, 95% CI)", "in-sample", "eval s"], rows),
+        markdown_table(["policy", "iterations", "CPU s", "value (held-out, 95% CI)", "in-sample",
+                        "paired change vs uniform (95%)", "eval s"], rows),  # fmt: skip
         "",
-        f"Change from uniform: {diff:+.4f} +- {half:.3f} (95%, independent evaluations).{_paired_line(first, last)}",
+        "Change from uniform at the end of the budget: " + "; ".join(summary) + ". Paired: per-start differences "
+        "of the held-out values over the same sampled starts (removes the spread between starts).",
         "",
         needs_line(needs) + ".",
         *extra_lines,
@@ -456,12 +467,14 @@ def part_scale_nest(args):
     game_string = "nest(rows=15,cols=15,num_pursuers=4)"
     size = pyspiel.load_game(game_string).compact_information_state_size()
     note = (f"Network input: `infoset_encoding=\"compact\"`, NEST's compact, lossy encoding ({size:,} floats: current "
-            "positions, the evader's last two nodes, start and visited set, time, grid coordinates; "
-            "docs/team_games.md) instead of the 32,656-float information-state tensor, which one-hots every "
-            "(step, node) pair so that nothing learnt at one step carries over to another. Earlier runs with the "
-            "tensor (1 traversal, 20 Adam steps, 32 iterations in 305 s): uniform 0.092 -> 0.129, paired "
-            "+0.037 +- 0.056; with the compact input and those settings (84 iterations): 0.092 -> 0.101, paired "
-            "+0.009 +- 0.019; neither significant.")
+            "positions, the evader's last two nodes, start and visited set, time, grid coordinates, the evader's "
+            "distance to the exits; docs/team_games.md) instead of the 32,656-float information-state tensor, which "
+            "one-hots every (step, node) pair so that nothing learnt at one step carries over to another; each "
+            "pursuer also reads its own compact features (own node, legal slots, its distance to the evader and its "
+            "race to the evader's nearest exits, with the change each move makes). Earlier runs, seed 0, without "
+            "the relative features: tensor input (1 traversal, 20 Adam steps, 32 iterations in 305 s) paired "
+            "+0.037 +- 0.056; compact input (84 iterations) +0.009 +- 0.019; compact, these settings (27 "
+            "iterations) +0.000 +- 0.021; neither significant.")
     scale_part(args, "scale_nest_15x15_4", "Scale: NEST 15x15, 4 pursuers", game_string, cfg, evaluator,
                f"team utility = 1 - P(escape) against the evader's best shortest path per start ({starts} sampled "
                f"starts, the same for both points; path chosen on 4 particles, value on {plays} fresh plays per start, "
@@ -507,11 +520,19 @@ def main():
     parser.add_argument("--quick", action="store_true", help="budgets / 10 (smoke test)")
     parser.add_argument("--budget_factor", type=float, default=1.0,
                         help="multiply every part's CPU budget (e.g. 4 for longer curves)")  # fmt: skip
+    parser.add_argument("--seeds", default="0",
+                        help="comma-separated solver seeds of the scale parts (one run per seed, same evaluation)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"),
                         help="results folder")  # fmt: skip
     args = parser.parse_args()
     if not args.budget_factor > 0:
         parser.error(f"--budget_factor must be > 0, got {args.budget_factor}")
+    try:
+        args.seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
+    except ValueError:
+        parser.error(f"--seeds must be comma-separated integers, got {args.seeds!r}")
+    if not args.seeds:
+        parser.error("--seeds is empty; give e.g. --seeds=0,1,2")
     torch.set_num_threads(1)
     for name in args.parts.split(","):
         if name not in PARTS:
