@@ -16,6 +16,9 @@ results/cfr_mix/reading.md if present). Parts:
                      shortest escape, 96 sampled starts
   scale_goofspiel_10c6p2r  CFR-MIX only, 10^6 joint bids, particle best response
   scale_nest_15x15_4       CFR-MIX only, shortest-path evader, sampled starts
+                           (--seeds: one run per seed)
+  nest_15x15_references    hand-written pursuers (chase, intercept) under the
+                           scale part's evaluation, for scale
 
 Budgets are process CPU seconds (time.process_time, torch on 1 thread), so
 that other jobs on a shared machine do not change what a variant gets;
@@ -57,7 +60,7 @@ from openspiel_cfrx.eval.team_best_response import (  # noqa: E402
 
 ALL_VARIANTS = ["cfr_mix", "cfr_mix_no_sharing", "deep_cfr_mix", "independent", "double_neural_joint", "deep_cfr"]
 PART_ORDER = ["goofspiel_3c2p2r", "goofspiel_6c4p2r", "nest_3x3_2", "nest_5x5_4", "scale_goofspiel_10c6p2r",
-              "scale_nest_15x15_4"]  # fmt: skip
+              "scale_nest_15x15_4", "nest_15x15_references"]  # fmt: skip
 
 
 class _OutOfBudget(Exception):
@@ -481,6 +484,79 @@ def part_scale_nest(args):
                "95% CI over starts): an upper bound on the worst case", ["", note], fractions=(1 / 3, 2 / 3, 1.0))  # fmt: skip
 
 
+class NestHeuristicTeam:
+    """Hand-written NEST pursuers, reference points for the scale part (not
+    learnt, not a baseline of the paper). They read only the compact agent
+    features CFR-MIX's networks get (games.nest.CompactLayout), so they show
+    what those inputs can express:
+
+      "chase": every pursuer takes a legal slot that shortens its distance to
+        the evader (uniformly among them).
+      "intercept": a pursuer that reaches the exit nearest the evader no later
+        than the evader does (race margin <= 0) heads for that exit, unless it
+        is next to the evader; the others chase.
+    """
+
+    infoset_encoding = "compact"
+
+    def __init__(self, game, mode: str):
+        if mode not in ("chase", "intercept"):
+            raise ValueError(f"mode must be 'chase' or 'intercept', got {mode!r}")
+        layout = game._cfg.compact_layout
+        self.mode = mode
+        self.m, self.a = layout.m, layout.a
+        self.chase = layout.m + layout.n + layout.a  # [d(me, evader) / D, per-slot change]
+        self.race = self.chase + 1 + layout.a  # nearest exit: [margin / D, per-slot change]
+        self.scale = layout.scale
+
+    def agent_strategies(self, states):
+        out = []
+        for state in states:
+            x = np.asarray(state.compact_agent_features())
+            strategy = np.zeros((self.m, self.a))
+            for agent in range(self.m):
+                legal = state.legal_agent_actions(agent)
+                block = self.chase
+                near = x[agent, self.chase] * self.scale <= 1.5
+                if self.mode == "intercept" and x[agent, self.race] <= 0 and not near:
+                    block = self.race
+                change = x[agent, block + 1 + np.asarray(legal)]
+                best = [a for a, c in zip(legal, change, strict=True) if c == change.min()]
+                strategy[agent, best] = 1.0 / len(best)
+            out.append(strategy)
+        return out
+
+
+def part_nest_15x15_references(args):
+    """Reference points for the scale NEST part: uniform and the two heuristics."""
+    game_string = "nest(rows=15,cols=15,num_pursuers=4)"
+    game = pyspiel.load_game(game_string)
+    rows = []
+    for name, policy in (("chase", NestHeuristicTeam(game, "chase")),
+                         ("intercept", NestHeuristicTeam(game, "intercept"))):  # fmt: skip
+        result, seconds = _timed(lambda policy=policy: nest_team_worst_case(
+            game, policy, num_starts=64, num_particles=4, num_eval_games=32, max_slack=0, seed=17))
+        print(f"reference {name}: {result.value:.4f} +- {result.ci95:.3f} ({seconds:.0f} s)", flush=True)
+        rows.append([name, f"{result.value:.4f} +- {result.ci95:.3f}", f"{result.in_sample_value:.4f}",
+                     f"{seconds:.0f}"])  # fmt: skip
+    folder = os.path.join(args.out, "cfr_mix", "nest_15x15_references")
+    os.makedirs(folder, exist_ok=True)
+    lines = [
+        "## Reference points: NEST 15x15, 4 pursuers, hand-written pursuers\n",
+        f"`{game_string}`, the scale part's evaluation (same 64 sampled starts and seeds). Not learnt and not a "
+        "paper baseline: `NestHeuristicTeam` in the benchmark reads only the compact agent features CFR-MIX's "
+        "networks get. *chase*: every pursuer shortens its distance to the evader; *intercept*: a pursuer that "
+        "reaches the evader's nearest exit no later than the evader heads there (unless next to the evader), the "
+        "others chase. They bracket what a learnt team can reach against a shortest-path evader.",
+        "",
+        markdown_table(["team", "value (held-out, 95% CI)", "in-sample", "eval s"], rows),
+        "",
+        f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: `{_command()}`.",
+    ]
+    with open(os.path.join(folder, "section.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 PARTS = {
     "goofspiel_3c2p2r": part_goofspiel_3c2p2r,
     "goofspiel_6c4p2r": part_goofspiel_6c4p2r,
@@ -488,6 +564,7 @@ PARTS = {
     "nest_5x5_4": part_nest_5x5_4,
     "scale_goofspiel_10c6p2r": part_scale_goofspiel,
     "scale_nest_15x15_4": part_scale_nest,
+    "nest_15x15_references": part_nest_15x15_references,
 }
 
 
