@@ -68,6 +68,10 @@ flags.DEFINE_integer("exact_max_histories", 200_000,
                      "sampled team worst case.")
 flags.DEFINE_integer("particles", 100, "Particles of the sampled best response (sampled metric only).")
 flags.DEFINE_integer("eval_games", 1000, "Held-out games of the sampled best response (sampled metric only).")
+flags.DEFINE_enum("infoset_encoding", "tensor", ["tensor", "compact"],
+                  "Network input of the CFRMixSolver variants: the information-state tensor, or the game's compact "
+                  "input (NEST only: current positions, path summary, distances to the evader and the exits; "
+                  "recommended on large grids, e.g. nest(rows=15,cols=15,num_pursuers=4)).")
 flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/<variant>.pt after each evaluation and resume each "
                     "variant from its file when present (same flags needed); empty = no checkpoints.")
 
@@ -83,9 +87,12 @@ class Point:
 
 
 def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, joint_cap: int, seed: int,
-                device: str = "cpu"):
+                device: str = "cpu", infoset_encoding: str = "tensor"):
     """(step(), policy) for a variant name (CFRMixSolver variants or "deep_cfr")."""
     if variant == "deep_cfr":
+        if infoset_encoding != "tensor":
+            usage_error("--infoset_encoding=compact applies to the CFRMixSolver variants only; drop deep_cfr "
+                        "from --variants or use --infoset_encoding=tensor")
         from openspiel_cfrx.deep import DeepCFRSolver
 
         solver = DeepCFRSolver(game, policy_network_layers=hidden, advantage_network_layers=hidden,
@@ -98,7 +105,7 @@ def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, j
     solver = CFRMixSolver(game, variant=variant, num_traversals=traversals, regret_network_layers=hidden,
                           policy_network_layers=hidden, regret_train_steps=train_steps,
                           policy_train_steps=train_steps, joint_cap=joint_cap, seed=seed,
-                          device=device)  # fmt: skip
+                          device=device, infoset_encoding=infoset_encoding)  # fmt: skip
     return solver.run_iteration, solver
 
 
@@ -130,7 +137,7 @@ class _Uniform:
 
 def run_variants(game, variants, seconds, iterations, traversals, hidden, train_steps, joint_cap, eval_every,
                  exact, particles, eval_games, seed, log=print, device="cpu", checkpoint_dir="", output_dir="",
-                 previous=()) -> list[Point]:  # fmt: skip
+                 previous=(), infoset_encoding="tensor") -> list[Point]:  # fmt: skip
     """Runs each variant; with `checkpoint_dir`, resumes a variant from
     `<checkpoint_dir>/<variant>.pt` when present (keeping its `previous`
     points up to the resumed iteration, e.g. read from curves.csv) and, at
@@ -138,7 +145,8 @@ def run_variants(game, variants, seconds, iterations, traversals, hidden, train_
     the checkpoint, so the CSV always covers the checkpointed iterations."""
     points = []
     for index, variant in enumerate(variants):
-        step, policy = make_solver(game, variant, traversals, hidden, train_steps, joint_cap, seed, device)
+        step, policy = make_solver(game, variant, traversals, hidden, train_steps, joint_cap, seed, device,
+                                   infoset_encoding)  # fmt: skip
         checkpoint = os.path.join(checkpoint_dir, f"{variant}.pt") if checkpoint_dir else ""
         if checkpoint and os.path.exists(checkpoint):
             from openspiel_cfrx.deep import CheckpointError
@@ -237,12 +245,16 @@ def main(argv):
         hidden = [int(h) for h in FLAGS.hidden]
     except ValueError:
         usage_error(f"--hidden must be integers, got {FLAGS.hidden}")
+    if FLAGS.infoset_encoding == "compact" and not callable(getattr(game, "compact_information_state_size", None)):
+        usage_error(f"--infoset_encoding=compact needs a game with a compact network input (nest); "
+                    f"{game.get_type().short_name} has none: use --infoset_encoding=tensor")
     exact = exact_available(game, FLAGS.exact_max_histories)
     previous = read_csv(FLAGS.output_dir) if FLAGS.checkpoint_dir else []
     points = run_variants(game, FLAGS.variants, FLAGS.seconds, FLAGS.iterations, FLAGS.traversals, hidden,
                           FLAGS.train_steps, FLAGS.joint_cap, FLAGS.eval_every, exact, FLAGS.particles,
                           FLAGS.eval_games, FLAGS.seed, device=FLAGS.device, checkpoint_dir=FLAGS.checkpoint_dir,
-                          output_dir=FLAGS.output_dir, previous=previous)  # fmt: skip
+                          output_dir=FLAGS.output_dir, previous=previous,
+                          infoset_encoding=FLAGS.infoset_encoding)  # fmt: skip
     if not points:
         print("nothing to do: every variant already at --iterations or --seconds")
         return

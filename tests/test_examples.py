@@ -194,6 +194,23 @@ def test_cfr_mix_example(tmp_path):
     assert list(tmp_path.glob("*.csv")) and list(tmp_path.glob("*.png"))
 
 
+def test_cfr_mix_example_compact_encoding_on_nest(tmp_path):
+    _run(
+        "cfr_mix.py", "--game=nest(rows=3,cols=3,num_pursuers=2)", "--variants=cfr_mix", "--iterations=1",
+        "--traversals=2", "--train_steps=2", "--hidden=8", "--infoset_encoding=compact", "--particles=5",
+        "--exact_max_histories=1",
+        "--eval_games=20", f"--output_dir={tmp_path}",
+    )  # fmt: skip
+    with open(tmp_path / "curves.csv", encoding="utf-8") as f:
+        assert [row["iteration"] for row in csv.DictReader(f)] == ["0", "1"]
+    proc = _run("cfr_mix.py", "--infoset_encoding=compact", "--iterations=1", f"--output_dir={tmp_path}",
+                expect_ok=False)  # fmt: skip
+    assert proc.returncode != 0 and "--infoset_encoding=tensor" in proc.stderr
+    proc = _run("cfr_mix.py", "--game=nest(rows=3,cols=3,num_pursuers=2)", "--variants=deep_cfr",
+                "--infoset_encoding=compact", "--iterations=1", f"--output_dir={tmp_path}", expect_ok=False)
+    assert proc.returncode != 0 and "CFRMixSolver variants only" in proc.stderr
+
+
 def test_cfr_mix_example_resumes_from_checkpoint(tmp_path):
     flags = [
         "--variants=cfr_mix,independent", "--seconds=30", "--traversals=5", "--train_steps=2",
