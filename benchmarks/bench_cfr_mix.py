@@ -422,6 +422,12 @@ def scale_part(args, name, title, game_string, cfg, evaluator, metric_text, extr
         diff, half = last["value"] - first["value"], float(np.hypot(first["ci95"], last["ci95"]))
         summary.append(f"seed {seed}: {diff:+.4f} +- {half:.3f} (95%, independent evaluations)"
                        + (f", paired {_paired_change(first, last)}" if _paired_change(first, last) else ""))  # fmt: skip
+    pooled = ""
+    if len(seeds) > 1 and all(p.get("per_start") is not None for p in [first, *last_points]):
+        d = np.mean([p["per_start"] for p in last_points], axis=0) - first["per_start"]  # [starts]
+        pooled = (f" Pooled over the {len(seeds)} seeds (per start, the seeds' mean end value minus uniform; CI over "
+                  f"the {len(d)} starts): {float(d.mean()):+.4f} +- {1.96 * float(d.std(ddof=1)) / np.sqrt(len(d)):.3f}"
+                  " (95%).")  # fmt: skip
     lines = [
         f"## {title}\n",
         f"`{game_string}`: {game.num_distinct_actions():,} joint team actions. {variant} only, {budget:.0f} s CPU "
@@ -434,7 +440,7 @@ def scale_part(args, name, title, game_string, cfg, evaluator, metric_text, extr
                         "paired change vs uniform (95%)", "eval s"], rows),  # fmt: skip
         "",
         "Change from uniform at the end of the budget: " + "; ".join(summary) + ". Paired: per-start differences "
-        "of the held-out values over the same sampled starts (removes the spread between starts).",
+        "of the held-out values over the same sampled starts (removes the spread between starts)." + pooled,
         "",
         needs_line(needs) + ".",
         *extra_lines,
