@@ -1,6 +1,6 @@
 """CFR-MIX benchmark: every variant at equal CPU time (paper Figs. 3-4, scaled down).
 
-    PYTHONPATH=. nice -n 10 .venv/bin/python benchmarks/bench_cfr_mix.py [--parts=a,b,...] [--quick] [--budget_factor=F]
+    PYTHONPATH=. nice -n 10 .venv/bin/python benchmarks/bench_cfr_mix.py [--parts=a,b,...] [--quick] [--budget_factor=F] [--seeds=0,1,2]
 
 Writes benchmarks/results/cfr_mix.md and, per part, curves.csv, curves.png and
 section.md under benchmarks/results/cfr_mix/<part>/ (the markdown file is
@@ -591,7 +591,7 @@ def assemble(out: str) -> None:
             sections.append(f.read().rstrip())
     intro = ("All variants of `openspiel_cfrx.CFRMixSolver` and joint-action Deep CFR (`DeepCFRSolver`, "
              "`deep_cfr`) at equal *CPU* time per variant (process time, torch 1 thread; the machine is shared, "
-             "so wall-clock would charge other jobs' load), one seed. Each section names its instance, metric, "
+             "so wall-clock would charge other jobs' load), one seed unless a section names several. Each section names its instance, metric, "
              "settings and the command of its run (sections can be re-run alone with `--parts`).")  # fmt: skip
     write_result(os.path.join(out, "cfr_mix.md"), "CFR-MIX benchmark", intro + "\n\n" + "\n\n".join(sections))
 
