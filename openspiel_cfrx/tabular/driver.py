@@ -7,7 +7,8 @@ updates, 0 then 1 with alternating updates):
 1. realization plans x of the current strategies (top-down pass);
 2. p's sequence payoffs against the opponent's plan (one sparse mat-vec);
 3. counterfactual values under the current strategy (bottom-up pass), handed
-   to p's regret minimizer;
+   to p's regret minimizer with a tolerance under which a regret is an exact
+   tie (`TIE_TOLERANCE`);
 4. the average-strategy accumulator gains weight(t) * x_p (the reach-weighted
    strategy, as in OpenSpiel's `cumulative_policy`);
 5. the next strategy: one vectorised call for non-predictive minimizers, or a
@@ -28,11 +29,22 @@ from openspiel_cfrx.tree import (
     get_tree,
     propagate_values,
     realization_plan,
-    sequence_payoffs,
+    sequence_payoffs_and_reach,
     uniform_strategy,
 )
 
 AVERAGING_SCHEMES = ("uniform", "linear", "quadratic")
+
+# Exact ties. The sequence-form pass sums an action's terminal contributions in
+# another order than its sibling's, so actions whose values tie exactly get
+# instantaneous regrets of +-1e-16 instead of 0, and regret matching would turn
+# that noise into a pure strategy. Each iteration the driver therefore hands the
+# minimizer a per-infoset tolerance, TIE_TOLERANCE * max|u| * (counterfactual
+# reach of the infoset: sum over its histories of chance x opponent reach), a
+# bound on the summed terms' size; regrets within it are exactly 0, as in exact
+# arithmetic. Measured on oshi_zumo, goofspiel, Leduc and Liar's dice: noise
+# <= 3e-16 of that bound, the smallest real regret >= 2e-5 of it.
+TIE_TOLERANCE = 1e-12
 
 
 def averaging_weight(averaging: str | Callable[[int], float]) -> Callable[[int], float]:
@@ -95,14 +107,15 @@ class TabularCFR:
             for p in players:
                 lo, hi = tree.infoset_range[p]
                 minimizer = self.minimizers[p]
-                payoffs = sequence_payoffs(tree, x, p)
-                cf = payoffs.copy()
+                predictive = getattr(minimizer, "predictive", False)
+                payoffs, reach = sequence_payoffs_and_reach(tree, x, p)
+                cf = payoffs.copy() if predictive else payoffs
                 infoset_values = propagate_values(tree, p, cf, self.strategy)
-                minimizer.observe(
-                    t, cf[:-1].reshape(hi - lo, num_actions), infoset_values, self.strategy[lo:hi]
-                )
+                cf_values = cf[:-1].reshape(hi - lo, num_actions)
+                reach *= TIE_TOLERANCE * tree.max_abs_utility  # -> tie tolerance
+                minimizer.observe(t, cf_values, infoset_values, self.strategy[lo:hi], reach)
                 self.average_accumulator[lo:hi] += weight * plan[lo:hi]
-                if getattr(minimizer, "predictive", False):
+                if predictive:
                     new = np.empty((hi - lo, num_actions))
 
                     def decide(a, b, prediction, minimizer=minimizer, new=new, lo=lo):

@@ -6,8 +6,11 @@ All work is vectorised over a contiguous range of infosets `[lo, hi)`; arrays
 are `[hi - lo, A]` with illegal actions masked by `legal [hi - lo, A]`.
 
 Protocol (duck-typed):
-  * `observe(t, cf_values, infoset_values, strategy)` after iteration t's
-    counterfactual values were computed with `strategy` (the one played).
+  * `observe(t, cf_values, infoset_values, strategy, tie_tolerance)` after
+    iteration t's counterfactual values were computed with `strategy` (the one
+    played); `tie_tolerance [n]` bounds the summation noise of each infoset's
+    values: an action value within it of the infoset value is an exact tie
+    (see `driver.TIE_TOLERANCE`).
   * `next_strategy(t, lo, hi, prediction)` returns the strategy of infosets
     lo:hi for iteration t + 1. Non-predictive minimizers are called once for the
     player's whole range with `prediction=None`; minimizers with
@@ -54,13 +57,21 @@ class RegretMatching:
         beta: float | None = None,
     ):
         self.legal = legal
+        self.illegal = ~legal
         self.plus = plus
         self.alpha, self.beta = alpha, beta
         self.cumulative_regret = np.zeros(legal.shape)  # [n, A]
 
-    def observe(self, t, cf_values, infoset_values, strategy):
+    def observe(self, t, cf_values, infoset_values, strategy, tie_tolerance=None):
         regret = self.cumulative_regret
-        regret += np.where(self.legal, cf_values - infoset_values[:, None], 0.0)
+        instant = cf_values - infoset_values[:, None]
+        if tie_tolerance is None:
+            dropped = self.illegal
+        else:  # exact ties stay exact (zero regret), not +-1e-16 noise
+            dropped = np.abs(instant) <= tie_tolerance[:, None]
+            dropped |= self.illegal
+        np.copyto(instant, 0.0, where=dropped)
+        regret += instant
         if self.alpha is not None:
             pos = t**self.alpha / (t**self.alpha + 1.0)
             neg = t**self.beta / (t**self.beta + 1.0)
@@ -89,8 +100,8 @@ class PredictiveRegretMatchingPlus(RegretMatching):
         super().__init__(legal, plus=True)
         self.last_strategy = legal / legal.sum(axis=1, keepdims=True)
 
-    def observe(self, t, cf_values, infoset_values, strategy):
-        super().observe(t, cf_values, infoset_values, strategy)
+    def observe(self, t, cf_values, infoset_values, strategy, tie_tolerance=None):
+        super().observe(t, cf_values, infoset_values, strategy, tie_tolerance)
         self.last_strategy = strategy.copy()
 
     def next_strategy(self, t, lo, hi, prediction=None):
@@ -131,7 +142,7 @@ class OptimisticFTRLEntropy:
         self.utility_scale = utility_scale
         self.cumulative_utility = np.zeros(legal.shape)  # -L, unscaled: [n, A]
 
-    def observe(self, t, cf_values, infoset_values, strategy):
+    def observe(self, t, cf_values, infoset_values, strategy, tie_tolerance=None):
         self.cumulative_utility += np.where(self.legal, cf_values, 0.0)
 
     def next_strategy(self, t, lo, hi, prediction=None):

@@ -41,6 +41,7 @@ from openspiel_cfrx.tree.sequence_form import (
     propagate_values,
     realization_plan,
     sequence_payoffs,
+    sequence_payoffs_and_reach,
 )
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "propagate_values",
     "realization_plan",
     "sequence_payoffs",
+    "sequence_payoffs_and_reach",
     "strategy_from_policy",
     "tabular_policy_from_strategy",
     "uniform_strategy",

@@ -184,6 +184,38 @@ class GameTree:
             )
             self.payoff[p].sum_duplicates()
         self._states_cache: list[pyspiel.State] | None = None
+        self._reach_matrices: list[scipy.sparse.csr_matrix] | None = None
+        self.max_abs_utility = float(np.abs(self.terminal_utility).max(initial=0.0))
+
+    def reach_matrix(self, player: int) -> scipy.sparse.csr_matrix:
+        """Sparse [hi - lo, S] matrix whose product with a realization plan `x`
+        gives, for each of `player`'s infosets I, the counterfactual reach
+        sum over h in I of pi_c(h) * pi_{-player}(h) (built on first use)."""
+        if self._reach_matrices is None:
+            num_histories, a = self.num_histories, self.num_actions
+            chance_reach = np.ones(num_histories)
+            last_sequence = np.empty((2, num_histories), dtype=np.int64)
+            last_sequence[:, 0] = self.empty_sequence
+            for d in range(1, self.max_depth + 1):
+                lo, hi = self.depth_offsets[d], self.depth_offsets[d + 1]
+                parent = self.history_parent[lo:hi]
+                chance_reach[lo:hi] = chance_reach[parent] * self.history_chance_prob[lo:hi]
+                own = self.history_infoset[parent].astype(np.int64) * a + self.history_action[lo:hi]
+                for p in (0, 1):
+                    last_sequence[p, lo:hi] = np.where(
+                        self.history_player[parent] == p, own, last_sequence[p, parent]
+                    )
+            self._reach_matrices = []
+            for p in (0, 1):
+                lo, hi = self.infoset_range[p]
+                h = np.flatnonzero(self.history_player == p)
+                self._reach_matrices.append(
+                    scipy.sparse.csr_matrix(
+                        (chance_reach[h], (self.history_infoset[h] - lo, last_sequence[1 - p, h])),
+                        shape=(hi - lo, self.num_sequences),
+                    )
+                )
+        return self._reach_matrices[player]
 
     # ------------------------------------------------------------------ sizes
     @property
@@ -303,6 +335,49 @@ class GameTree:
         )
 
 
+def history_string_rank(
+    history_parent: np.ndarray,
+    history_action: np.ndarray,
+    depth_offsets: np.ndarray,
+) -> np.ndarray:
+    """Rank of every history in the sort order of `state.history_str()`.
+
+    `history_str()` joins the actions with spaces, and a space sorts before
+    every digit, so comparing two history strings is comparing their action
+    lists element by element as *strings* ("10" < "2"), a prefix first. That is
+    a preorder walk that visits children in the string order of their
+    actions; this computes it level by level from subtree sizes (no strings).
+
+    Returns:
+      [H] int64, 0 for the root.
+    """
+    num_histories = history_parent.shape[0]
+    size = np.ones(num_histories, dtype=np.int64)
+    num_levels = depth_offsets.shape[0] - 1
+    for d in range(num_levels - 1, 0, -1):
+        lo, hi = depth_offsets[d], depth_offsets[d + 1]
+        size += np.bincount(history_parent[lo:hi], weights=size[lo:hi], minlength=num_histories).astype(
+            np.int64
+        )
+    values = np.unique(history_action)
+    string_rank = np.empty(values.shape[0], dtype=np.int64)
+    string_rank[np.argsort(np.array([str(v) for v in values]), kind="stable")] = np.arange(
+        values.shape[0]
+    )
+    action_rank = string_rank[np.searchsorted(values, history_action)]
+    rank = np.zeros(num_histories, dtype=np.int64)
+    for d in range(1, num_levels):
+        lo, hi = depth_offsets[d], depth_offsets[d + 1]
+        parent = history_parent[lo:hi]
+        order = lo + np.lexsort((action_rank[lo:hi], parent))  # siblings in string order
+        sizes = size[order]
+        before = np.cumsum(sizes) - sizes  # subtree sizes of everything earlier on the level
+        group_start = np.searchsorted(parent[order - lo], parent[order - lo], side="left")
+        offset = before - before[group_start]
+        rank[order] = rank[history_parent[order]] + 1 + offset
+    return rank
+
+
 def extract(game: pyspiel.Game, max_histories: int | None = None) -> GameTree:
     """Walks `game` once and returns its `GameTree`.
 
@@ -339,7 +414,6 @@ def extract(game: pyspiel.Game, max_histories: int | None = None) -> GameTree:
     infoset_legal: list[tuple[int, ...]] = []
     infoset_parent_seq: list[int] = []
     infoset_depth: list[int] = []
-    infoset_hist: list[int] = []
 
     # Stack entries: (state, parent id, action, chance prob, depth, chance reach,
     #                 last seq of p0, last seq of p1, own depth of p0, own depth of p1)
@@ -394,7 +468,6 @@ def extract(game: pyspiel.Game, max_histories: int | None = None) -> GameTree:
             infoset_legal.append(legal)
             infoset_parent_seq.append(own_seq)
             infoset_depth.append(own_depth)
-            infoset_hist.append(h)
         elif infoset_parent_seq[infoset] != own_seq or infoset_legal[infoset] != legal:
             what = "legal actions" if infoset_legal[infoset] != legal else "own action sequences"
             raise UnsupportedGameError(
@@ -450,16 +523,27 @@ def extract(game: pyspiel.Game, max_histories: int | None = None) -> GameTree:
     depth_sorted = depth[bfs_order]
     depth_offsets = np.searchsorted(depth_sorted, np.arange(int(depth_sorted[-1]) + 2))
 
+    history_action = np.asarray(action_list, dtype=np.int32)[bfs_order]
+    history_infoset_old = np.asarray(infoset_list, dtype=np.int64)[bfs_order]
+    # Representative history of each infoset: the one whose `history_str()`
+    # sorts first, the state OpenSpiel's `TabularPolicy(game)` keeps for it.
+    rank = history_string_rank(history_parent, history_action, depth_offsets)
+    decision = np.flatnonzero(history_infoset_old >= 0)
+    first = decision[np.lexsort((rank[decision], history_infoset_old[decision]))]
+    is_first = np.ones(first.shape[0], dtype=bool)
+    is_first[1:] = history_infoset_old[first[1:]] != history_infoset_old[first[:-1]]
+    representative = np.empty(num_infosets, dtype=np.int64)
+    representative[history_infoset_old[first[is_first]]] = first[is_first]
+
     legal_mask = np.zeros((num_infosets, num_actions), dtype=bool)
     for i, legal in enumerate(infoset_legal):
         legal_mask[infoset_new[i], list(legal)] = True
-    history_infoset_old = np.asarray(infoset_list, dtype=np.int64)[bfs_order]
 
     tree = GameTree(
         game=game,
         num_actions=num_actions,
         history_parent=history_parent,
-        history_action=np.asarray(action_list, dtype=np.int32)[bfs_order],
+        history_action=history_action,
         history_player=np.asarray(player_list, dtype=np.int8)[bfs_order],
         history_infoset=np.where(
             history_infoset_old < 0, -1, infoset_new[np.maximum(history_infoset_old, 0)]
@@ -476,9 +560,7 @@ def extract(game: pyspiel.Game, max_histories: int | None = None) -> GameTree:
         infoset_legal_mask=legal_mask,
         infoset_parent_sequence=remap(infoset_parent_seq)[infoset_order],
         infoset_depth=infoset_depth_arr[infoset_order],
-        infoset_history=new_id[np.asarray(infoset_hist, dtype=np.int64)[infoset_order]].astype(
-            np.int32
-        ),
+        infoset_history=representative[infoset_order].astype(np.int32),
     )
     tree.extraction_seconds = time.perf_counter() - start
     return tree

@@ -148,9 +148,16 @@ def tabular_policy_from_strategy(
 
 
 def empty_tabular_policy(tree: GameTree) -> policy_lib.TabularPolicy:
-    """A uniform `TabularPolicy` over exactly the tree's infosets, built without
-    OpenSpiel's `get_all_states` walk (one representative state per infoset)."""
-    states = {f"{i}:{s.history_str()}": s for i, s in enumerate(tree.infoset_states())}
+    """A uniform `TabularPolicy` equal, row for row, to `policy.TabularPolicy(game)`
+    (same `state_lookup`, `legal_actions_mask`, `states`, `state_in`), built
+    without OpenSpiel's `get_all_states` walk.
+
+    OpenSpiel orders rows by player, then by the smallest `history_str()` of
+    the infoset's states; the tree's representative state of each infoset is
+    that state (see `extract`), so handing OpenSpiel exactly those states keyed
+    by their history strings reproduces its order.
+    """
+    states = {s.history_str(): s for s in tree.infoset_states()}
     return policy_lib.TabularPolicy(tree.game, states=states)
 
 

@@ -28,6 +28,7 @@ import dataclasses
 from collections.abc import Callable
 
 import numpy as np
+import scipy.sparse
 
 from openspiel_cfrx.tree.game_tree import GameTree
 
@@ -63,6 +64,23 @@ def sequence_payoffs(tree: GameTree, x: np.ndarray, player: int) -> np.ndarray:
       entry covers terminals reached with the player's empty sequence.
     """
     return tree.payoff[player] @ x
+
+
+def sequence_payoffs_and_reach(
+    tree: GameTree, x: np.ndarray, player: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """`sequence_payoffs(tree, x, player)` and the counterfactual reach of each of
+    the player's infosets (`tree.reach_matrix(player) @ x`) from one sparse
+    product with the two matrices stacked (cached on the tree)."""
+    cache = tree.__dict__.setdefault("_payoff_and_reach", {})
+    stacked = cache.get(player)
+    if stacked is None:
+        stacked = cache[player] = scipy.sparse.vstack(
+            [tree.payoff[player], tree.reach_matrix(player)], format="csr"
+        )
+    both = stacked @ x
+    size = tree.local_size[player]
+    return both[:size], both[size:]
 
 
 def propagate_values(
