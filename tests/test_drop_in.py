@@ -184,3 +184,108 @@ def test_exact_ties_match_exact_arithmetic(game_string, name):
                 assert average.policy_for_key(key[1])[a] == pytest.approx(
                     float(expected_average[a]), abs=1e-9
                 ), (solver.iteration, key, "average")
+
+
+# -- bounded memory --------------------------------------------------------------
+
+
+def test_too_large_game_is_refused_at_once():
+    import time
+
+    from open_spiel.python import policy as policy_lib
+
+    from openspiel_cfrx.tree import TreeTooLargeError
+
+    game = pyspiel.load_game("phantom_ttt")
+    start = time.perf_counter()
+    with pytest.raises(TreeTooLargeError, match=r"about .* histories.*max_memory_bytes"):
+        openspiel_cfrx.nash_conv(game, policy_lib.UniformRandomPolicy(game))
+    assert time.perf_counter() - start < 5
+    with pytest.raises(TreeTooLargeError, match="max_memory_bytes"):
+        openspiel_cfrx.get_tree(pyspiel.load_game("liars_dice(numdice=2,dice_sides=6)"))
+
+
+def test_extraction_stops_at_the_memory_limit_even_when_underestimated():
+    from openspiel_cfrx.tree import TreeTooLargeError, estimate_num_histories, extract
+
+    # Random playouts underestimate this tree (~7e4 for 2.9e5 histories).
+    game = pyspiel.load_game("liars_dice(numdice=1,dice_sides=6)")
+    estimate = estimate_num_histories(game)
+    limit = int(estimate * 500 * 1.5)
+    with pytest.raises(TreeTooLargeError, match="found while extracting"):
+        extract(game, max_memory_bytes=limit)
+    assert extract(game, max_memory_bytes=10**9).num_histories == 294883
+
+
+def test_memory_limit_can_be_raised():
+    game = pyspiel.load_game("kuhn_poker")
+    from openspiel_cfrx.tree import TreeTooLargeError, extract
+
+    with pytest.raises(TreeTooLargeError):
+        extract(game, max_memory_bytes=1000)
+    assert extract(game, max_memory_bytes=10**8).num_histories == 58
+
+
+# -- invalid policies ------------------------------------------------------------
+
+
+class _DictPolicy(policy_lib.Policy):
+    def __init__(self, game, fn):
+        super().__init__(game, [0, 1])
+        self._fn = fn
+
+    def action_probabilities(self, state, player_id=None):
+        return self._fn(state)
+
+
+def _uniform(state):
+    legal = state.legal_actions()
+    return {a: 1.0 / len(legal) for a in legal}
+
+
+@pytest.mark.parametrize(
+    "name, make, message",
+    [
+        ("nan", lambda s: {a: float("nan") for a in s.legal_actions()}, "non-finite"),
+        ("empty", lambda s: {}, "no probability"),
+        ("sums_to_two", lambda s: {a: 2.0 / len(s.legal_actions()) for a in s.legal_actions()}, "summing to 2"),
+        ("negative", lambda s: {a: (2.0 if i == 0 else -1.0) for i, a in enumerate(s.legal_actions())}, "negative"),
+    ],
+)
+def test_invalid_policies_are_refused_naming_the_infoset(name, make, message):
+    game = pyspiel.load_game("kuhn_poker")
+    bad_key = "1p"  # player 1 holding the Queen, facing a pass
+
+    def fn(state):
+        if state.information_state_string() == bad_key:
+            return make(state)
+        return _uniform(state)
+
+    policy = _DictPolicy(game, fn)
+    with pytest.raises(ValueError, match=rf"infoset '{bad_key}' of player 1.*{message}.*check=False"):
+        openspiel_cfrx.nash_conv(game, policy)
+    with pytest.raises(ValueError, match=bad_key):
+        openspiel_cfrx.exploitability(game, policy)
+    # Opting out evaluates it as is (as OpenSpiel does).
+    value = openspiel_cfrx.nash_conv(game, policy, check=False)
+    assert isinstance(value, float)
+
+
+def test_valid_policies_pass_the_check():
+    game = pyspiel.load_game("leduc_poker")
+    solver = openspiel_cfrx.CFRSolver(game)
+    solver.evaluate_and_update_policy()
+    from open_spiel.python.algorithms import exploitability
+
+    assert openspiel_cfrx.nash_conv(game, solver.average_policy()) == pytest.approx(
+        exploitability.nash_conv(game, solver.average_policy()), abs=1e-9
+    )
+
+
+def test_make_solver_keeps_each_solvers_default_update_mode():
+    from openspiel_cfrx.tabular import make_solver
+
+    game = pyspiel.load_game("kuhn_poker")
+    assert make_solver("oftrl", game).alternating_updates is False
+    assert make_solver("cfr", game).alternating_updates is True
+    assert make_solver("oftrl", game, alternating_updates=True).alternating_updates is True

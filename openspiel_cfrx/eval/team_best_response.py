@@ -65,6 +65,7 @@ import numpy as np
 import pyspiel
 
 from openspiel_cfrx import team as team_lib
+from openspiel_cfrx import tree as tree_lib
 
 ADVERSARY = team_lib.ADVERSARY_PLAYER
 TEAM = team_lib.TEAM_PLAYER
@@ -278,6 +279,8 @@ def team_worst_case(
     if method == "auto":
         try:
             return exact_team_worst_case(game, policy, max_histories=max_exact_histories)
+        except tree_lib.TreeTooLargeError:
+            pass
         except ValueError as e:
             if "max_histories" not in str(e):
                 raise

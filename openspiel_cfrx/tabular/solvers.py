@@ -172,6 +172,11 @@ class TabularSolver:
         return self._driver.iteration
 
     @property
+    def alternating_updates(self) -> bool:
+        """True: players are updated one after the other; False: simultaneously."""
+        return self._driver.alternating_updates
+
+    @property
     def tree(self) -> GameTree:
         return self._tree
 
@@ -361,12 +366,19 @@ SOLVERS: dict[str, type[TabularSolver]] = {
 }
 
 
-def make_solver(name: str, game, alternating_updates: bool = True, **kwargs) -> TabularSolver:
-    """Builds a solver by short name (see `SOLVERS`); kwargs go to its constructor."""
+def make_solver(
+    name: str, game, alternating_updates: bool | None = None, **kwargs
+) -> TabularSolver:
+    """Builds a solver by short name (see `SOLVERS`); kwargs go to its constructor.
+
+    `alternating_updates=None` keeps the solver's own default (alternating for
+    the CFR family, simultaneous for OFTRL-CFR, as in its paper)."""
     try:
         cls = SOLVERS[name]
     except KeyError:
         raise ValueError(
             f"unknown tabular solver {name!r}; choose from {', '.join(SOLVERS)}"
         ) from None
-    return cls(game, alternating_updates=alternating_updates, **kwargs)
+    if alternating_updates is not None:
+        kwargs["alternating_updates"] = alternating_updates
+    return cls(game, **kwargs)

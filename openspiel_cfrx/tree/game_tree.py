@@ -47,6 +47,65 @@ class UnsupportedGameError(ValueError):
     """The game is outside what the array engine (and our CFR variants) support."""
 
 
+class TreeTooLargeError(UnsupportedGameError):
+    """Extracting the game's tree would not fit in the memory limit."""
+
+
+# Peak bytes per history while extracting (Python lists, the pyspiel states on
+# the walk's stack, infoset keys), measured 400-460 on Leduc, Liar's dice and
+# Goofspiel; the arrays kept afterwards are smaller (see `GameTree.memory_bytes`).
+EXTRACTION_BYTES_PER_HISTORY = 500
+# Default memory limit for extraction, as a fraction of the memory available
+# when extraction starts. `None` here means "use the fraction"; set a number of
+# bytes to change the default for every call (or pass max_memory_bytes=).
+MAX_TREE_BYTES: int | None = None
+DEFAULT_MEMORY_FRACTION = 0.6
+
+
+def default_memory_limit() -> int:
+    """Bytes extraction may use when no limit is given: `MAX_TREE_BYTES`, or
+    60% of the memory available now."""
+    if MAX_TREE_BYTES is not None:
+        return int(MAX_TREE_BYTES)
+    import psutil
+
+    return int(DEFAULT_MEMORY_FRACTION * psutil.virtual_memory().available)
+
+
+def estimate_num_histories(game: pyspiel.Game, num_playouts: int = 256, seed: int = 0) -> float:
+    """Unbiased estimate of the number of histories (Knuth 1975): along a path
+    that picks a uniformly random child at every node (chance included), the
+    sum over depths of the product of branching factors above; averaged over
+    `num_playouts` paths. Costs num_playouts x depth pyspiel steps."""
+    rng = np.random.default_rng(seed)
+    total = 0.0
+    for _ in range(num_playouts):
+        state = game.new_initial_state()
+        nodes, width = 1.0, 1.0
+        while not state.is_terminal():
+            if state.is_chance_node():
+                actions = [a for a, _ in state.chance_outcomes()]
+            elif state.is_simultaneous_node():
+                return float("nan")  # refused by check_game_supported anyway
+            else:
+                actions = state.legal_actions()
+            width *= len(actions)
+            nodes += width
+            state.apply_action(actions[int(rng.integers(len(actions)))])
+        total += nodes
+    return total / num_playouts
+
+
+def _too_large(game, what: str, need: float, limit: int) -> TreeTooLargeError:
+    return TreeTooLargeError(
+        f"game {game} {what}: extracting its tree needs about {need / 2**30:.3g} GiB, over the "
+        f"{limit / 2**30:.3g} GiB limit (60% of available memory by default); pass "
+        "max_memory_bytes=... to get_tree / nash_conv / extract (or set "
+        "openspiel_cfrx.tree.game_tree.MAX_TREE_BYTES) to try anyway, or use a smaller game, "
+        "a sampled evaluation, or the poker evaluator for poker"
+    )
+
+
 def check_game_supported(game: pyspiel.Game) -> None:
     """Raises `UnsupportedGameError` naming the problem and the fix.
 
@@ -378,14 +437,24 @@ def history_string_rank(
     return rank
 
 
-def extract(game: pyspiel.Game, max_histories: int | None = None) -> GameTree:
+def extract(
+    game: pyspiel.Game, max_histories: int | None = None, max_memory_bytes: int | None = None
+) -> GameTree:
     """Walks `game` once and returns its `GameTree`.
+
+    Memory is bounded: before walking, the number of histories is estimated
+    from random playouts, and a game whose estimated extraction memory
+    (EXTRACTION_BYTES_PER_HISTORY per history) exceeds the limit is refused at
+    once with `TreeTooLargeError`; the walk itself also stops with that error
+    as soon as it passes the limit's number of histories.
 
     Args:
       game: a 2-player, sequential, zero-/constant-sum pyspiel game with explicit
         chance and perfect recall.
       max_histories: optional safety cap; exceeding it raises ValueError instead
         of exhausting memory.
+      max_memory_bytes: memory limit for extraction; default
+        `default_memory_limit()` (60% of available memory).
 
     Raises:
       UnsupportedGameError: for unsupported game types, or when imperfect recall
@@ -393,6 +462,16 @@ def extract(game: pyspiel.Game, max_histories: int | None = None) -> GameTree:
         sequences, or with different legal actions).
     """
     check_game_supported(game)
+    limit = default_memory_limit() if max_memory_bytes is None else int(max_memory_bytes)
+    memory_cap = max(1, limit // EXTRACTION_BYTES_PER_HISTORY)
+    estimate = estimate_num_histories(game)
+    if estimate > memory_cap:
+        raise _too_large(
+            game,
+            f"has about {estimate:.2g} histories (estimated from random playouts)",
+            estimate * EXTRACTION_BYTES_PER_HISTORY,
+            limit,
+        )
     start = time.perf_counter()
     num_actions = game.num_distinct_actions()
     # Depth-first walk. Sequences are encoded as I * A + a; the empty sequence of
@@ -421,6 +500,13 @@ def extract(game: pyspiel.Game, max_histories: int | None = None) -> GameTree:
     while stack:
         state, parent, action, cprob, depth, reach, seq0, seq1, od0, od1 = stack.pop()
         h = len(parent_list)
+        if h >= memory_cap:
+            raise _too_large(
+                game,
+                f"has more than {memory_cap:,} histories (found while extracting)",
+                h * EXTRACTION_BYTES_PER_HISTORY,
+                limit,
+            )
         if max_histories is not None and h >= max_histories:
             raise ValueError(
                 f"game {game} has more than max_histories={max_histories} histories; "
