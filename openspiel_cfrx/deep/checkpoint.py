@@ -8,21 +8,32 @@ optimiser states, memories, iteration counter, loss history, kept networks
 Python `random`; neither solver uses torch's global RNG: network
 initialisation draws from a forked, seeded one), so a resumed run continues
 exactly as an uninterrupted one would. Files are written atomically (temp
-file + rename). Each solver type has its own `format` tag, so one solver
-refuses the other's checkpoints.
+file + rename, stale temporaries of killed writers removed, a full disk
+reported as such: `openspiel_cfrx.checkpoint_io`). Each solver type has its
+own `format` tag, so one solver refuses the other's checkpoints.
+
+Format /2 stores a SHA-256 digest of the whole payload (every tensor's bytes,
+dtype and shape, every number and string, in a canonical order); a file whose
+contents no longer match it (e.g. bytes overwritten in place) is refused with
+`CheckpointError`. Format /1 files (no digest) still load.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 
 import numpy as np
 import torch
 
-FORMAT = "openspiel_cfrx.DeepCFRSolver/1"
-CFR_MIX_FORMAT = "openspiel_cfrx.CFRMixSolver/1"
+from openspiel_cfrx.checkpoint_io import atomic_write
+
+FORMAT = "openspiel_cfrx.DeepCFRSolver/2"
+CFR_MIX_FORMAT = "openspiel_cfrx.CFRMixSolver/2"
+_LEGACY = {FORMAT: "openspiel_cfrx.DeepCFRSolver/1", CFR_MIX_FORMAT: "openspiel_cfrx.CFRMixSolver/1"}
 _SOLVER_OF_FORMAT = {FORMAT: "DeepCFRSolver", CFR_MIX_FORMAT: "CFRMixSolver"}
+_SOLVER_OF_FORMAT.update({old: _SOLVER_OF_FORMAT[new] for new, old in _LEGACY.items()})
 
 
 class CheckpointError(ValueError):
@@ -72,12 +83,35 @@ def save(solver, path: str) -> None:
     _write(payload, path)
 
 
+def _digest_into(h, value) -> None:
+    """Feeds a canonical serialisation of `value` into the hash `h`."""
+    if isinstance(value, torch.Tensor):
+        tensor = value.detach().cpu().contiguous()
+        h.update(f"T{tensor.dtype}{tuple(tensor.shape)}".encode())
+        h.update(tensor.view(torch.uint8).numpy().tobytes() if tensor.numel() else b"")
+    elif isinstance(value, dict):
+        h.update(f"D{len(value)}".encode())
+        for key in sorted(value, key=repr):
+            h.update(repr(key).encode())
+            _digest_into(h, value[key])
+    elif isinstance(value, (list, tuple)):
+        h.update(f"L{len(value)}".encode())
+        for item in value:
+            _digest_into(h, item)
+    else:
+        h.update(f"S{value!r}".encode())
+
+
+def payload_digest(payload: dict) -> str:
+    """SHA-256 of a checkpoint payload, the `sha256` entry excluded."""
+    h = hashlib.sha256()
+    _digest_into(h, {k: v for k, v in payload.items() if k != "sha256"})
+    return h.hexdigest()
+
+
 def _write(payload: dict, path: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    tmp = f"{path}.tmp{os.getpid()}"
-    torch.save(payload, tmp)
-    os.replace(tmp, path)  # atomic: a crash mid-write never leaves a half file at `path`
+    payload["sha256"] = payload_digest(payload)
+    atomic_write(path, lambda f: torch.save(payload, f))
 
 
 def _read(path: str, expected_format: str) -> dict:
@@ -85,14 +119,27 @@ def _read(path: str, expected_format: str) -> dict:
     solver_name = _SOLVER_OF_FORMAT[expected_format]
     if not os.path.exists(path):
         raise CheckpointError(f"checkpoint {path!r} does not exist")
+    if os.path.isfile(path) and os.path.getsize(path) == 0:
+        raise CheckpointError(
+            f"checkpoint {path!r} is empty (0 bytes): the run that wrote it was cut off; "
+            "delete it and start over, or use an earlier checkpoint"
+        )
     try:
         payload = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many types for damaged files
+        first_line = (str(e).splitlines() or [""])[0][:200]
         raise CheckpointError(
-            f"cannot read checkpoint {path!r} ({type(e).__name__}: {str(e).splitlines()[0][:200]}); "
+            f"cannot read checkpoint {path!r} ({type(e).__name__}: {first_line}); "
             f"the file is corrupt, truncated, or not a {solver_name} checkpoint"
         ) from None
     found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
+    if found == _LEGACY.get(expected_format):
+        return payload  # format /1: written before checksums; loads unverified
+    if found == expected_format and payload.get("sha256") != payload_digest(payload):
+        raise CheckpointError(
+            f"checkpoint {path!r} is damaged: its contents do not match the checksum written "
+            "with them (bytes changed after writing); use an earlier checkpoint"
+        )
     if found != expected_format:
         hint = ""
         if found in _SOLVER_OF_FORMAT:

@@ -17,6 +17,7 @@ OpenSpiel's discounting and t^gamma averaging).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -27,6 +28,7 @@ import numpy as np
 import pyspiel
 from open_spiel.python import policy as policy_lib
 
+from openspiel_cfrx.checkpoint_io import atomic_write
 from openspiel_cfrx.tabular.driver import TabularCFR
 from openspiel_cfrx.tabular.regret_minimizers import (
     OptimisticFTRLEntropy,
@@ -54,6 +56,16 @@ def _check_real(name: str, value, minimum: float | None = None, strict: bool = F
     return value
 
 
+def _digest(arrays: dict) -> str:
+    """SHA-256 over the arrays' names, dtypes, shapes and bytes (sorted by name)."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        value = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}|{value.dtype.str}|{value.shape}|".encode())
+        h.update(value.tobytes())
+    return h.hexdigest()
+
+
 class TabularSolver:
     """Base class: OpenSpiel solver verbs over a `TabularCFR` driver."""
 
@@ -63,8 +75,14 @@ class TabularSolver:
         make_minimizer: Callable[[GameTree, int], object],
         alternating_updates: bool,
         averaging,
+        hyperparameters: dict | None = None,
     ):
         self._driver = TabularCFR(game, make_minimizer, alternating_updates, averaging)
+        # Settings a checkpoint must match (besides class, game and update mode).
+        self._hyperparameters = {
+            "averaging": averaging if isinstance(averaging, str) else getattr(averaging, "__qualname__", "callable"),
+            **(hyperparameters or {}),
+        }
         self._tree = self._driver.tree
         self._game = self._tree.game
         self._current_policy: policy_lib.TabularPolicy | None = None
@@ -92,7 +110,9 @@ class TabularSolver:
         )
 
     # -- checkpoints -----------------------------------------------------------
-    CHECKPOINT_FORMAT = "openspiel_cfrx.tabular/1"
+    CHECKPOINT_FORMAT = "openspiel_cfrx.tabular/2"
+    # Format /1 (no hyperparameters, no checksum) still loads.
+    LEGACY_FORMATS = ("openspiel_cfrx.tabular/1",)
 
     def _checkpoint_meta(self) -> dict:
         tree = self._tree
@@ -103,6 +123,7 @@ class TabularSolver:
             "num_infosets": tree.num_infosets,
             "num_actions": tree.num_actions,
             "alternating_updates": self._driver.alternating_updates,
+            "hyperparameters": self._hyperparameters,
         }
 
     def save(self, path: str) -> None:
@@ -117,33 +138,54 @@ class TabularSolver:
         for p, minimizer in enumerate(self._driver.minimizers):
             for name in minimizer.state_arrays:
                 arrays[f"player{p}/{name}"] = getattr(minimizer, name)
-        tmp = f"{path}.tmp.npz"
-        np.savez(tmp, **arrays)
-        os.replace(tmp, path)
+        arrays["sha256"] = np.array(_digest(arrays))
+        atomic_write(path, lambda f: np.savez(f, **arrays))
 
     def load(self, path: str) -> None:
         """Restores a checkpoint written by `save` by a solver of the same class,
         game and update mode; raises ValueError naming any mismatch."""
+        if os.path.isfile(path) and os.path.getsize(path) == 0:
+            raise ValueError(f"checkpoint {path} is empty (0 bytes): the run that wrote it was cut off; "
+                             "delete it and start over, or use an earlier checkpoint")
         try:
             with np.load(path, allow_pickle=False) as data:
                 arrays = {key: data[key] for key in data.files}
-            meta = json.loads(str(arrays.pop("meta")))
+            meta = json.loads(str(arrays["meta"]))
         except FileNotFoundError:
             raise
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError) as e:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as e:
             raise ValueError(
-                f"{path} is not a readable openspiel_cfrx tabular checkpoint ({e}); "
-                "it may be truncated or from another program"
+                f"{path} is not a readable openspiel_cfrx tabular checkpoint "
+                f"({type(e).__name__}: {str(e)[:200]}); it may be truncated, damaged or from another program"
             ) from None
         expected = self._checkpoint_meta()
-        if meta.get("format") != self.CHECKPOINT_FORMAT:
-            raise ValueError(f"{path} has format {meta.get('format')!r}, expected {self.CHECKPOINT_FORMAT!r}")
+        found = meta.get("format")
+        if found not in (self.CHECKPOINT_FORMAT, *self.LEGACY_FORMATS):
+            raise ValueError(f"{path} has format {found!r}, expected {self.CHECKPOINT_FORMAT!r}")
+        if found == self.CHECKPOINT_FORMAT:
+            stored = str(arrays.pop("sha256", ""))
+            if stored != _digest(arrays):
+                raise ValueError(
+                    f"checkpoint {path} is damaged: its contents do not match the checksum written "
+                    "with them; use an earlier checkpoint"
+                )
+        arrays.pop("meta")
         for key in ("solver", "game", "num_infosets", "num_actions", "alternating_updates"):
             if meta.get(key) != expected[key]:
                 raise ValueError(
                     f"checkpoint {path} was written with {key}={meta.get(key)!r} but this solver "
                     f"has {key}={expected[key]!r}; construct the solver the same way to resume"
                 )
+        saved = meta.get("hyperparameters", expected["hyperparameters"])  # absent in format /1
+        differing = {
+            k: (saved.get(k), v) for k, v in expected["hyperparameters"].items() if saved.get(k) != v
+        }
+        if differing:
+            details = ", ".join(f"{k}={a!r} (this solver: {b!r})" for k, (a, b) in differing.items())
+            raise ValueError(
+                f"checkpoint {path} was written with {details}; construct the solver with the "
+                "checkpoint's settings to resume"
+            )
         try:
             restored = {"strategy": arrays["strategy"], "average_accumulator": arrays["average_accumulator"]}
             shape = self._driver.strategy.shape
@@ -238,6 +280,7 @@ class CFRSolver(TabularSolver):
             lambda tree, p: RegretMatching(_legal(tree, p), plus=regret_matching_plus),
             alternating_updates,
             averaging,
+            {"regret_matching_plus": bool(regret_matching_plus)},
         )
 
 
@@ -277,6 +320,7 @@ class DCFRSolver(TabularSolver):
             lambda tree, p: RegretMatching(_legal(tree, p), alpha=alpha, beta=beta),
             alternating_updates,
             lambda t: float(t) ** gamma,
+            {"alpha": alpha, "beta": beta, "gamma": gamma},
         )
 
 
@@ -348,7 +392,13 @@ class OFTRLCFRSolver(TabularSolver):
                 _legal(tree, p), stepsize_scale * schedule.kappa, utility_scale
             )
 
-        super().__init__(game, make, alternating_updates, averaging)
+        super().__init__(
+            game,
+            make,
+            alternating_updates,
+            averaging,
+            {"kappa": kappa, "horizon": int(horizon), "stepsize_scale": stepsize_scale},
+        )
 
 
 def _legal(tree: GameTree, player: int) -> np.ndarray:

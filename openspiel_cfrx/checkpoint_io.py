@@ -1,0 +1,90 @@
+"""Atomic, space-aware file writes shared by every checkpoint writer.
+
+`atomic_write(path, write)` writes through a temporary file next to `path` and
+renames it into place, so a crash mid-write never leaves a half file at `path`.
+Temporary files left by killed writers (`<path>.tmp<pid>` of a process that no
+longer runs) are removed before writing. A full disk gives one
+`CheckpointWriteError` naming the directory and the free space, and the
+partial temporary file is removed.
+"""
+
+from __future__ import annotations
+
+import errno
+import glob
+import os
+import shutil
+from collections.abc import Callable
+
+
+class CheckpointWriteError(OSError):
+    """A checkpoint could not be written (disk full, unwritable directory)."""
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def remove_stale_temporaries(path: str) -> list[str]:
+    """Deletes `<path>.tmp<pid>` files whose writer process is gone; returns them."""
+    removed = []
+    for tmp in glob.glob(glob.escape(path) + ".tmp*"):
+        suffix = tmp[len(path) + 4 :]
+        pid = int(suffix) if suffix.isdigit() else None
+        if pid is not None and pid != os.getpid() and _pid_alive(pid):
+            continue
+        try:
+            os.remove(tmp)
+            removed.append(tmp)
+        except OSError:
+            pass
+    return removed
+
+
+def _disk_full(error: BaseException) -> bool:
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    # torch's zip writer reports a short write as RuntimeError("... unexpected pos ...").
+    return isinstance(error, RuntimeError) and "unexpected pos" in str(error)
+
+
+def atomic_write(path: str, write: Callable[[object], None]) -> None:
+    """Calls `write(file_object)` on a temporary file and renames it to `path`."""
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(directory, exist_ok=True)
+    except OSError as e:
+        raise CheckpointWriteError(
+            e.errno, f"cannot create checkpoint directory {directory} ({e.strerror}); choose another path"
+        ) from None
+    remove_stale_temporaries(path)
+    tmp = f"{path}.tmp{os.getpid()}"
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        if _disk_full(e):
+            free = shutil.disk_usage(directory).free
+            raise CheckpointWriteError(
+                errno.ENOSPC,
+                f"cannot write checkpoint {path}: the disk holding {directory} is full "
+                f"({free / 2**20:.1f} MiB free); free some space or write checkpoints elsewhere",
+            ) from None
+        if isinstance(e, PermissionError):
+            raise CheckpointWriteError(
+                errno.EACCES, f"cannot write checkpoint {path}: {directory} is not writable; choose another path"
+            ) from None
+        raise
