@@ -84,6 +84,7 @@ from openspiel_cfrx.deep.networks import (
     reset_parameters,
 )
 from openspiel_cfrx.deep.probe_traversal import AgentView, Query, make_query, run_traversals
+from openspiel_cfrx.deep.validation import TrainingDivergedError, check_device, check_settings
 from openspiel_cfrx.tree import check_game_supported
 
 logger = logging.getLogger(__name__)
@@ -252,6 +253,27 @@ class _Adam(FlatAdam):
         return self.exp_avg_sq.clamp_min(self._SMALLEST_NORMAL).sqrt_()
 
 
+# Constructor settings and their rules (openspiel_cfrx.deep.validation).
+SETTING_RULES = {
+    "num_iterations": "int>=1",
+    "num_traversals": "int>=1",
+    "joint_cap": "int>=1",
+    "regret_train_steps": "int>=1",
+    "policy_train_steps": "int>=1",
+    "batch_size": "int>=1",
+    "learning_rate": "real>0",
+    "gradient_clip": "real>0|None",
+    "memory_capacity": "int>=1",
+    "anchor_ratio": "real>=0",
+    "linear_averaging": "bool",
+    "infoset_encoding": INFOSET_ENCODINGS,
+    "num_threads": "int>=1|None",
+    "seed": "int>=0",
+    "traversal_batch_size": "int>=1",
+    "callback_every": "int>=1",
+}
+
+
 class _Model:
     """One player's network (regret or average strategy) with its optimiser,
     memory, scale and training routine."""
@@ -317,6 +339,8 @@ class _Model:
             if step >= steps - max(1, steps // 10):
                 recent.append(float(loss.detach()))
         self.net.eval()
+        if recent and not np.all(np.isfinite(recent)):
+            raise TrainingDivergedError(f"loss {recent[-1]}")
         return float(np.mean(recent)) if recent else float("nan")
 
     def accumulate(self, rows, increments, valid, iteration, steps, batch_size, anchor_ratio, rng) -> float:
@@ -502,22 +526,10 @@ class CFRMixSolver(policy_lib.Policy):
                 "openspiel_cfrx.DeepCFRSolver for ordinary 2-player games"
             )
         check_game_supported(game)
-        for name, value in (("num_iterations", num_iterations), ("num_traversals", num_traversals),
-                            ("joint_cap", joint_cap), ("batch_size", batch_size),
-                            ("memory_capacity", memory_capacity), ("traversal_batch_size", traversal_batch_size),
-                            ("callback_every", callback_every)):  # fmt: skip
-            if int(value) < 1:
-                raise ValueError(f"{name} must be >= 1, got {value}")
+        check_settings(locals(), SETTING_RULES)
         if joint_cap < 2:
             raise ValueError(f"joint_cap must be >= 2 (a* plus at least one probe), got {joint_cap}")
-        if regret_train_steps < 1 or policy_train_steps < 1:
-            raise ValueError("regret_train_steps and policy_train_steps must be >= 1")
-        if not learning_rate > 0:
-            raise ValueError(f"learning_rate must be > 0, got {learning_rate}")
-        if anchor_ratio < 0:
-            raise ValueError(f"anchor_ratio must be >= 0, got {anchor_ratio}")
-        if infoset_encoding not in INFOSET_ENCODINGS:
-            raise ValueError(f"infoset_encoding must be one of {INFOSET_ENCODINGS}, got {infoset_encoding!r}")
+        check_device(device)
         if infoset_encoding == "compact" and not callable(getattr(game, "compact_information_state_size", None)):
             raise ValueError(
                 f"infoset_encoding='compact' needs a game with compact_information_state_size() and "
@@ -707,8 +719,15 @@ class CFRMixSolver(policy_lib.Policy):
             t1 = time.perf_counter()
             stats["nodes"] += record.nodes
             self.probes += record.probes
-            stats["regret_loss"][player] = self._train_regrets(player, record, t)
-            stats["policy_loss"][1 - player] = self._train_policy(1 - player, record, t)
+            try:
+                stats["regret_loss"][player] = self._train_regrets(player, record, t)
+                stats["policy_loss"][1 - player] = self._train_policy(1 - player, record, t)
+            except TrainingDivergedError as e:
+                kind = "regret" if stats["regret_loss"][player] is None else "average-strategy"
+                raise TrainingDivergedError(
+                    f"{kind} network ({e}) at iteration {t}: training diverged; lower "
+                    "learning_rate or set gradient_clip"
+                ) from None
             self.traversal_seconds += t1 - t0
             self.training_seconds += time.perf_counter() - t1
         self.nodes_touched += stats["nodes"]

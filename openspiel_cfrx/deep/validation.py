@@ -1,0 +1,77 @@
+"""One place that checks the neural solvers' settings and training health.
+
+`check_settings(values, rules)` validates constructor arguments against
+declarative rules, the same way for `DeepCFRSolver` and `CFRMixSolver`, and
+raises ValueError naming the argument, the rule and the value (NaN and inf are
+rejected wherever a finite number is expected). `check_loss(loss, ...)` stops
+a run whose training loss is NaN/inf with `TrainingDivergedError` naming the
+network, player and iteration, instead of training on into a NaN policy.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+
+class TrainingDivergedError(FloatingPointError):
+    """A network's training loss became NaN or infinite."""
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+# rule -> (test, description)
+RULES = {
+    "int>=1": (lambda v: _is_int(v) and v >= 1, "an int >= 1"),
+    "int>=0": (lambda v: _is_int(v) and v >= 0, "an int >= 0"),
+    "int>=1|None": (lambda v: v is None or (_is_int(v) and v >= 1), "an int >= 1 or None"),
+    "real>0": (lambda v: _is_real(v) and math.isfinite(v) and v > 0, "a finite number > 0"),
+    "real>=0": (lambda v: _is_real(v) and math.isfinite(v) and v >= 0, "a finite number >= 0"),
+    "real>0|None": (
+        lambda v: v is None or (_is_real(v) and math.isfinite(v) and v > 0),
+        "a finite number > 0 or None (off)",
+    ),
+    "bool": (lambda v: isinstance(v, bool), "True or False"),
+}
+
+
+def check_settings(values: dict, rules: dict) -> None:
+    """Raises ValueError for the first `values[name]` that breaks `rules[name]`
+    (a key of `RULES`, or a tuple of allowed values)."""
+    for name, rule in rules.items():
+        value = values[name]
+        if isinstance(rule, tuple):
+            if value not in rule:
+                raise ValueError(f"{name} must be one of {', '.join(map(repr, rule))}, got {value!r}")
+            continue
+        test, description = RULES[rule]
+        if not test(value):
+            raise ValueError(f"{name} must be {description}, got {value!r}")
+
+
+def check_device(device) -> None:
+    """A torch device string that can be used here ('cpu', 'cuda', 'cuda:N')."""
+    import torch
+
+    name = str(device)
+    try:
+        torch.device(name)
+    except (RuntimeError, TypeError):
+        raise ValueError(f"device={name!r} is not a torch device; use 'cpu', 'cuda' or 'cuda:N'") from None
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ValueError(f"device={name!r} requested but torch.cuda.is_available() is False; use 'cpu'")
+
+
+def check_loss(loss, what: str, iteration: int) -> None:
+    """Raises `TrainingDivergedError` if `loss` is NaN or infinite."""
+    if loss is not None and not math.isfinite(float(loss)):
+        raise TrainingDivergedError(
+            f"{what} training loss is {float(loss)} at iteration {iteration}: training diverged; "
+            "lower learning_rate, set gradient_clip, or check the game's utilities"
+        )
