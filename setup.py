@@ -16,7 +16,7 @@ setup(
     install_requires=[
         "open_spiel>=2.0.2",
         "torch>=2.1",
-        "numpy>=1.24",
+        "numpy>=2.0",  # np.vecdot
         "scipy>=1.10",
         "absl-py>=1.0",
         "tqdm>=4.60",

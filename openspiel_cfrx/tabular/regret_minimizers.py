@@ -108,7 +108,7 @@ class PredictiveRegretMatchingPlus(RegretMatching):
         if prediction is None:
             return super().next_strategy(t, lo, hi)
         played = self.last_strategy[lo:hi]
-        predicted_regret = prediction - np.einsum("ij,ij->i", prediction, played)[:, None]
+        predicted_regret = prediction - np.vecdot(prediction, played)[:, None]
         return _normalise_positive(
             self.cumulative_regret[lo:hi] + predicted_regret, self.legal[lo:hi]
         )

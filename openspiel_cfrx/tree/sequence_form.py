@@ -122,9 +122,9 @@ def propagate_values(
             ).max(axis=1)
         elif callable(strategy):
             level_strategy = strategy(offsets[d], offsets[d + 1], cf_values[a:b])
-            values = np.einsum("ij,ij->i", cf_values[a:b], level_strategy)
+            values = np.vecdot(cf_values[a:b], level_strategy)
         else:
-            values = np.einsum("ij,ij->i", cf_values[a:b], strategy[offsets[d] : offsets[d + 1]])
+            values = np.vecdot(cf_values[a:b], strategy[offsets[d] : offsets[d + 1]])
         infoset_values[a:b] = values
         if d == 0:
             payoffs[-1] += values.sum()
