@@ -81,8 +81,7 @@ def main(argv):
         ["git", "-C", FLAGS.base, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
     ).stdout.strip()
     body = (
-        f"- command: `python benchmarks/bench_tabular_compare.py --base={FLAGS.base}` "
-        f"(base = commit {base_commit or '?'}; new = this checkout)\n"
+        f"- base = commit {base_commit or '?'} at {FLAGS.base}; new = this checkout\n"
         f"- load average (1 min) at start: {load:.2f}; {FLAGS.repeats} alternating runs of "
         f"{FLAGS.iterations} iterations each, fresh process per run, process time, medians\n"
         f"- finished {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}\n\n"
