@@ -9,6 +9,7 @@ from typing import NoReturn
 import pyspiel
 from absl import flags
 
+from openspiel_cfrx.game_loading import GameStringError, load_game
 from openspiel_cfrx.tree import UnsupportedGameError, check_game_supported
 
 # Flags defined below are attributed to the calling example (absl lists them
@@ -95,10 +96,9 @@ def load_game_or_exit(game_string: str, check_supported: bool = True) -> pyspiel
     except ImportError:
         pass
     try:
-        game = pyspiel.load_game(game_string)
-    except (pyspiel.SpielError, ValueError) as e:
-        first = str(e).strip().splitlines()[-1] if str(e).strip() else repr(e)
-        sys.exit(f"error: cannot load game {game_string!r}: {first}")
+        game = load_game(game_string)
+    except GameStringError as e:
+        sys.exit(f"error: {e}")
     if check_supported:
         try:
             check_game_supported(game)

@@ -8,6 +8,7 @@ Public front doors:
 
 from openspiel_cfrx.deep.cfr_mix import CFRMixSolver  # noqa: F401
 from openspiel_cfrx.deep.deep_cfr import DeepCFRSolver  # noqa: F401
+from openspiel_cfrx.game_loading import GameStringError, load_game  # noqa: F401
 from openspiel_cfrx.tabular import (  # noqa: F401
     CFRPlusSolver,
     CFRSolver,
