@@ -554,3 +554,24 @@ def test_kuhn_nash_conv_below_0_05(kuhn):
     solver = DeepCFRSolver(kuhn, seed=42, **KUHN_CONVERGENCE)
     solver.solve()
     assert openspiel_cfrx.nash_conv(kuhn, solver) < 0.05
+
+
+def test_solve_returns_a_probability_network_like_openspiel(kuhn):
+    """OpenSpiel's solve() returns a policy network whose outputs are
+    probabilities; ours too, and with the legal mask it is exactly the policy."""
+    solver = DeepCFRSolver(kuhn, seed=2, **SMALL)
+    policy_network, _, _ = solver.solve()
+    states = [kuhn.new_initial_state().child(0).child(1), kuhn.new_initial_state().child(2).child(1).child(1)]
+    x = torch.tensor(np.array([s.information_state_tensor() for s in states]), dtype=torch.float32)
+    with torch.no_grad():
+        probs = policy_network(x).numpy()
+    assert (probs >= 0).all() and np.allclose(probs.sum(axis=1), 1.0, atol=1e-6)
+    mask = torch.zeros(len(states), kuhn.num_distinct_actions(), dtype=torch.bool)
+    for i, s in enumerate(states):
+        mask[i, s.legal_actions()] = True
+    with torch.no_grad():
+        masked = policy_network(x, mask).numpy()
+    for i, s in enumerate(states):
+        expected = solver.action_probabilities(s)
+        for a in s.legal_actions():
+            assert masked[i, a] == pytest.approx(expected[a], abs=1e-6)

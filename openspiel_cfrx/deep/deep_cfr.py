@@ -38,6 +38,7 @@ from openspiel_cfrx.deep import checkpoint as checkpoint_lib
 from openspiel_cfrx.deep.memories import make_memory
 from openspiel_cfrx.deep.networks import (
     FlatAdam,
+    ProbabilityNetwork,
     make_network,
     masked_softmax,
     regret_matching,
@@ -51,6 +52,7 @@ from openspiel_cfrx.deep.traversal import (
     run_batched,
     tree_external_sampling_traversal,
 )
+from openspiel_cfrx.deep.validation import check_device, check_loss, check_settings
 from openspiel_cfrx.tree import check_game_supported
 
 logger = logging.getLogger(__name__)
@@ -81,6 +83,35 @@ def _first_decision_state(game: pyspiel.Game) -> pyspiel.State:
     while state.is_chance_node():
         state.apply_action(state.chance_outcomes()[0][0])
     return state
+
+
+# Constructor settings and their rules (openspiel_cfrx.deep.validation).
+SETTING_RULES = {
+    "num_iterations": "int>=1",
+    "num_traversals": "int>=1",
+    "learning_rate": "real>0",
+    "batch_size_advantage": "int>=1|None",
+    "batch_size_strategy": "int>=1|None",
+    "memory_capacity": "int>=1",
+    "policy_network_train_steps": "int>=0",
+    "advantage_network_train_steps": "int>=0",
+    "reinitialize_advantage_networks": "bool",
+    "seed": "int>=0",
+    "linear_weighting": "bool",
+    "regret_matching_fallback": ("argmax", "uniform"),
+    "strategy_memory_capacity": "int>=1|None",
+    "gradient_clip": "real>0|None",
+    "traversal_batch_size": "int>=1",
+    "aggregate_duplicates": "bool",
+    "learning_rate_schedule": ("constant", "cosine"),
+    "advantage_steps_ramp": "int>=0",
+    "advantage_steps_initial": "int>=1|None",
+    "traversals_ramp": "int>=0",
+    "traversals_initial": "int>=1|None",
+    "num_threads": "int>=1|None",
+    "average_policy": ("network", "sd_cfr"),
+    "callback_every": "int>=1",
+}
 
 
 class DeepCFRSolver(policy_lib.Policy):
@@ -319,47 +350,14 @@ class DeepCFRSolver(policy_lib.Policy):
     # ---------------------------------------------------------------- validation
     @staticmethod
     def _validate(args: dict) -> None:
-        positive = [
-            "num_iterations",
-            "num_traversals",
-            "memory_capacity",
-            "policy_network_train_steps",
-            "advantage_network_train_steps",
-            "traversal_batch_size",
-            "callback_every",
-        ]
-        for name in positive:
-            if int(args[name]) < (0 if name.endswith("train_steps") else 1):
-                raise ValueError(f"{name} must be positive, got {args[name]}")
-        for name in ("batch_size_advantage", "batch_size_strategy"):
-            if args[name] is not None and int(args[name]) < 1:
-                raise ValueError(f"{name} must be a positive int or None (whole memory), got {args[name]}")
-        if not args["learning_rate"] > 0:
-            raise ValueError(f"learning_rate must be > 0, got {args['learning_rate']}")
-        if args["regret_matching_fallback"] not in ("argmax", "uniform"):
-            raise ValueError(
-                f"regret_matching_fallback must be 'argmax' or 'uniform', got {args['regret_matching_fallback']!r}"
-            )
+        check_settings(args, SETTING_RULES)
         for prefix, unit in (("advantage_steps", "steps"), ("traversals", "traversals")):
             ramp, initial = int(args[f"{prefix}_ramp"]), args[f"{prefix}_initial"]
-            if ramp < 0:
-                raise ValueError(f"{prefix}_ramp must be >= 0 (0 = off), got {ramp}")
-            if initial is not None and (int(initial) < 1 or ramp < 2):
+            if initial is not None and ramp < 2:
                 raise ValueError(
-                    f"{prefix}_initial ({unit} at iteration 1) must be >= 1 and needs {prefix}_ramp >= 2, "
-                    f"got {initial} and {ramp}"
+                    f"{prefix}_initial ({unit} at iteration 1) needs {prefix}_ramp >= 2, got {ramp}"
                 )
-        if args["learning_rate_schedule"] not in ("constant", "cosine"):
-            raise ValueError(
-                f"learning_rate_schedule must be 'constant' or 'cosine', got {args['learning_rate_schedule']!r}"
-            )
-        if args["average_policy"] not in ("network", "sd_cfr"):
-            raise ValueError(f"average_policy must be 'network' or 'sd_cfr', got {args['average_policy']!r}")
-        if args["gradient_clip"] is not None and not args["gradient_clip"] > 0:
-            raise ValueError(f"gradient_clip must be > 0 or None, got {args['gradient_clip']}")
-        device = str(args["device"])
-        if device.startswith("cuda") and not torch.cuda.is_available():
-            raise ValueError(f"device={device!r} requested but torch.cuda.is_available() is False; use 'cpu'")
+        check_device(args["device"])
 
     def _new_optimizer(self, net: torch.nn.Module) -> FlatAdam:
         return FlatAdam(net, lr=self._learning_rate, max_grad_norm=self._gradient_clip)
@@ -391,7 +389,11 @@ class DeepCFRSolver(policy_lib.Policy):
         average-strategy network.
 
         Returns (like OpenSpiel): (policy_network, advantage_losses
-        {player: [loss per iteration]}, policy_loss).
+        {player: [loss per iteration]}, policy_loss). The policy network
+        outputs probabilities, as OpenSpiel's does (`ProbabilityNetwork`: a
+        softmax of the trained logits; pass a legal-action mask as second
+        argument to get exactly `action_probabilities`). `solver.policy_network`
+        is the raw logits network.
         """
         remaining = range(self._iteration, self._num_iterations + 1)
         bar = None
@@ -407,7 +409,7 @@ class DeepCFRSolver(policy_lib.Policy):
         if bar is not None:
             bar.close()
         policy_loss = self.train_policy_network() if self._average_policy_kind == "network" else None
-        return self._policy_network, self._advantage_losses, policy_loss
+        return ProbabilityNetwork(self._policy_network), self._advantage_losses, policy_loss
 
     def run_iteration(self) -> dict:
         """One Deep CFR iteration: for each player, K traversals then training
@@ -421,6 +423,7 @@ class DeepCFRSolver(policy_lib.Policy):
             stats["nodes"] += self.collect(player, self.traversals(t))
             t1 = time.perf_counter()
             loss = self.train_advantage_network(player)
+            check_loss(loss, f"player {player}'s advantage network", t)
             t2 = time.perf_counter()
             traversal_s += t1 - t0
             train_s += t2 - t1
@@ -710,6 +713,7 @@ class DeepCFRSolver(policy_lib.Policy):
         )
         self._policy_trained_at = self._strategy_memory.add_calls
         self._eval_cache.clear()
+        check_loss(self._policy_loss, "the average-strategy network", self._iteration)
         return self._policy_loss
 
     def _ensure_policy_network(self) -> None:

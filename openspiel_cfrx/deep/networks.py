@@ -154,6 +154,30 @@ def masked_softmax(logits: torch.Tensor, legal_mask: torch.Tensor) -> torch.Tens
     return torch.softmax(masked, dim=1)
 
 
+class ProbabilityNetwork(torch.nn.Module):
+    """A logits network seen as OpenSpiel's Deep CFR policy network: outputs are
+    probabilities (a softmax over the action dimension), as the network
+    `open_spiel.python.pytorch.deep_cfr.DeepCFRSolver.solve()` returns.
+
+    `forward(x)` takes the wrapped network's input (the information-state
+    tensor for the MLP) and returns a softmax over all actions, like
+    OpenSpiel's; `forward(x, legal_mask)` renormalises over the legal actions,
+    which is exactly what the solver's `action_probabilities` plays. (Illegal
+    actions are never trained, so without a mask some probability can land on
+    them.)
+    """
+
+    def __init__(self, logits_network: torch.nn.Module):
+        super().__init__()
+        self.logits_network = logits_network
+
+    def forward(self, x: torch.Tensor, legal_mask: torch.Tensor | None = None) -> torch.Tensor:
+        logits = self.logits_network(x)
+        if legal_mask is None:
+            return torch.softmax(logits, dim=-1)
+        return masked_softmax(logits, legal_mask)
+
+
 class FlatAdam:
     """Adam (Kingma & Ba) with global gradient-norm clipping over one flat
     parameter buffer.
