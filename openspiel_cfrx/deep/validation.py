@@ -19,7 +19,12 @@ class TrainingDivergedError(FloatingPointError):
 
 
 def _is_int(value) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    """An int, or a float with an integral value (OpenSpiel passes e.g. 1e7)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, numbers.Integral):
+        return True
+    return isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer()
 
 
 def _is_real(value) -> bool:
