@@ -176,7 +176,8 @@ def run_variants(game, variants, seconds, iterations, traversals, hidden, train_
                 metric, value, ci = evaluate(game, policy, exact, particles, eval_games, seed + it)
                 points.append(Point(variant, it, spent, metric, value, ci))
                 if log:
-                    log(f"{variant:20s} it {it:4d} {spent:7.1f}s {metric} {value:.4f} +- {ci:.4f}")
+                    error = "(exact)" if exact else f"+- {ci:.4f} (95% CI)"
+                    log(f"{variant:20s} it {it:4d} {spent:7.1f}s {metric} {value:.4f} {error}")
                 if checkpoint:
                     if output_dir:  # keep the previous points of variants still to resume
                         write_csv(points + [p for p in previous if p.variant in pending], output_dir)
