@@ -289,3 +289,16 @@ def test_make_solver_keeps_each_solvers_default_update_mode():
     assert make_solver("oftrl", game).alternating_updates is False
     assert make_solver("cfr", game).alternating_updates is True
     assert make_solver("oftrl", game, alternating_updates=True).alternating_updates is True
+
+
+def test_harness_deep_cfr_contender_uses_the_dedicated_benchmark_settings():
+    from openspiel_cfrx.eval.contenders import DEEP_CFR_HARNESS_SETTINGS, make_contender
+
+    assert DEEP_CFR_HARNESS_SETTINGS["traversal_backend"] == "vectorized"
+    assert DEEP_CFR_HARNESS_SETTINGS["average_policy"] == "sd_cfr"  # no policy-net training per point
+    game = pyspiel.load_game("kuhn_poker")
+    contender = make_contender("deep_cfr", game, seed=0, num_traversals=50, traversals_initial=20,
+                               advantage_network_train_steps=5, advantage_steps_initial=2)  # fmt: skip
+    contender.step()
+    strategy = contender.policy()
+    assert openspiel_cfrx.nash_conv(game, strategy) < 1.0

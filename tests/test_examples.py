@@ -186,12 +186,15 @@ def test_deep_cfr_example(tmp_path):
 
 
 def test_cfr_mix_example(tmp_path):
-    _run(
+    proc = _run(
         "cfr_mix.py", "--variants=cfr_mix,independent", "--iterations=2", "--seconds=30",
         "--traversals=5", "--train_steps=2", "--eval_every=1", "--hidden=8",
         f"--output_dir={tmp_path}",
     )  # fmt: skip
     assert list(tmp_path.glob("*.csv")) and list(tmp_path.glob("*.png"))
+    log = proc.stdout + proc.stderr
+    # Exact values (the tiny default game) are labelled as such, not "+- 0.0000".
+    assert "nash_conv" in log and "(exact)" in log and "+- 0.0000" not in log
 
 
 def test_cfr_mix_example_compact_encoding_on_nest(tmp_path):
