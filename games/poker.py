@@ -14,10 +14,13 @@ Regret Minimization", ICML 2019, Section 5 and Appendix A:
 * showdown: best five-card hand from private + board cards, ties split.
 
 Dynamics are delegated to OpenSpiel's C++ `universal_poker` (ACPC engine): the
-registered factories validate their parameters, translate them into an ACPC
-limit gamedef and return the `universal_poker` game itself, so every
-`apply_action`, `child`, `legal_actions` and `information_state_tensor` call is
-native C++ (the benchmark in benchmarks/bench_poker_games.py measures it). After
+registered factories validate their parameters and translate them into an ACPC
+limit gamedef. `flop_holdem` returns the `universal_poker` game itself (its
+only board is the flop, so universal_poker's information state is exact).
+`hulh` is a thin Python game (`HulhGame`) around it: dynamics are C++ calls,
+but the information state keeps the streets apart (universal_poker's merges
+the flop and turn cards into one set) and shows the real stacks; see its
+docstring. After
 `import games`:
 
     pyspiel.load_game("flop_holdem")                          # the paper's FHP
@@ -40,6 +43,7 @@ Utilities are in chips; `chips_to_mbb_per_game` converts to mbb/g.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 
 import pyspiel
@@ -51,6 +55,7 @@ HULH = "hulh"
 
 SMALL_BLIND = 50
 BIG_BLIND = 100
+STACK = 20000  # per player (limit betting never reaches it)
 NUM_HOLE_CARDS = 2
 # Per round, for the full four-round game (FHP uses the first two entries).
 _BOARD_CARDS_PER_ROUND = (0, 3, 1, 1)
@@ -142,7 +147,7 @@ class LimitHoldemSpec:
             "numHoleCards": NUM_HOLE_CARDS,
             "numBoardCards": join(self.board_cards_per_round),
             # Limit ACPC games ignore stacks; large enough never to bind.
-            "stack": join([20000, 20000]),
+            "stack": join([STACK, STACK]),
         }
 
     def load(self) -> pyspiel.Game:
@@ -220,6 +225,8 @@ def limit_holdem_spec(game: pyspiel.Game) -> LimitHoldemSpec:
     Raises ValueError if `game` is not a two-player limit `universal_poker`
     game with this module's blinds, raise sizes, acting order and deal.
     """
+    if callable(getattr(game, "universal_poker_game", None)):  # hulh wraps one
+        game = game.universal_poker_game()
     if game.get_type().short_name != "universal_poker":
         raise ValueError(
             f"expected a game loaded as '{FLOP_HOLDEM}' or '{HULH}' (a universal_poker "
@@ -304,10 +311,180 @@ class FlopHoldemGame:
         return spec_from_parameters(cls.NUM_ROUNDS, params or {}).load()
 
 
-class HulhGame(FlopHoldemGame):
-    """Factory registered as `hulh`: the paper's heads-up limit hold'em."""
+_INT_MAX = 2**31 - 1  # universal_poker's limit-betting stack, shown as "Money"
+_MONEY = re.compile(r"\[Money: (\d+) (\d+)\]")
+_PUBLIC = re.compile(r"\[Public: [^\]]*\]")
+_SEQUENCES = re.compile(r"\[Sequences: ([^\]]*)\]")
+
+
+class HulhGame(pyspiel.Game):
+    """The paper's heads-up limit hold'em, registered as `hulh`.
+
+    universal_poker's information state shows the board as one sorted set, so
+    in HULH flop 2c3d4h + turn 9s and flop 2c3d9s + turn 4h are one infoset
+    (an imperfect-recall merge the paper's game does not have). This game keeps
+    universal_poker's C++ dynamics (every state wraps a C++ state and
+    delegates to it) and shows the board street by street
+    (`[Public: 4h3d2c|9s]`) in `information_state_string`, adds one
+    street-by-card block to `information_state_tensor`, and shows each
+    player's real remaining stack in "Money" (universal_poker prints
+    2^31 - 1 minus the contribution under limit betting). Random playouts run
+    at ~0.84x the raw C++ game's steps/s; an information_state_string call
+    costs ~2x the C++ one (benchmarks/results/hulh_information_state.md).
+
+    States are Python objects with pyspiel.State's Python API (anything not
+    overridden is the C++ state's method), so Python tools (OpenSpiel's Python
+    algorithms, `openspiel_cfrx`) work; C++ algorithms that call the game from
+    C++ (e.g. `pyspiel.CFRSolver`) need a C++ state: give them
+    `game.universal_poker_game()`, which plays the merged-board variant.
+    """
 
     NUM_ROUNDS = 4
+
+    def __init__(self, params: Mapping | None = None):
+        params = dict(params or {})
+        self._spec = spec_from_parameters(self.NUM_ROUNDS, params)
+        inner = self._spec.load()
+        self._inner = inner
+        self._num_deck = self._spec.deck_size
+        self._inner_tensor_size = int(inner.information_state_tensor_size())
+        info = pyspiel.GameInfo(
+            num_distinct_actions=inner.num_distinct_actions(),
+            max_chance_outcomes=inner.max_chance_outcomes(),
+            num_players=2,
+            min_utility=inner.min_utility(),
+            max_utility=inner.max_utility(),
+            utility_sum=0.0,
+            max_game_length=inner.max_game_length(),
+        )
+        super().__init__(HULH_GAME_TYPE, info, params)
+
+    def universal_poker_game(self) -> pyspiel.Game:
+        """The underlying C++ `universal_poker` game (merged-board infosets)."""
+        return self._inner
+
+    def new_initial_state(self) -> HulhState:
+        return HulhState(self, self._inner.new_initial_state())
+
+    def information_state_tensor_shape(self) -> list[int]:
+        return [self.information_state_tensor_size()]
+
+    def information_state_tensor_size(self) -> int:
+        # universal_poker's tensor + which card came on which board street
+        return self._inner_tensor_size + self._num_deck * (self.NUM_ROUNDS - 1)
+
+    def observation_tensor_shape(self) -> list[int]:
+        return self._inner.observation_tensor_shape()
+
+    def observation_tensor_size(self) -> int:
+        return self._inner.observation_tensor_size()
+
+
+class HulhState:
+    """A `hulh` state: universal_poker's C++ state with per-street board
+    information states (see `HulhGame`). The hot methods delegate explicitly;
+    every other method is the C++ state's (`__getattr__`)."""
+
+    __slots__ = ("_game", "_state")
+
+    def __init__(self, game: HulhGame, state: pyspiel.State):
+        self._game = game
+        self._state = state
+
+    def __getattr__(self, name):
+        return getattr(self._state, name)
+
+    # -- dynamics: the C++ state's ------------------------------------------------
+    def apply_action(self, action: int) -> None:
+        self._state.apply_action(action)
+
+    def child(self, action: int) -> HulhState:
+        return HulhState(self._game, self._state.child(action))
+
+    def clone(self) -> HulhState:
+        return HulhState(self._game, self._state.clone())
+
+    def __deepcopy__(self, memo) -> HulhState:
+        return self.clone()
+
+    def is_terminal(self) -> bool:
+        return self._state.is_terminal()
+
+    def is_chance_node(self) -> bool:
+        return self._state.is_chance_node()
+
+    def current_player(self) -> int:
+        return self._state.current_player()
+
+    def legal_actions(self, *player) -> list[int]:
+        return self._state.legal_actions(*player)
+
+    def chance_outcomes(self) -> list[tuple[int, float]]:
+        return self._state.chance_outcomes()
+
+    def returns(self) -> list[float]:
+        return self._state.returns()
+
+    def get_game(self) -> HulhGame:
+        return self._game
+
+    def __str__(self) -> str:
+        return _real_money(str(self._state))
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    # -- what the players see ----------------------------------------------------
+    def board_by_street(self, cxx_information_state: str | None = None) -> list[list[int]]:
+        """Chance actions of the board cards dealt so far, per board street
+        (flop, turn, river), read off the history: universal_poker deals the
+        4 hole cards first, and its "[Sequences: ...]" field gives the number
+        of betting actions (one letter each) of every round, each completed
+        round being followed by that street's board cards. Nothing is tracked
+        on the playout path."""
+        text = cxx_information_state or self._state.information_state_string(0)
+        rounds = _SEQUENCES.search(text).group(1).split("|")
+        history = self._state.history()
+        position = 2 * NUM_HOLE_CARDS
+        streets = []
+        for betting, count in zip(rounds[:-1], _BOARD_CARDS_PER_ROUND[1:], strict=False):
+            position += len(betting)
+            streets.append(history[position : position + count])
+            position += count
+        return streets
+
+    def information_state_string(self, player: int | None = None) -> str:
+        player = self._state.current_player() if player is None else player
+        text = self._state.information_state_string(player)
+        num_suits = self._game._spec.num_suits
+        streets = [
+            "".join(card_to_string(card_from_action(a, num_suits)) for a in sorted(street, reverse=True))
+            for street in self.board_by_street(text)
+            if street
+        ]
+        return _PUBLIC.sub(lambda _: f"[Public: {'|'.join(streets)}]", _real_money(text), count=1)
+
+    def information_state_tensor(self, player: int | None = None) -> list[float]:
+        player = self._state.current_player() if player is None else player
+        tensor = list(self._state.information_state_tensor(player))
+        deck = self._game._num_deck
+        extra = [0.0] * (deck * (HulhGame.NUM_ROUNDS - 1))
+        for street, actions in enumerate(self.board_by_street()):
+            for a in actions:
+                extra[street * deck + a] = 1.0
+        return tensor + extra
+
+    def observation_string(self, player: int | None = None) -> str:
+        player = self._state.current_player() if player is None else player
+        return _real_money(self._state.observation_string(player))
+
+
+def _real_money(text: str) -> str:
+    """universal_poker shows 2^31 - 1 - contribution as "Money" under limit
+    betting; show the real remaining stack (STACK - contribution)."""
+    return _MONEY.sub(
+        lambda m: "[Money: " + " ".join(str(STACK - (_INT_MAX - int(g))) for g in m.groups()) + "]", text
+    )
 
 
 FLOP_HOLDEM_GAME_TYPE = _game_type(FLOP_HOLDEM, "Flop Hold'em (Deep CFR rules)", 2)

@@ -17,11 +17,9 @@ ICML 2019, Section 5 and Appendix C: an infoset is given to the network as
 
 `PokerEncoder(game)` works on any game loaded as `flop_holdem(...)` or
 `hulh(...)`. It replays `state.history()` (cheap: at most ~40 integers), so it
-also gives a perfect-recall infoset string and flat tensor. universal_poker's own
-`information_state_string` / `information_state_tensor` merge flop and turn
-cards into one "public cards" set, which in HULH conflates infosets that differ
-in which board card came on which street (harmless in FHP, whose only board is
-the flop); use this encoder when perfect recall matters in HULH.
+also gives a perfect-recall infoset string and flat tensor. (Raw
+universal_poker's information state merges flop and turn cards into one set;
+`hulh` fixes that in its own information state, see `games.poker.HulhGame`.)
 """
 
 from __future__ import annotations

@@ -75,13 +75,15 @@ def test_encoding_hides_opponent_cards():
 
 
 def test_street_of_each_board_card_is_kept():
-    """universal_poker merges flop and turn into one set; the encoder does not."""
+    """universal_poker merges flop and turn into one set; the encoder does not,
+    nor does `hulh`'s own information state (it wraps universal_poker)."""
     hulh = pyspiel.load_game("hulh")
     encoder = PokerEncoder(hulh)
     base = ["Ah", "Kd", "7c", "2s"]
     a = play(hulh, base + ["Qs", "9d", "4h", "3c"], "cc/cc/c")
     b = play(hulh, base + ["Qs", "9d", "3c", "4h"], "cc/cc/c")
-    assert a.information_state_string(0) == b.information_state_string(0)  # conflated
+    assert a._state.information_state_string(0) == b._state.information_state_string(0)  # C++: conflated
+    assert a.information_state_string(0) != b.information_state_string(0)
     assert encoder.information_state_string(a, 0) != encoder.information_state_string(b, 0)
     assert not np.array_equal(encoder.flat_tensor(a, 0), encoder.flat_tensor(b, 0))
 

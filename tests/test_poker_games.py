@@ -53,7 +53,8 @@ def test_default_games_are_the_papers(fhp, hulh):
     assert fhp_params["raiseSize"] == "100 100"
     assert fhp_params["maxRaises"] == "3 3"
     assert fhp_params["numBoardCards"] == "0 3"
-    hulh_params = hulh.get_parameters()
+    assert hulh.get_type().short_name == "hulh"  # wraps universal_poker (per-street infosets)
+    hulh_params = hulh.universal_poker_game().get_parameters()
     assert hulh_params["numRounds"] == 4
     assert hulh_params["raiseSize"] == "100 100 200 200"
     assert hulh_params["maxRaises"] == "3 3 4 4"

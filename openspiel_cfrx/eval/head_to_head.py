@@ -24,7 +24,12 @@ from open_spiel.python import policy as policy_lib
 
 
 def big_blind(game: pyspiel.Game) -> float | None:
-    """Largest blind of a universal_poker-style game, or None if it has none."""
+    """Largest blind of a universal_poker-style game, or None if it has none.
+
+    A game that wraps universal_poker (e.g. `hulh`) can say so by offering
+    `universal_poker_game()`; its blinds are read there."""
+    if callable(getattr(game, "universal_poker_game", None)):
+        game = game.universal_poker_game()
     blind = game.get_parameters().get("blind")
     if not blind:
         return None
