@@ -110,3 +110,57 @@ def load_game_or_exit(game_string: str, check_supported: bool = True) -> pyspiel
 def usage_error(message: str) -> NoReturn:
     """Exits with a one-line `error: ...` message (no usage dump, no traceback)."""
     sys.exit(f"error: {message}")
+
+
+# ---------------------------------------------------------------- outputs
+def check_writable_dir(path: str, flag: str) -> str:
+    """Creates `path` if needed and checks a file can be written there; exits
+    with a one-line error naming `--flag` otherwise (before any compute)."""
+    import os
+    import tempfile
+
+    if not path:
+        return path
+    if os.path.exists(path) and not os.path.isdir(path):
+        usage_error(f"--{flag}={path} is a file, not a directory; choose a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path, prefix=".write-test-"):
+            pass
+    except OSError as e:
+        usage_error(f"--{flag}={path} is not writable ({e.strerror or e}); choose another directory")
+    return path
+
+
+def write_csv_rows(path: str, rows: list[dict], fields: list[str] | None = None) -> None:
+    """Writes `rows` to `path` atomically (temporary file, fsync, rename), so
+    an interrupted run never leaves a half-written CSV."""
+    import csv
+    import io
+
+    from openspiel_cfrx.checkpoint_io import atomic_write
+
+    fields = fields or (list(rows[0]) if rows else [])
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fields)
+    writer.writeheader()
+    writer.writerows(rows)
+    data = buffer.getvalue().encode("utf-8")
+    atomic_write(path, lambda f: f.write(data))
+
+
+def resumed_rows(csv_rows: list[dict], checkpoint_rows, resumed: bool, keep) -> list[dict]:
+    """Curve rows to continue from after a resume.
+
+    The rows saved inside the checkpoint (`checkpoint_rows`, written with it)
+    are exactly the uninterrupted run's rows up to the checkpoint, so they win;
+    a checkpoint written before rows were stored falls back to the CSV's rows
+    that `keep(row)` accepts (those at or before the checkpoint). A fresh run
+    (`resumed=False`) starts empty: rows of a killed run beyond the last
+    checkpoint are recomputed, never duplicated or lost.
+    """
+    if not resumed:
+        return []
+    if checkpoint_rows is not None:
+        return [dict(row) for row in checkpoint_rows]
+    return [dict(row) for row in csv_rows if keep(row)]

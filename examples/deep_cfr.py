@@ -30,7 +30,15 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import check_device, define_common_flags, load_game_or_exit, usage_error  # noqa: E402
+from examples._common import (  # noqa: E402
+    check_device,
+    check_writable_dir,
+    define_common_flags,
+    load_game_or_exit,
+    resumed_rows,
+    usage_error,
+    write_csv_rows,
+)
 
 FLAGS = flags.FLAGS
 define_common_flags(
@@ -72,6 +80,9 @@ flags.DEFINE_bool("sd_cfr", True, "Also evaluate the SD-CFR average (keeps every
 flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/deep_cfr.pt after each evaluation and resume from "
                     "it when present (same flags needed); empty = no checkpoints.")
 flags.DEFINE_bool("progress", False, "Show a progress bar instead of per-iteration log lines.")
+flags.DEFINE_bool("evaluate", True, "Exact NashConv at every evaluation point (extracts the game tree once). "
+                  "--noevaluate trains without it (for games too large to extract, e.g. full flop_holdem "
+                  "with --traversal_backend=state); checkpoints are still saved every --eval_every iterations.")
 
 
 def main(argv):
@@ -79,9 +90,20 @@ def main(argv):
     check_device(FLAGS.device, torch_device=True)
     if FLAGS.iterations < 1 or FLAGS.eval_every < 0:
         usage_error("--iterations must be >= 1 and --eval_every >= 0")
+    check_writable_dir(FLAGS.output_dir, "output_dir")
+    check_writable_dir(FLAGS.checkpoint_dir, "checkpoint_dir")
     game = load_game_or_exit(FLAGS.game)
     from openspiel_cfrx.deep import CheckpointError, DeepCFRSolver
-    from openspiel_cfrx.tree import get_tree, nash_conv
+    from openspiel_cfrx.tree import TreeTooLargeError, get_tree, nash_conv
+
+    if FLAGS.evaluate or FLAGS.traversal_backend != "state":
+        try:
+            get_tree(game)  # extracted once up front (evaluations and tree backends reuse it)
+        except TreeTooLargeError as e:
+            usage_error(
+                f"{e}. Train without exact evaluation: --noevaluate --traversal_backend=state "
+                "(evaluate poker policies with openspiel_cfrx.eval.poker_exploitability)"
+            )
 
     try:
         layers = tuple(int(w) for w in FLAGS.layers)
@@ -113,19 +135,41 @@ def main(argv):
     except ValueError as e:
         sys.exit(f"error: {e}")
     checkpoint = os.path.join(FLAGS.checkpoint_dir, "deep_cfr.pt") if FLAGS.checkpoint_dir else ""
+    resumed = False
     if checkpoint and os.path.exists(checkpoint):
         try:
             solver.load_checkpoint(checkpoint)
         except CheckpointError as e:
-            sys.exit(f"error: {e}")
+            sys.exit(f"error: {' '.join(str(e).split())}; delete {checkpoint} or choose another --checkpoint_dir")
+        resumed = True
         print(f"resumed from {checkpoint} at iteration {solver.iteration}")
-    get_tree(game)  # extract once up front (evaluations reuse it)
-    os.makedirs(FLAGS.output_dir, exist_ok=True)
     csv_path = os.path.join(FLAGS.output_dir, "curve.csv")
-    rows = []
-    if solver.iteration and os.path.exists(csv_path):
+    csv_rows = []
+    if resumed and os.path.exists(csv_path):
         with open(csv_path, encoding="utf-8") as f:
-            rows = [r for r in csv.DictReader(f) if int(r["iteration"]) <= solver.iteration]
+            csv_rows = list(csv.DictReader(f))
+    rows = resumed_rows(csv_rows, (solver.checkpoint_extra or {}).get("rows") if resumed else None, resumed,
+                        keep=lambda r: int(r["iteration"]) <= solver.iteration)  # fmt: skip
+    if rows:
+        write_csv_rows(csv_path, rows)
+    try:
+        _train(game, solver, rows, csv_path, checkpoint, nash_conv)
+    except KeyboardInterrupt:
+        where = f"; rerun the same command to resume from {checkpoint}" if checkpoint else ""
+        sys.exit(f"interrupted at iteration {solver.iteration}: {csv_path} holds the {len(rows)} evaluated "
+                 f"rows so far{where}")  # fmt: skip
+    if not rows:
+        print("nothing to do: already at --iterations" if resumed else "no evaluation rows (--noevaluate)")
+        return
+    _plot(rows, os.path.join(FLAGS.output_dir, "curve.png"))
+    print(f"wrote {csv_path} and curve.png")
+
+
+def _train(game, solver, rows, csv_path, checkpoint, nash_conv):
+    """Runs the remaining iterations; at every evaluation point appends the
+    row to `rows` and `csv_path` (written atomically) and then saves the
+    checkpoint with the rows inside, so an interrupted run loses at most the
+    iterations since the last evaluation, never a row."""
     bar = None
     if FLAGS.progress:
         from tqdm import tqdm
@@ -138,27 +182,20 @@ def main(argv):
             bar.set_postfix(nodes=stats["nodes"], loss=f"{stats['advantage_loss'][1]:.3g}")
         t = solver.iteration
         if (FLAGS.eval_every and t % FLAGS.eval_every == 0) or t == FLAGS.iterations:
-            start = time.perf_counter()
-            value = nash_conv(game, solver)
-            sd_cfr = solver.nash_conv("sd_cfr") if FLAGS.sd_cfr else float("nan")
-            rows.append(dict(iteration=t, traversals=2 * FLAGS.traversals * t, nodes=solver.nodes_touched,
-                             seconds=f"{solver.traversal_seconds + solver.training_seconds:.3f}",
-                             nash_conv=f"{value:.6g}", sd_cfr_nash_conv=f"{sd_cfr:.6g}"))  # fmt: skip
-            print(f"iteration {t}: NashConv {value:.4f} (policy network), {sd_cfr:.4f} (SD-CFR); "
-                  f"evaluation {time.perf_counter() - start:.1f}s", flush=True)  # fmt: skip
+            if FLAGS.evaluate:
+                start = time.perf_counter()
+                value = nash_conv(game, solver)
+                sd_cfr = solver.nash_conv("sd_cfr") if FLAGS.sd_cfr else float("nan")
+                rows.append(dict(iteration=t, traversals=2 * FLAGS.traversals * t, nodes=solver.nodes_touched,
+                                 seconds=f"{solver.traversal_seconds + solver.training_seconds:.3f}",
+                                 nash_conv=f"{value:.6g}", sd_cfr_nash_conv=f"{sd_cfr:.6g}"))  # fmt: skip
+                write_csv_rows(csv_path, rows)
+                print(f"iteration {t}: NashConv {value:.4f} (policy network), {sd_cfr:.4f} (SD-CFR); "
+                      f"evaluation {time.perf_counter() - start:.1f}s", flush=True)  # fmt: skip
             if checkpoint:
-                solver.save_checkpoint(checkpoint)
+                solver.save_checkpoint(checkpoint, extra={"rows": rows})
     if bar is not None:
         bar.close()
-    if not rows:
-        print("nothing to do: already at --iterations")
-        return
-    with open(csv_path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    _plot(rows, os.path.join(FLAGS.output_dir, "curve.png"))
-    print(f"wrote {csv_path} and curve.png")
 
 
 def _plot(rows, path):

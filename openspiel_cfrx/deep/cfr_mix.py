@@ -620,6 +620,7 @@ class CFRMixSolver(policy_lib.Policy):
         self.traversal_seconds = 0.0
         self.training_seconds = 0.0
         self.history: list[dict] = []
+        self.checkpoint_extra = None  # `extra` of the last loaded checkpoint
 
     # ------------------------------------------------------------- introspection
     @property
@@ -833,10 +834,11 @@ class CFRMixSolver(policy_lib.Policy):
         return self.strategy_array(tree, average=False)
 
     # --------------------------------------------------------------- checkpoint
-    def save_checkpoint(self, path: str) -> None:
+    def save_checkpoint(self, path: str, extra=None) -> None:
         """Writes every network, optimiser, memory, target scale, the iteration,
-        history, counters and RNG states to `path` (atomically)."""
-        checkpoint_lib.save_cfr_mix(self, path)
+        history, counters and RNG states to `path` (atomically); `extra` as in
+        `DeepCFRSolver.save_checkpoint`."""
+        checkpoint_lib.save_cfr_mix(self, path, extra)
 
     def load_checkpoint(self, path: str) -> None:
         """Restores a checkpoint written by `save_checkpoint` into a solver built

@@ -56,7 +56,7 @@ def _to_numpy(value):
     return value
 
 
-def save(solver, path: str) -> None:
+def save(solver, path: str, extra=None) -> None:
     payload = {
         "format": FORMAT,
         "config": dict(solver.config),
@@ -80,6 +80,7 @@ def save(solver, path: str) -> None:
             "training_seconds": solver.training_seconds,
         },
     }
+    payload["extra"] = extra
     _write(payload, path)
 
 
@@ -181,6 +182,7 @@ def read_config(path: str) -> dict:
 
 def load(solver, path: str) -> None:
     payload = _read(path, FORMAT)
+    solver.checkpoint_extra = payload.get("extra")
     _check_config(path, payload.get("config"), solver.config)
     try:
         for net, state in zip(solver._advantage_networks, payload["advantage_networks"], strict=True):
@@ -212,7 +214,7 @@ def load(solver, path: str) -> None:
 
 
 # ------------------------------------------------------------------ CFR-MIX
-def save_cfr_mix(solver, path: str) -> None:
+def save_cfr_mix(solver, path: str, extra=None) -> None:
     """Writes a `CFRMixSolver`: per player and network kind (regret, average
     strategy) the agent network, optimiser moments, memory (filled part),
     target scale, losses and seed; the iteration, history, counters and both
@@ -239,6 +241,7 @@ def save_cfr_mix(solver, path: str) -> None:
             "training_seconds": solver.training_seconds,
         },
     }
+    payload["extra"] = extra
     _write(payload, path)
 
 
@@ -246,6 +249,7 @@ def load_cfr_mix(solver, path: str) -> None:
     """Restores a checkpoint written by `save_cfr_mix` into a `CFRMixSolver`
     built with the same game and shape settings (`solver.config`)."""
     payload = _read(path, CFR_MIX_FORMAT)
+    solver.checkpoint_extra = payload.get("extra")
     saved = payload.get("config")
     if isinstance(saved, dict) and "infoset_encoding" not in saved:
         saved = {**saved, "infoset_encoding": "tensor"}  # written before the option existed

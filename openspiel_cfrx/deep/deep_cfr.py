@@ -346,6 +346,7 @@ class DeepCFRSolver(policy_lib.Policy):
         self.traversal_seconds = 0.0
         self.training_seconds = 0.0
         self.history: list[dict] = []
+        self.checkpoint_extra = None  # `extra` of the last loaded checkpoint
 
     # ---------------------------------------------------------------- validation
     @staticmethod
@@ -896,9 +897,12 @@ class DeepCFRSolver(policy_lib.Policy):
         solver.load_checkpoint(path)
         return solver
 
-    def save_checkpoint(self, path: str) -> None:
-        """Writes networks, optimisers, memories, iteration and RNG states."""
-        checkpoint_lib.save(self, path)
+    def save_checkpoint(self, path: str, extra=None) -> None:
+        """Writes networks, optimisers, memories, iteration and RNG states;
+        `extra` (numbers, strings, lists, dicts: e.g. a program's curve rows)
+        is stored with them, covered by the checksum, and comes back as
+        `checkpoint_extra` after `load_checkpoint`."""
+        checkpoint_lib.save(self, path, extra)
 
     def load_checkpoint(self, path: str) -> None:
         """Restores a checkpoint written by `save_checkpoint` of a solver built
