@@ -164,3 +164,25 @@ def resumed_rows(csv_rows: list[dict], checkpoint_rows, resumed: bool, keep) -> 
     if checkpoint_rows is not None:
         return [dict(row) for row in checkpoint_rows]
     return [dict(row) for row in csv_rows if keep(row)]
+
+
+def guarded(main):
+    """Wraps an absl `main` so that the library's refusals (bad values,
+    unsupported or too-large games, damaged checkpoints, unwritable or full
+    disks, diverged training) and Ctrl-C end the program with one `error:`
+    line instead of a traceback. Programming errors still show tracebacks."""
+    import functools
+
+    from openspiel_cfrx.checkpoint_io import CheckpointWriteError
+    from openspiel_cfrx.deep.validation import TrainingDivergedError
+
+    @functools.wraps(main)
+    def run(argv):
+        try:
+            return main(argv)
+        except KeyboardInterrupt:
+            sys.exit("interrupted (Ctrl-C); outputs written so far are kept")
+        except (ValueError, TrainingDivergedError, CheckpointWriteError) as e:
+            sys.exit(f"error: {' '.join(str(e).split())}")
+
+    return run

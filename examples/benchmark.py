@@ -25,7 +25,14 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import check_device, define_common_flags, load_game_or_exit, usage_error  # noqa: E402
+from examples._common import (  # noqa: E402
+    check_device,
+    check_writable_dir,
+    define_common_flags,
+    guarded,
+    load_game_or_exit,
+    usage_error,
+)
 from openspiel_cfrx.eval import plot_curves, write_csv  # noqa: E402
 from openspiel_cfrx.eval.contenders import (  # noqa: E402
     CONTENDERS,
@@ -71,6 +78,7 @@ _ON_DEVICE = {"deep_cfr", "cfr_mix"}
 
 def main(argv):
     del argv
+    check_writable_dir(FLAGS.output_dir, "output_dir")
     check_device(FLAGS.device, torch_device=True)
     if FLAGS.device != "cpu" and not _ON_DEVICE.intersection(FLAGS.algorithms):
         usage_error(f"--device={FLAGS.device} only applies to {', '.join(sorted(_ON_DEVICE))}; "
@@ -117,4 +125,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(guarded(main))

@@ -33,7 +33,15 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import check_device, define_common_flags, load_game_or_exit, usage_error  # noqa: E402
+from examples._common import (  # noqa: E402
+    check_device,
+    check_writable_dir,
+    define_common_flags,
+    guarded,
+    load_game_or_exit,
+    usage_error,
+    write_csv_rows,
+)
 from openspiel_cfrx.deep.cfr_mix import VARIANTS, CFRMixSolver  # noqa: E402
 from openspiel_cfrx.eval.team_best_response import exact_team_worst_case, sampled_team_worst_case  # noqa: E402
 
@@ -157,7 +165,11 @@ def run_variants(game, variants, seconds, iterations, traversals, hidden, train_
                 message = " ".join(str(e).split())  # one line (torch's load_state_dict errors span several)
                 sys.exit(f"error: {message}; delete {checkpoint} or choose another --checkpoint_dir")
             done = policy.iteration
-            points.extend(p for p in previous if p.variant == variant and p.iteration <= done)
+            saved = (policy.checkpoint_extra or {}).get("points")
+            if saved is not None:  # the rows written with the checkpoint: exactly the run's rows so far
+                points.extend(Point(**row) for row in saved)
+            else:  # checkpoint written before rows were stored in it
+                points.extend(p for p in previous if p.variant == variant and p.iteration <= done)
             spent = policy.traversal_seconds + policy.training_seconds
             if log:
                 log(f"resumed from {checkpoint} at iteration {done}")
@@ -181,17 +193,16 @@ def run_variants(game, variants, seconds, iterations, traversals, hidden, train_
                 if checkpoint:
                     if output_dir:  # keep the previous points of variants still to resume
                         write_csv(points + [p for p in previous if p.variant in pending], output_dir)
-                    policy.save_checkpoint(checkpoint)
+                    mine = [dataclasses.asdict(p) for p in points if p.variant == variant]
+                    policy.save_checkpoint(checkpoint, extra={"points": mine})
     return points
 
 
 def write_csv(points: list[Point], output_dir: str) -> None:
-    os.makedirs(output_dir, exist_ok=True)
-    with open(os.path.join(output_dir, "curves.csv"), "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow([field.name for field in dataclasses.fields(Point)])
-        for p in points:
-            writer.writerow([p.variant, p.iteration, f"{p.seconds:.3f}", p.metric, f"{p.value:.6g}", f"{p.ci95:.4g}"])
+    """curves.csv, written atomically (an interrupted run never leaves half a file)."""
+    rows = [dict(variant=p.variant, iteration=p.iteration, seconds=f"{p.seconds:.3f}", metric=p.metric,
+                 value=f"{p.value:.6g}", ci95=f"{p.ci95:.4g}") for p in points]  # fmt: skip
+    write_csv_rows(os.path.join(output_dir, "curves.csv"), rows, [f.name for f in dataclasses.fields(Point)])
 
 
 def read_csv(output_dir: str) -> list[Point]:
@@ -234,6 +245,8 @@ def write_points(points: list[Point], output_dir: str, title: str) -> None:
 
 def main(argv):
     del argv
+    check_writable_dir(FLAGS.output_dir, "output_dir")
+    check_writable_dir(FLAGS.checkpoint_dir, "checkpoint_dir")
     check_device(FLAGS.device, torch_device=True)
     game = load_game_or_exit(FLAGS.game)
     from openspiel_cfrx import team
@@ -264,4 +277,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(guarded(main))

@@ -34,6 +34,7 @@ from examples._common import (  # noqa: E402
     check_device,
     check_writable_dir,
     define_common_flags,
+    guarded,
     load_game_or_exit,
     resumed_rows,
     usage_error,
@@ -223,4 +224,4 @@ def _plot(rows, path):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(guarded(main))

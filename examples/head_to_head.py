@@ -27,7 +27,14 @@ from open_spiel.python import policy as policy_lib
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import check_device, define_common_flags, load_game_or_exit, usage_error  # noqa: E402
+from examples._common import (  # noqa: E402
+    check_device,
+    check_writable_dir,
+    define_common_flags,
+    guarded,
+    load_game_or_exit,
+    usage_error,
+)
 from openspiel_cfrx.eval.head_to_head import always_call, always_raise, play_match  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -91,6 +98,7 @@ def build_policy(spec: str, game, seed: int):
 
 def main(argv):
     del argv
+    check_writable_dir(FLAGS.output_dir, "output_dir")
     check_device(FLAGS.device, torch_device=False, cpu_only_reason="head-to-head matches are played on the CPU")
     if FLAGS.eval_every != 0:
         usage_error("--eval_every must be 0 for head_to_head.py (matches are scored once, after all --deals)")
@@ -124,4 +132,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(guarded(main))

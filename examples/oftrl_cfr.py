@@ -22,7 +22,14 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import check_device, define_common_flags, load_game_or_exit, usage_error  # noqa: E402
+from examples._common import (  # noqa: E402
+    check_device,
+    check_writable_dir,
+    define_common_flags,
+    guarded,
+    load_game_or_exit,
+    usage_error,
+)
 from openspiel_cfrx.eval import log_checkpoints, plot_curves, run_curve, write_csv  # noqa: E402
 from openspiel_cfrx.tabular import SOLVERS, make_solver  # noqa: E402
 
@@ -83,6 +90,7 @@ def _openspiel_baseline(name, game):
 
 def main(argv):
     del argv
+    check_writable_dir(FLAGS.output_dir, "output_dir")
     check_device(FLAGS.device, torch_device=False, cpu_only_reason="the tabular solvers run on the CPU")
     if FLAGS.eval_every < 0:
         usage_error("--eval_every must be >= 0")
@@ -147,4 +155,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(guarded(main))

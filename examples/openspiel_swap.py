@@ -24,7 +24,13 @@ from open_spiel.python.bots import policy as policy_bot
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import openspiel_cfrx  # noqa: E402
-from examples._common import load_game_or_exit  # noqa: E402
+from examples._common import (  # noqa: E402
+    check_writable_dir,
+    guarded,
+    load_game_or_exit,
+    usage_error,
+    write_csv_rows,
+)
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("game", "kuhn_poker", "OpenSpiel game string.")
@@ -32,7 +38,9 @@ flags.DEFINE_enum("solver", "cfr", ["cfr", "cfr_plus", "dcfr"], "Which CFR varia
 flags.DEFINE_enum("impl", "both", ["openspiel", "cfrx", "both"], "Whose solver to run.")
 flags.DEFINE_integer("iterations", 100, "Solver iterations.")
 flags.DEFINE_integer("seed", 0, "Seed for the bot matches.")
-flags.DEFINE_integer("episodes", 200, "Episodes of evaluate_bots self-play.")
+flags.DEFINE_integer("episodes", 200, "Episodes of evaluate_bots self-play (>= 1).")
+flags.DEFINE_string("output_dir", "out/openspiel_swap", "Directory for results.csv (one row per implementation); "
+                    "created if missing.")
 
 # The only lines that differ between OpenSpiel and openspiel_cfrx:
 OPENSPIEL = {"cfr": cfr.CFRSolver, "cfr_plus": cfr.CFRPlusSolver, "dcfr": discounted_cfr.DCFRSolver}
@@ -64,8 +72,14 @@ def typical_openspiel_script(game, solver_cls, iterations, seed, episodes):
 
 def main(argv):
     del argv
+    if FLAGS.iterations < 1:
+        usage_error(f"--iterations must be >= 1, got {FLAGS.iterations}")
+    if FLAGS.episodes < 1:
+        usage_error(f"--episodes must be >= 1, got {FLAGS.episodes}")
+    check_writable_dir(FLAGS.output_dir, "output_dir")
     game = load_game_or_exit(FLAGS.game)
     impls = ["openspiel", "cfrx"] if FLAGS.impl == "both" else [FLAGS.impl]
+    rows = []
     print(f"{'impl':<10} {'solve s':>8} {'NashConv (OpenSpiel)':>21} {'BR value p1':>12} {'self-play returns':>20}")
     for impl in impls:
         solver_cls = (OPENSPIEL if impl == "openspiel" else CFRX)[FLAGS.solver]
@@ -74,7 +88,13 @@ def main(argv):
         )
         print(f"{impl:<10} {seconds:>8.2f} {conv:>21.10f} {br_value:>12.6f} "
               f"{np.array2string(returns, precision=3):>20}")  # fmt: skip
+        rows.append(dict(impl=impl, solver=FLAGS.solver, iterations=FLAGS.iterations, solve_seconds=f"{seconds:.4f}",
+                         nash_conv=f"{conv:.12g}", br_value_p1=f"{br_value:.10g}",
+                         returns_p0=f"{returns[0]:.6g}", returns_p1=f"{returns[1]:.6g}"))  # fmt: skip
+    path = os.path.join(FLAGS.output_dir, "results.csv")
+    write_csv_rows(path, rows)
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":
-    app.run(main)
+    app.run(guarded(main))

@@ -128,3 +128,37 @@ def test_too_large_game_is_refused_with_the_alternatives():
     lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
     assert proc.returncode != 0 and len(lines) == 1, lines
     assert "histories" in lines[0] and "--noevaluate" in lines[0]
+
+
+CFR_MIX = ["--variants=cfr_mix", "--iterations=10", "--eval_every=2", "--seconds=1000", "--traversals=60",
+           "--train_steps=40", "--hidden=16", "--seed=1"]  # fmt: skip
+
+
+def _mix_rows(path):
+    with open(path, encoding="utf-8") as f:
+        return [(r["variant"], r["iteration"], r["metric"], float(r["value"])) for r in csv.DictReader(f)]
+
+
+@pytest.fixture(scope="module")
+def mix_uninterrupted(tmp_path_factory):
+    out = tmp_path_factory.mktemp("mix")
+    subprocess.run(_cmd("cfr_mix.py", *CFR_MIX, f"--output_dir={out}"), check=True, capture_output=True,
+                   cwd=ROOT, timeout=300)  # fmt: skip
+    return _mix_rows(out / "curves.csv")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_interrupted_cfr_mix_run_resumes_to_the_uninterrupted_rows(tmp_path, mix_uninterrupted, sig):
+    out, ckpt = tmp_path / "out", tmp_path / "ckpt"
+    flags = [*CFR_MIX, f"--output_dir={out}", f"--checkpoint_dir={ckpt}"]
+    proc = subprocess.Popen(_cmd("cfr_mix.py", *flags), cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    assert _interrupt_when(proc, out / "curves.csv", 3, sig), "the run finished before it could be interrupted"
+    _, err = proc.communicate(timeout=120)
+    if sig == signal.SIGINT:
+        assert "Traceback" not in err and "interrupted" in err
+    subprocess.run(_cmd("cfr_mix.py", *flags), check=True, capture_output=True, cwd=ROOT, timeout=300)
+    got = _mix_rows(out / "curves.csv")
+    assert [r[:3] for r in got] == [r[:3] for r in mix_uninterrupted]
+    for (_, _, _, value), (_, _, _, expected) in zip(got, mix_uninterrupted, strict=True):
+        assert value == pytest.approx(expected, rel=1e-4)
