@@ -101,9 +101,9 @@ def main(argv):
         contender = make_contender(name, game, seed=FLAGS.seed, **kwargs)
         points += run_timed(contender, game, FLAGS.seconds, times, log=None if FLAGS.quiet else print,
                             max_steps=FLAGS.iterations, eval_every=FLAGS.eval_every)  # fmt: skip
+        # After every algorithm: an interrupted run keeps the finished algorithms' curves.
+        write_csv(points, os.path.join(FLAGS.output_dir, "benchmark.csv"))
 
-    os.makedirs(FLAGS.output_dir, exist_ok=True)
-    write_csv(points, os.path.join(FLAGS.output_dir, "benchmark.csv"))
     plot_curves(points, os.path.join(FLAGS.output_dir, "exploitability_vs_seconds.png"),
                 f"{game}: equal wall-clock", x="seconds")  # fmt: skip
     with_nodes = [p for p in points if p.nodes_touched]

@@ -124,12 +124,14 @@ def main(argv):
                 runs.append((f"{name.upper()} ({mode})", make_solver(name, game, alternating)))
 
     points = []
+    csv_path = os.path.join(FLAGS.output_dir, "curves.csv")
     print(f"game {game}: {FLAGS.iterations} iterations, checkpoints {len(checkpoints)}")
     for label, solver in runs:
         points += run_curve(
             label, game, solver.evaluate_and_update_policy, solver.average_strategy,
             FLAGS.iterations, checkpoints, log=log,
         )  # fmt: skip
+        write_csv(points, csv_path)  # after every run: an interrupted program keeps the finished curves
     for name in FLAGS.openspiel_baselines:
         step, average = _openspiel_baseline(name, game)
         points += run_curve(
@@ -138,7 +140,6 @@ def main(argv):
         )  # fmt: skip
 
     os.makedirs(FLAGS.output_dir, exist_ok=True)
-    csv_path = os.path.join(FLAGS.output_dir, "curves.csv")
     write_csv(points, csv_path)
     title = f"{game}"
     plot_curves(points, os.path.join(FLAGS.output_dir, "exploitability_vs_iterations.png"), title)

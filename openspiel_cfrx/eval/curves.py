@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import math
 import os
 import time
@@ -80,22 +81,26 @@ def run_curve(
 
 
 def write_csv(points: list[CurvePoint], path: str) -> None:
-    """One row per point with every field of the point dataclass."""
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    """One row per point with every field of the point dataclass, written
+    atomically (an interrupted program never leaves half a file)."""
+    from openspiel_cfrx.checkpoint_io import atomic_write
+
     fields = [f.name for f in dataclasses.fields(points[0])] if points else [
         f.name for f in dataclasses.fields(CurvePoint)
     ]
-    with open(path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(fields)
-        for p in points:
-            row = []
-            for name in fields:
-                value = getattr(p, name)
-                if isinstance(value, float):
-                    value = f"{value:.10g}"
-                row.append("" if value is None else value)
-            writer.writerow(row)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(fields)
+    for p in points:
+        row = []
+        for name in fields:
+            value = getattr(p, name)
+            if isinstance(value, float):
+                value = f"{value:.10g}"
+            row.append("" if value is None else value)
+        writer.writerow(row)
+    data = buffer.getvalue().encode("utf-8")
+    atomic_write(path, lambda f: f.write(data))
 
 
 def plot_curves(points: list[CurvePoint], path: str, title: str, x: str = "iteration") -> None:
