@@ -68,3 +68,22 @@ def test_examples_print_one_line_for_a_bad_parameter(example, game):
     lines = [line for line in (result.stdout + result.stderr).splitlines() if line.strip()]
     assert len(lines) == 1, lines[:5]
     assert "Unknown parameter" in lines[0]
+
+
+@pytest.mark.parametrize(
+    "example, flag, message",
+    [
+        ("cfr_mix", "--traversals=0", "num_traversals must be an int >= 1"),
+        ("oftrl_cfr", "--stepsize_scales=-1", "stepsize_scale must be > 0"),
+        ("deep_cfr", "--learning_rate=inf", "learning_rate must be a finite number > 0"),
+        ("openspiel_swap", "--iterations=-5", "--iterations must be >= 1"),
+        ("openspiel_swap", "--episodes=-1", "--episodes must be >= 1"),
+    ],
+)
+def test_library_refusals_become_one_line_errors(example, flag, message, tmp_path):
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "examples", f"{example}.py"), flag, f"--output_dir={tmp_path}"],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
+    assert proc.returncode != 0 and len(lines) == 1 and message in lines[0], lines[-5:]
