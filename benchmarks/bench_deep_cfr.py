@@ -37,6 +37,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import markdown_table, write_result  # noqa: E402
 from openspiel_cfrx.deep import DeepCFRSolver  # noqa: E402
+from openspiel_cfrx.eval.contenders import DEEP_CFR_HARNESS_SETTINGS  # noqa: E402
 from openspiel_cfrx.tree import nash_conv  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -56,18 +57,7 @@ flags.DEFINE_string("output_dir", "benchmarks/results", "Where results go.")
 # merged gradient steps (aggregate_duplicates, default) with a larger learning
 # rate than the paper's minibatch 1e-3, annealed over each retraining run.
 OURS_LEDUC = dict(
-    advantage_network_layers=(64, 64, 64),
-    policy_network_layers=(64, 64, 64),
-    num_traversals=10000,
-    traversals_ramp=40,
-    traversals_initial=3000,
-    traversal_backend="vectorized",
-    learning_rate=1e-2,
-    learning_rate_schedule="cosine",
-    advantage_network_train_steps=250,
-    advantage_steps_ramp=40,
-    advantage_steps_initial=100,
-    batch_size_advantage=2048,
+    {k: v for k, v in DEEP_CFR_HARNESS_SETTINGS.items() if k != "average_policy"},
     policy_network_train_steps=1000,
     batch_size_strategy=2048,
     memory_capacity=int(4e6),

@@ -235,7 +235,8 @@ class _DeepContender(Contender):
         return self._solver.strategy_array(get_tree(self._game))
 
 
-# The settings of the dedicated Deep CFR benchmark (benchmarks/bench_deep_cfr.py,
+# The settings of the dedicated Deep CFR benchmark (benchmarks/bench_deep_cfr.py
+# reads them from here,
 # results/deep_cfr_leduc.md): vectorised traversals over the extracted tree (the
 # harness extracts it anyway for exact evaluation), traversal and SGD-step ramps,
 # cosine-annealed retraining, and the SD-CFR average of the kept advantage
