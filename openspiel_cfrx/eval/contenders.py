@@ -236,8 +236,7 @@ class _DeepContender(Contender):
 
 
 # The settings of the dedicated Deep CFR benchmark (benchmarks/bench_deep_cfr.py
-# reads them from here,
-# results/deep_cfr_leduc.md): vectorised traversals over the extracted tree (the
+# reads them from here; results/deep_cfr_leduc.md): vectorised traversals over the extracted tree (the
 # harness extracts it anyway for exact evaluation), traversal and SGD-step ramps,
 # cosine-annealed retraining, and the SD-CFR average of the kept advantage
 # networks, so an evaluation point costs one batched pass and no policy-network
