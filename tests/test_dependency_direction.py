@@ -1,0 +1,44 @@
+"""Dependency direction (docs/architecture.md): `import games` loads no torch,
+and no new `openspiel_cfrx` module may import `games` (the four that still do
+are listed; issue 16 removes them)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STILL_IMPORTING_GAMES = {
+    "openspiel_cfrx/deep/deep_cfr.py",
+    "openspiel_cfrx/deep/poker_network.py",
+    "openspiel_cfrx/eval/poker_exploitability.py",
+    "openspiel_cfrx/eval/team_best_response.py",
+}
+
+
+def test_import_games_loads_no_torch():
+    code = "import sys, games, pyspiel; pyspiel.load_game('hulh'); assert 'torch' not in sys.modules, 'torch loaded'"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)
+
+
+def _imports_games(path: str) -> bool:
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == "games" for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "games":
+            return True
+    return False
+
+
+def test_no_new_openspiel_cfrx_module_imports_games():
+    offenders = set()
+    for folder, _, files in os.walk(os.path.join(ROOT, "openspiel_cfrx")):
+        for name in files:
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                if _imports_games(path):
+                    offenders.add(os.path.relpath(path, ROOT))
+    assert offenders <= STILL_IMPORTING_GAMES, f"new openspiel_cfrx -> games imports: {offenders - STILL_IMPORTING_GAMES}"
