@@ -1,5 +1,7 @@
-"""One-line errors for bad game strings, in the library and in every example
-(issue 15, item 5)."""
+"""Sharp edges of the examples (issue 15): one-line errors for bad game
+strings, in the library and in every example (item 5); exact values labelled
+as exact, citations matching the papers, current Deep CFR numbers in
+docs/benchmarks.md (item 7)."""
 
 from __future__ import annotations
 
@@ -24,6 +26,11 @@ EXAMPLES = ["deep_cfr", "cfr_mix", "oftrl_cfr", "head_to_head", "benchmark", "op
         ("turn_based_simultaneous_game(game=gofspiel(num_cards=4))", r"unknown game 'gofspiel'.*goofspiel"),
         ("kuhn_poker(foo=1)", r"Unknown parameter 'foo'.*players"),
         ("kuhn_poker(players=x)", r"Wrong type for parameter players"),
+        ("kuhn_poker(players=)", r"Wrong type for parameter players.*with an empty value$"),
+        # OpenSpiel's failed checks ("leduc_poker.cc:790 num_players_ <= ...") made readable:
+        ("leduc_poker(players=99)", r"players must be in \[2, 10\] for leduc_poker"),
+        ("turn_based_simultaneous_game(game=kuhn_poker(players=1))", r"players must be in \[2, 10\] for kuhn_poker"),
+        ("tiny_hanabi(num_chance=0)", r"OpenSpiel check failed: .*tiny_hanabi's parameters \(defaults\): num_actions=3"),
     ],
 )
 def test_load_game_errors_are_one_line(game_string, pattern, capfd):
@@ -42,6 +49,15 @@ def test_load_game_loads_and_our_games_report_bad_parameters():
         openspiel_cfrx.load_game("team_goofspiel(bogus=2)")
     with pytest.raises(GameStringError, match=r"num_ranks=99: must be an integer in \[2, 13\]"):
         openspiel_cfrx.load_game("flop_holdem(num_ranks=99)")
+    with pytest.raises(GameStringError, match=r"nest\(rows=0\).*rows, cols >= 1"):
+        openspiel_cfrx.load_game("nest(rows=0)")
+    with pytest.raises(GameStringError, match=r"Unknown parameter 'bogus'.*num_pursuers"):
+        openspiel_cfrx.load_game("nest(bogus=1)")
+
+
+def test_load_game_ignores_spaces_around_the_string():
+    # OpenSpiel calls ' kuhn_poker ' an unknown game and prints its list of games.
+    assert str(openspiel_cfrx.load_game(" kuhn_poker ")) == "kuhn_poker()"
 
 
 def _run_example(name: str, game: str) -> subprocess.CompletedProcess:
@@ -87,3 +103,57 @@ def test_library_refusals_become_one_line_errors(example, flag, message, tmp_pat
     )  # fmt: skip
     lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
     assert proc.returncode != 0 and len(lines) == 1 and message in lines[0], lines[-5:]
+
+
+# ------------------------------------------------------------------- item 7
+def test_cfr_mix_example_labels_exact_values_as_exact(tmp_path):
+    # Exact NashConv has no confidence interval: "(exact)", not "+- 0.0000".
+    proc = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "examples", "cfr_mix.py"), "--variants=independent",
+         "--iterations=1", "--traversals=2", "--train_steps=1", "--hidden=4", "--eval_every=1",
+         f"--output_dir={tmp_path}"],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [line for line in (proc.stdout + proc.stderr).splitlines() if "nash_conv" in line]
+    assert len(rows) == 1 and rows[0].endswith("(exact)") and "+-" not in rows[0], rows
+
+
+SEEDS = "/work/shared/seeds"
+# Title word, README citation (initials), seed file with the paper's title page.
+CITATIONS = [
+    ("Deep Counterfactual Regret Minimization", "N. Brown, A. Lerer, S. Gross, T. Sandholm", "deep_cfr_brown2019.txt"),
+    ("CFR-MIX", "S. Li, Y. Zhang, X. Wang, W. Xue, B. An", "cfr_mix_li2021.txt"),
+    ("Stable-Predictive Optimistic", "G. Farina, C. Kroer, N. Brown, T. Sandholm", "oftrl_cfr_farina2019.txt"),
+]
+
+
+@pytest.mark.parametrize("title, authors, seed", CITATIONS)
+def test_readme_cites_each_paper_with_its_authors(title, authors, seed):
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        cited = [line for line in f if line.startswith("* ") and title in line]
+    assert len(cited) == 1 and cited[0].startswith(f"* {authors}."), cited
+    path = os.path.join(SEEDS, seed)
+    if os.path.exists(path):  # the paper's own title page names the same people, in that order
+        with open(path, encoding="utf-8") as f:
+            head = f.read(3000)
+        surnames = [name.split(". ")[-1] for name in authors.split(", ")]
+        positions = [head.find(surname) for surname in surnames]
+        assert -1 not in positions and positions == sorted(positions), (surnames, positions)
+
+
+def test_docs_name_the_cfr_mix_authors():
+    with open(os.path.join(ROOT, "docs", "cfr_mix.md"), encoding="utf-8") as f:
+        assert "Li, Zhang, Wang, Xue, An" in f.read(500)
+
+
+def test_benchmarks_doc_quotes_the_current_deep_cfr_results():
+    with open(os.path.join(ROOT, "docs", "benchmarks.md"), encoding="utf-8") as f:
+        doc = f.read()
+    with open(os.path.join(ROOT, "benchmarks", "results", "deep_cfr_leduc.md"), encoding="utf-8") as f:
+        results = f.read()
+    assert "17.8×" not in doc and "1.2–2.0×" not in doc  # superseded numbers
+    # The numbers the doc quotes are those of the committed result.
+    for quoted, recorded in [("16.9×", "16.9x"), ("129×", "128.7x"), ("4.0–7.8×", "4.0x-7.8x"),
+                             ("0.094 vs 0.734", "ours NashConv 0.0940"), ("0.094 vs 0.734", "OpenSpiel 0.7337")]:  # fmt: skip
+        assert quoted in doc and recorded in results, (quoted, recorded)
