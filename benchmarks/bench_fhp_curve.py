@@ -5,7 +5,7 @@ Each algorithm runs on `flop_holdem(num_ranks=5,num_suits=2)` (10-card deck,
 same budget of its own compute (`--seconds`, default 300), one after the other
 in one process with one torch thread. At ~5 checkpoints (fractions of the
 budget, `--fractions`) the average policy is evaluated exactly with
-`openspiel_cfrx.eval.poker_exploitability.poker_nash_conv` (NashConv = sum of
+`games.poker_exploitability.poker_nash_conv` (NashConv = sum of
 both best-response gains, mbb/g = chips x 10); evaluation time is excluded.
 
 * `deep_cfr`: our `DeepCFRSolver`, `traversal_backend="state"` (walks pyspiel
@@ -50,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers flop_holdem, hulh)
 from benchmarks.common import markdown_table  # noqa: E402
-from openspiel_cfrx.eval.poker_exploitability import poker_nash_conv  # noqa: E402
+from games.poker_exploitability import poker_nash_conv  # noqa: E402
 from openspiel_cfrx.eval.report import machine_header  # noqa: E402
 
 DEEP_CFR_SETTINGS = dict(

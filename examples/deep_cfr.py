@@ -103,7 +103,7 @@ def main(argv):
         except TreeTooLargeError as e:
             usage_error(
                 f"{e}. Train without exact evaluation: --noevaluate --traversal_backend=state "
-                "(evaluate poker policies with openspiel_cfrx.eval.poker_exploitability)"
+                "(evaluate poker policies with games.poker_exploitability)"
             )
 
     try:

@@ -3,6 +3,6 @@
 Importing this package registers every game below with `pyspiel.register_game`,
 after which `pyspiel.load_game("<name>(...)")` works as for built-in games.
 """
-from games import poker  # noqa: F401  (registers flop_holdem, hulh)
+from games import poker, poker_encoding  # noqa: F401  (registers flop_holdem, hulh and the poker network input)
 
 from . import nest, team_goofspiel  # noqa: F401  (registers team_goofspiel, nest)

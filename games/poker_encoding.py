@@ -43,6 +43,7 @@ from games.poker import (
     card_to_string,
     limit_holdem_spec,
 )
+from openspiel_cfrx.encoders import register_input_encoder
 
 NUM_CARD_INDICES = 52
 CARD_GROUP_NAMES = ("hole", "flop", "turn", "river")
@@ -418,3 +419,8 @@ def poker_network_options(game: pyspiel.Game, chip_scale: float = 1.0 / BIG_BLIN
         "encoder": encoder,
         "network_options": {**encoder.network_layout.as_options(), **options},
     }
+
+
+# DeepCFRSolver(game, network="poker") reads its input through this registry
+# (openspiel_cfrx never imports games).
+register_input_encoder("poker", PokerNetworkEncoder)

@@ -876,11 +876,9 @@ class DeepCFRSolver(policy_lib.Policy):
         continue a run)."""
         config = checkpoint_lib.read_config(path)
         if game is None:
-            try:
-                import games  # noqa: F401  registers our games before loading
-            except ImportError:
-                pass
-            game = pyspiel.load_game(config["game"])
+            from openspiel_cfrx.game_loading import load_game
+
+            game = load_game(config["game"])  # our games need `import games` first (the error says so)
         try:
             settings = dict(
                 policy_network_layers=tuple(config["policy_network_layers"]),

@@ -270,10 +270,10 @@ def solver_inputs(game, encoder, network_options: dict | None):
     a `PokerNetworkEncoder` unless `encoder` is given, and the encoder's
     layout added to the options the caller did not set."""
     if encoder is None:
-        from games.poker_encoding import PokerNetworkEncoder
+        from openspiel_cfrx.encoders import input_encoder
 
         try:
-            encoder = PokerNetworkEncoder(game)
+            encoder = input_encoder("poker", game)  # registered by `import games`
         except ValueError as err:
             raise ValueError(
                 f"network='poker' (the Deep CFR card/bet network, Appendix C) needs a game "

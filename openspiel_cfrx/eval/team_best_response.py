@@ -684,13 +684,12 @@ class _NestSimulator:
         self.off_pursuer = 2 + t1 + t1 * n
         self.feature_size = 2 + t1 + t1 * n + t1 * m * n
         self.agent_feature_size = m + n + self.a
-        self.compact = None  # games.nest.CompactLayout, built on first use
+        self.compact = None  # the game config's CompactLayout, read on first use
 
     def _compact_layout(self):
         if self.compact is None:
-            from games.nest import CompactLayout
-
-            self.compact = CompactLayout(self.cfg)
+            # The game's own compact-input layout (the NEST config builds one per game).
+            self.compact = self.cfg.compact_layout
         return self.compact
 
     def start_configurations(self):
