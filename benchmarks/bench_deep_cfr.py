@@ -36,8 +36,8 @@ from absl import app, flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import markdown_table, write_result  # noqa: E402
+from examples.contenders import DEEP_CFR_HARNESS_SETTINGS  # noqa: E402
 from openspiel_cfrx.deep import DeepCFRSolver  # noqa: E402
-from openspiel_cfrx.eval.contenders import DEEP_CFR_HARNESS_SETTINGS  # noqa: E402
 from openspiel_cfrx.tree import nash_conv  # noqa: E402
 
 FLAGS = flags.FLAGS

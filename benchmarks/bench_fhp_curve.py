@@ -20,7 +20,7 @@ both best-response gains, mbb/g = chips x 10); evaluation time is excluded.
   not accumulated, as a run stopped there would pay it once).
 * `os_es_mccfr`: `pyspiel.ExternalSamplingMCCFRSolver` (C++), `--mccfr-step`
   iterations per step; its `average_policy()` call is charged likewise.
-* `os_nfsp`: OpenSpiel's PyTorch NFSP through `openspiel_cfrx.eval.contenders`
+* `os_nfsp`: OpenSpiel's PyTorch NFSP through `examples.contenders`
   (Leduc example hyperparameters, 128-unit nets), `--nfsp-step` episodes per
   step; the average network is the policy (evaluated in batches here, same
   masking and softmax as `nfsp.NFSP._act`).
@@ -177,7 +177,7 @@ class NFSPRunner(Runner):
     name, steps_unit = "os_nfsp", "episodes"
 
     def __init__(self, game, seed, per_step):
-        from openspiel_cfrx.eval.contenders import make_contender
+        from examples.contenders import make_contender
 
         self.contender = make_contender("os_nfsp", game, seed=seed, episodes_per_step=per_step)
         self.per_step = per_step

@@ -6,7 +6,7 @@ Trains, on full heads-up limit hold'em (`hulh`, Brown et al. 2019 rules),
   `--dim`) for `--deep-seconds` of iterations (traversals + advantage-network
   training; duplicate merging off, i.e. the paper's sampled minibatches),
   then its average-strategy network once (timed and reported separately);
-* OpenSpiel's PyTorch NFSP (`openspiel_cfrx.eval.contenders`, Leduc example
+* OpenSpiel's PyTorch NFSP (`examples.contenders`, Leduc example
   hyperparameters, 128-unit nets, `information_state_tensor` input) for
   `--nfsp-seconds` of self-play episodes;
 
@@ -131,7 +131,7 @@ def train_deep_cfr(game, args) -> tuple[object, dict]:
 
 
 def train_nfsp(game, args) -> tuple[object, dict]:
-    from openspiel_cfrx.eval.contenders import make_contender
+    from examples.contenders import make_contender
 
     contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=args.nfsp_step)
     spent, episodes = 0.0, 0

@@ -33,13 +33,13 @@ from examples._common import (  # noqa: E402
     load_game_or_exit,
     usage_error,
 )
-from openspiel_cfrx.eval import plot_curves, write_csv  # noqa: E402
-from openspiel_cfrx.eval.contenders import (  # noqa: E402
+from examples.contenders import (  # noqa: E402
     CONTENDERS,
     log_times,
     make_contender,
     run_timed,
 )
+from openspiel_cfrx.eval import plot_curves, write_csv  # noqa: E402
 from openspiel_cfrx.eval.report import machine_header  # noqa: E402
 
 FLAGS = flags.FLAGS
