@@ -43,7 +43,6 @@ Utilities are in chips; `chips_to_mbb_per_game` converts to mbb/g.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 
 import pyspiel
@@ -312,9 +311,6 @@ class FlopHoldemGame:
 
 
 _INT_MAX = 2**31 - 1  # universal_poker's limit-betting stack, shown as "Money"
-_MONEY = re.compile(r"\[Money: (\d+) (\d+)\]")
-_PUBLIC = re.compile(r"\[Public: [^\]]*\]")
-_SEQUENCES = re.compile(r"\[Sequences: ([^\]]*)\]")
 
 
 class HulhGame(pyspiel.Game):
@@ -329,13 +325,18 @@ class HulhGame(pyspiel.Game):
     street-by-card block to `information_state_tensor`, and shows each
     player's real remaining stack in "Money" (universal_poker prints
     2^31 - 1 minus the contribution under limit betting). Random playouts run
-    at ~0.84x the raw C++ game's steps/s; an information_state_string call
-    costs ~2x the C++ one (benchmarks/results/hulh_information_state.md).
+    at ~0.8-0.9x the raw C++ game's steps/s, ~0.7x when every decision also
+    asks the information state string or tensor
+    (benchmarks/results/hulh_information_state.md). With the merged board,
+    `openspiel_cfrx.get_tree` refuses raw universal_poker HULH as imperfect
+    recall; `hulh`'s infosets are `game_size`'s perfect-recall count.
 
     States are Python objects with pyspiel.State's Python API (anything not
     overridden is the C++ state's method), so Python tools (OpenSpiel's Python
     algorithms, `openspiel_cfrx`) work; C++ algorithms that call the game from
-    C++ (e.g. `pyspiel.CFRSolver`) need a C++ state: give them
+    C++ (e.g. `pyspiel.CFRSolver`, `pyspiel.OutcomeSamplingMCCFRSolver`,
+    `game.deserialize_state`) need a C++ state and fail with pybind11's
+    "Foreign instance cannot be converted to std::unique_ptr": give them
     `game.universal_poker_game()`, which plays the merged-board variant.
     """
 
@@ -347,6 +348,10 @@ class HulhGame(pyspiel.Game):
         inner = self._spec.load()
         self._inner = inner
         self._num_deck = self._spec.deck_size
+        # universal_poker's card names ("2c", ...) indexed by chance action
+        self._card_names = tuple(
+            card_to_string(card_from_action(a, self._spec.num_suits)) for a in range(self._num_deck)
+        )
         self._inner_tensor_size = int(inner.information_state_tensor_size())
         info = pyspiel.GameInfo(
             num_distinct_actions=inner.num_distinct_actions(),
@@ -435,56 +440,87 @@ class HulhState:
         return str(self)
 
     # -- what the players see ----------------------------------------------------
-    def board_by_street(self, cxx_information_state: str | None = None) -> list[list[int]]:
+    def board_by_street(self) -> list[list[int]]:
         """Chance actions of the board cards dealt so far, per board street
-        (flop, turn, river), read off the history: universal_poker deals the
-        4 hole cards first, and its "[Sequences: ...]" field gives the number
-        of betting actions (one letter each) of every round, each completed
-        round being followed by that street's board cards. Nothing is tracked
-        on the playout path."""
-        text = cxx_information_state or self._state.information_state_string(0)
-        rounds = _SEQUENCES.search(text).group(1).split("|")
-        history = self._state.history()
-        position = 2 * NUM_HOLE_CARDS
-        streets = []
-        for betting, count in zip(rounds[:-1], _BOARD_CARDS_PER_ROUND[1:], strict=False):
-            position += len(betting)
-            streets.append(history[position : position + count])
-            position += count
-        return streets
+        (flop, turn, river), read off the history (see `_board_by_street`);
+        nothing is tracked on the playout path."""
+        return _board_by_street(self._state.history())
 
     def information_state_string(self, player: int | None = None) -> str:
-        player = self._state.current_player() if player is None else player
-        text = self._state.information_state_string(player)
-        num_suits = self._game._spec.num_suits
-        streets = [
-            "".join(card_to_string(card_from_action(a, num_suits)) for a in sorted(street, reverse=True))
-            for street in self.board_by_street(text)
+        state = self._state
+        if player is None:
+            player = state.current_player()
+        text = state.information_state_string(player)
+        names = self._game._card_names
+        public = "|".join(
+            "".join([names[a] for a in sorted(street, reverse=True)])
+            for street in _board_by_street(state.history())
             if street
-        ]
-        return _PUBLIC.sub(lambda _: f"[Public: {'|'.join(streets)}]", _real_money(text), count=1)
+        )
+        start = text.index("[Public: ")
+        end = text.index("]", start)
+        return _real_money(f"{text[:start]}[Public: {public}{text[end:]}")
 
     def information_state_tensor(self, player: int | None = None) -> list[float]:
-        player = self._state.current_player() if player is None else player
-        tensor = list(self._state.information_state_tensor(player))
+        state = self._state
+        if player is None:
+            player = state.current_player()
         deck = self._game._num_deck
         extra = [0.0] * (deck * (HulhGame.NUM_ROUNDS - 1))
-        for street, actions in enumerate(self.board_by_street()):
+        for street, actions in enumerate(_board_by_street(state.history())):
             for a in actions:
                 extra[street * deck + a] = 1.0
-        return tensor + extra
+        tensor = state.information_state_tensor(player)
+        tensor.extend(extra)
+        return tensor
 
     def observation_string(self, player: int | None = None) -> str:
-        player = self._state.current_player() if player is None else player
+        if player is None:
+            player = self._state.current_player()
         return _real_money(self._state.observation_string(player))
+
+
+def _board_by_street(history: list[int]) -> list[list[int]]:
+    """Board chance actions per street (flop, turn, river) of a universal_poker
+    hulh history, as far as dealt: the 4 hole cards come first, and each
+    betting round that closes (a call/check that is not the round's first
+    action; a fold ends the hand) is followed by its street's board cards."""
+    streets = []
+    position = 2 * NUM_HOLE_CARDS
+    end = len(history)
+    for count in _BOARD_CARDS_PER_ROUND[1:]:
+        actions_in_round = 0
+        while True:
+            if position >= end:
+                return streets
+            action = history[position]
+            position += 1
+            if action == FOLD:
+                return streets
+            actions_in_round += 1
+            if action == CALL and actions_in_round >= 2:
+                break
+        streets.append(history[position : position + count])
+        position += count
+    return streets
 
 
 def _real_money(text: str) -> str:
     """universal_poker shows 2^31 - 1 - contribution as "Money" under limit
     betting; show the real remaining stack (STACK - contribution)."""
-    return _MONEY.sub(
-        lambda m: "[Money: " + " ".join(str(STACK - (_INT_MAX - int(g))) for g in m.groups()) + "]", text
-    )
+    start = text.find("[Money: ")
+    if start < 0:
+        return text
+    start += 8
+    end = text.index("]", start)
+    shown = text[start:end]
+    real = _REAL_MONEY.get(shown)
+    if real is None:  # few distinct values: contributions are bounded
+        real = _REAL_MONEY[shown] = " ".join(str(STACK - _INT_MAX + int(m)) for m in shown.split())
+    return f"{text[:start]}{real}{text[end:]}"
+
+
+_REAL_MONEY: dict[str, str] = {}
 
 
 FLOP_HOLDEM_GAME_TYPE = _game_type(FLOP_HOLDEM, "Flop Hold'em (Deep CFR rules)", 2)

@@ -13,7 +13,11 @@ import pyspiel
 import pytest
 
 import games  # noqa: F401
+import openspiel_cfrx
 from games import poker
+from games.poker_encoding import replay_history
+from openspiel_cfrx.tree import clear_tree_cache
+from openspiel_cfrx.tree.game_tree import UnsupportedGameError
 
 
 def _play(game, hole, flop, turn, river=None):
@@ -83,3 +87,97 @@ def test_dynamics_are_universal_pokers(small_hulh):
     state = small_hulh.new_initial_state().child(0)
     assert type(state.clone()) is type(state) is type(copy.deepcopy(state))
     assert state.get_game() is small_hulh
+
+
+def test_board_by_street_matches_the_rules_replay():
+    """The per-street board read off the history agrees with the rules replay
+    at every node of random playouts (raises, folds and caps included)."""
+    game = pyspiel.load_game("hulh(num_ranks=5,num_suits=2)")
+    spec = poker.limit_holdem_spec(game)
+    rng = random.Random(1)
+    for _ in range(300):
+        state = game.new_initial_state()
+        while not state.is_terminal():
+            replay = replay_history(spec, state.history())
+            expected = [[poker.card_from_action(a, 2) for a in street] for street in state.board_by_street()]
+            assert replay.board_cards[1 : 1 + len(expected)] == expected
+            assert all(not cards for cards in replay.board_cards[1 + len(expected) :])
+            outcomes = state.chance_outcomes() if state.is_chance_node() else None
+            state.apply_action(rng.choice(outcomes)[0] if outcomes else rng.choice(state.legal_actions()))
+
+
+HOLE = (0, 1, 2, 3)  # 2c 2d 2h 3c in a 9-card deck: 5 cards left for the board
+ONE_DEAL = {"num_ranks": 3, "num_suits": 3, "max_raises": "1 1 1 1"}
+
+
+class _OneDeal(poker.HulhGame):
+    """`hulh` below one fixed hole-card deal (~40k histories, so the tree
+    engine extracts it in well under a second)."""
+
+    def new_initial_state(self):
+        state = super().new_initial_state()
+        for a in HOLE:
+            state.apply_action(a)
+        return state
+
+    def __str__(self):  # its own key in get_tree's cache
+        return "one_deal_" + super().__str__()
+
+
+class _RawOneDeal(_OneDeal):
+    """The same subtree in raw universal_poker (merged board)."""
+
+    def new_initial_state(self):
+        return super().new_initial_state()._state
+
+    def __str__(self):
+        return "raw_" + super().__str__()
+
+
+def _perfect_recall_infosets(spec, state, keys):
+    """Adds each decision's perfect-recall infoset (player, own hole cards,
+    board per street as sets, betting per round; from the rules replay) to
+    `keys`: what a per-street information state must tell apart."""
+    if state.is_terminal():
+        return
+    if state.is_chance_node():
+        actions = [a for a, _ in state.chance_outcomes()]
+    else:
+        player = state.current_player()
+        replay = replay_history(spec, state.history())
+        keys.add((
+            player,
+            frozenset(replay.hole_cards[player]),
+            tuple(frozenset(cards) for cards in replay.board_cards),
+            tuple(tuple(a for _, a, _ in moves) for moves in replay.actions),
+        ))
+        actions = state.legal_actions()
+    for a in actions:
+        _perfect_recall_infosets(spec, state.child(a), keys)
+
+
+def test_tree_engine_keeps_the_streets_apart():
+    """On one hole-card deal the tree engine's infosets are exactly the
+    perfect-recall ones (1,502 per player: 10 flops x 2 turns of the 5 cards
+    left); raw universal_poker, whose merged board makes flop + turn orders of
+    the same cards one infoset, is refused as imperfect recall."""
+    game = _OneDeal(ONE_DEAL)
+    tree = openspiel_cfrx.get_tree(game)
+    keys = set()
+    _perfect_recall_infosets(poker.limit_holdem_spec(game), _RawOneDeal(ONE_DEAL).new_initial_state(), keys)
+    expected = tuple(sum(1 for key in keys if key[0] == p) for p in (0, 1))
+    assert (tree.num_infosets_of(0), tree.num_infosets_of(1)) == expected == (1502, 1502)
+    with pytest.raises(UnsupportedGameError, match="perfect recall"):
+        openspiel_cfrx.get_tree(_RawOneDeal(ONE_DEAL))
+
+
+@pytest.mark.slow
+def test_tree_engine_counts_every_hulh_infoset():
+    """The smallest whole hulh (9 cards, no raises: 2.8M histories, ~30 s):
+    the tree engine's infosets are `game_size`'s perfect-recall count."""
+    game = pyspiel.load_game("hulh(num_ranks=3,num_suits=3,max_raises=0 0 0 0)")
+    size = poker.game_size(poker.limit_holdem_spec(game))
+    tree = openspiel_cfrx.get_tree(game)
+    assert tree.num_histories == size.histories
+    assert (tree.num_infosets_of(0), tree.num_infosets_of(1)) == size.infosets
+    clear_tree_cache()  # ~0.7 GB
