@@ -575,3 +575,59 @@ def test_solve_returns_a_probability_network_like_openspiel(kuhn):
         expected = solver.action_probabilities(s)
         for a in s.legal_actions():
             assert masked[i, a] == pytest.approx(expected[a], abs=1e-6)
+
+
+def test_solve_network_rows_are_distributions_read_as_openspiel_reads_them():
+    """How OpenSpiel users call solve()'s network: `net(information_state_tensor
+    rows)`, no mask. OpenSpiel's rows are softmax distributions over all
+    actions and its `action_probabilities(state)` is the row read at the legal
+    actions. Ours: the rows are distributions too; `action_probabilities` is the
+    row renormalised over the legal actions (untrained illegal actions get no
+    mass), so it is the row itself wherever every action is legal, and exactly
+    `net(x, legal_mask)` everywhere. On Leduc, where actions are often illegal."""
+    game = pyspiel.load_game("leduc_poker")
+    states = openspiel_cfrx.get_tree(game).infoset_states()
+    x = torch.tensor(np.array([s.information_state_tensor() for s in states]), dtype=torch.float32)
+    num_actions = game.num_distinct_actions()
+    all_legal = [i for i, s in enumerate(states) if len(s.legal_actions()) == num_actions]
+    some_illegal = [i for i, s in enumerate(states) if len(s.legal_actions()) < num_actions]
+    assert all_legal and some_illegal
+
+    # OpenSpiel's semantics, on OpenSpiel's own solver. (Batch sizes given: with
+    # None it trains on its whole np.empty buffer, unfilled rows included, and
+    # every output is NaN.)
+    theirs = os_deep_cfr.DeepCFRSolver(
+        game, policy_network_layers=(8,), advantage_network_layers=(8,), num_iterations=1, num_traversals=2,
+        memory_capacity=1000, batch_size_advantage=8, batch_size_strategy=8,
+    )  # fmt: skip
+    their_network, _, _ = theirs.solve()
+    with torch.no_grad():
+        their_rows = their_network(x).numpy()
+    assert (their_rows >= 0).all() and np.allclose(their_rows.sum(axis=1), 1.0, atol=1e-5)
+    for i in (all_legal[0], some_illegal[0]):
+        expected = theirs.action_probabilities(states[i])
+        assert [expected[a] for a in states[i].legal_actions()] == pytest.approx(
+            their_rows[i, states[i].legal_actions()], abs=1e-6
+        )
+
+    # Ours.
+    solver = DeepCFRSolver(game, seed=5, **SMALL)
+    network, _, _ = solver.solve()
+    with torch.no_grad():
+        rows = network(x).numpy().astype(np.float64)
+        mask = torch.zeros(len(states), num_actions, dtype=torch.bool)
+        for i, s in enumerate(states):
+            mask[i, s.legal_actions()] = True
+        masked = network(x, mask).numpy()
+        single = network(x[some_illegal[0]]).numpy()  # unbatched input, as OpenSpiel's MLP accepts
+    assert (rows >= 0).all() and np.allclose(rows.sum(axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(single, rows[some_illegal[0]], atol=1e-6)
+    played = solver.batch_action_probabilities(states)
+    np.testing.assert_allclose(masked, played, atol=1e-6)
+    for i, s in enumerate(states):
+        legal = s.legal_actions()
+        expected = solver.action_probabilities(s)
+        expected = np.array([expected[a] for a in legal])
+        np.testing.assert_allclose(rows[i, legal] / rows[i, legal].sum(), expected, atol=1e-5)
+        if i in all_legal:
+            np.testing.assert_allclose(rows[i, legal], expected, atol=1e-5)

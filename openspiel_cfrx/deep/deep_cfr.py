@@ -392,9 +392,15 @@ class DeepCFRSolver(policy_lib.Policy):
         Returns (like OpenSpiel): (policy_network, advantage_losses
         {player: [loss per iteration]}, policy_loss). The policy network
         outputs probabilities, as OpenSpiel's does (`ProbabilityNetwork`: a
-        softmax of the trained logits; pass a legal-action mask as second
-        argument to get exactly `action_probabilities`). `solver.policy_network`
-        is the raw logits network.
+        softmax over all actions of the trained logits, from the encoder's
+        features, `information_state_tensor` by default; batched or a single
+        row). One difference with OpenSpiel: its `action_probabilities(state)`
+        is the row read at the legal actions (summing to less than 1 where some
+        mass sits on illegal actions); ours is the row renormalised over the
+        legal actions (illegal actions are not trained), i.e. the same where
+        every action is legal and exactly `policy_network(x, legal_mask)`
+        ([B, A] bool) everywhere. `solver.policy_network` is the raw logits
+        network.
         """
         remaining = range(self._iteration, self._num_iterations + 1)
         bar = None
