@@ -151,7 +151,7 @@ def regret_matching(advantages: np.ndarray, legal_mask: np.ndarray, fallback: st
 def masked_softmax(logits: torch.Tensor, legal_mask: torch.Tensor) -> torch.Tensor:
     """Softmax over legal actions only: [B, A] -> [B, A], zero where illegal."""
     masked = torch.where(legal_mask, logits, torch.full_like(logits, -torch.inf))
-    return torch.softmax(masked, dim=1)
+    return torch.softmax(masked, dim=-1)
 
 
 class ProbabilityNetwork(torch.nn.Module):
