@@ -240,7 +240,9 @@ class _DeepContender(Contender):
 # harness extracts it anyway for exact evaluation), traversal and SGD-step ramps,
 # cosine-annealed retraining, and the SD-CFR average of the kept advantage
 # networks, so an evaluation point costs one batched pass and no policy-network
-# training (retraining it at every point left Deep CFR 3 iterations in 133 s).
+# training. (The previous settings retrained the policy network at every
+# evaluation point, charged to the contender: on Leduc in 60 s, exploitability
+# 0.12-0.25 after 41-147 iterations vs 0.053-0.082 now; docs/benchmarks.md.)
 DEEP_CFR_HARNESS_SETTINGS = dict(
     advantage_network_layers=(64, 64, 64),
     policy_network_layers=(64, 64, 64),
