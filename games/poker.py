@@ -45,6 +45,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+import numpy as np
 import pyspiel
 
 from games._common import two_player_zero_sum_game_type
@@ -331,13 +332,14 @@ class HulhGame(pyspiel.Game):
     `openspiel_cfrx.get_tree` refuses raw universal_poker HULH as imperfect
     recall; `hulh`'s infosets are `game_size`'s perfect-recall count.
 
-    States are Python objects with pyspiel.State's Python API (anything not
-    overridden is the C++ state's method), so Python tools (OpenSpiel's Python
-    algorithms, `openspiel_cfrx`) work; C++ algorithms that call the game from
-    C++ (e.g. `pyspiel.CFRSolver`, `pyspiel.OutcomeSamplingMCCFRSolver`,
-    `game.deserialize_state`) need a C++ state and fail with pybind11's
-    "Foreign instance cannot be converted to std::unique_ptr": give them
-    `game.universal_poker_game()`, which plays the merged-board variant.
+    States are `pyspiel.State` objects (`HulhState`) that wrap the C++
+    states: Python callers (OpenSpiel's Python algorithms, `openspiel_cfrx`)
+    call the C++ state through one Python delegation, and OpenSpiel's C++
+    algorithms (`pyspiel.CFRSolver`, `pyspiel.ExternalSamplingMCCFRSolver`,
+    `pyspiel.deserialize_game_and_state`, ...) reach them through pybind11's
+    trampolines and see the same per-street information state (slowly: a
+    Python call per C++ call). `game.universal_poker_game()` is the C++ game
+    inside (merged-board infosets).
     """
 
     NUM_ROUNDS = 4
@@ -384,20 +386,50 @@ class HulhGame(pyspiel.Game):
     def observation_tensor_size(self) -> int:
         return self._inner.observation_tensor_size()
 
+    def make_py_observer(self, iig_obs_type=None, params=None) -> _HulhObserver:
+        """The observer pyspiel's C++ side uses for information state (perfect
+        recall) or observation strings and tensors of `hulh` states."""
+        if isinstance(iig_obs_type, Mapping):  # pyspiel passes params alone
+            iig_obs_type, params = None, iig_obs_type
+        if params:
+            raise ValueError(f"hulh observers take no parameters, got {dict(params)}")
+        if iig_obs_type is not None and iig_obs_type.perfect_recall:
+            return _HulhObserver(True, self.information_state_tensor_size())
+        return _HulhObserver(False, self.observation_tensor_size())
 
-class HulhState:
-    """A `hulh` state: universal_poker's C++ state with per-street board
-    information states (see `HulhGame`). The hot methods delegate explicitly;
-    every other method is the C++ state's (`__getattr__`)."""
+    def deserialize_state(self, text: str) -> HulhState:
+        """Inverse of `state.serialize()` (one action per line)."""
+        return _hulh_state_from_history(self, [int(line) for line in text.split()])
 
-    __slots__ = ("_game", "_state")
+    def __reduce__(self):
+        # Pickles (and copies) as its game string: the C++ game inside is rebuilt.
+        return pyspiel.load_game, (str(self),)
+
+    def __deepcopy__(self, memo) -> HulhGame:
+        return self  # immutable
+
+    def __copy__(self) -> HulhGame:
+        return self
+
+
+class HulhState(pyspiel.State):
+    """A `hulh` state: a `pyspiel.State` that wraps universal_poker's C++
+    state, with per-street board information states (see `HulhGame`).
+
+    Python callers get Python methods that call the C++ state directly (one
+    delegation per call): the hot ones below, and every other public
+    `pyspiel.State` method through `_delegate` (states it returns are wrapped).
+    C++ callers (OpenSpiel's C++ algorithms, which reach a Python state through
+    pybind11's trampolines) use `_apply_action`, `_legal_actions` and the game's
+    `make_py_observer`, so they see the same dynamics and the same per-street
+    information state. (The C++ base's own history is kept only on that C++
+    path; Python reads `history()` from the wrapped state.)
+    """
 
     def __init__(self, game: HulhGame, state: pyspiel.State):
+        super().__init__(game)
         self._game = game
         self._state = state
-
-    def __getattr__(self, name):
-        return getattr(self._state, name)
 
     # -- dynamics: the C++ state's ------------------------------------------------
     def apply_action(self, action: int) -> None:
@@ -412,11 +444,20 @@ class HulhState:
     def __deepcopy__(self, memo) -> HulhState:
         return self.clone()
 
+    def __copy__(self) -> HulhState:
+        return self.clone()
+
+    def __reduce__(self):
+        return _hulh_state_from_history, (self._game, self._state.history())
+
     def is_terminal(self) -> bool:
         return self._state.is_terminal()
 
     def is_chance_node(self) -> bool:
         return self._state.is_chance_node()
+
+    def is_player_node(self) -> bool:
+        return self._state.is_player_node()
 
     def current_player(self) -> int:
         return self._state.current_player()
@@ -430,14 +471,36 @@ class HulhState:
     def returns(self) -> list[float]:
         return self._state.returns()
 
+    def rewards(self) -> list[float]:
+        return self._state.rewards()
+
+    def history(self) -> list[int]:
+        return self._state.history()
+
     def get_game(self) -> HulhGame:
         return self._game
+
+    def universal_poker_state(self) -> pyspiel.State:
+        """The wrapped C++ `universal_poker` state (merged-board infosets)."""
+        return self._state
 
     def __str__(self) -> str:
         return _real_money(str(self._state))
 
+    to_string = __str__
+
     def __repr__(self) -> str:
         return str(self)
+
+    # -- what C++ callers use (pybind11 trampolines of pyspiel's PyState) --------
+    def _apply_action(self, action: int) -> None:
+        self._state.apply_action(action)
+
+    def _legal_actions(self, player: int) -> list[int]:
+        return self._state.legal_actions(player)
+
+    def _action_to_string(self, player: int, action: int) -> str:
+        return self._state.action_to_string(player, action)
 
     # -- what the players see ----------------------------------------------------
     def board_by_street(self) -> list[list[int]]:
@@ -478,6 +541,61 @@ class HulhState:
         if player is None:
             player = self._state.current_player()
         return _real_money(self._state.observation_string(player))
+
+    def observation_tensor(self, player: int | None = None) -> list[float]:
+        if player is None:
+            player = self._state.current_player()
+        return self._state.observation_tensor(player)
+
+
+def _delegate(name: str):
+    def method(self, *args, **kwargs):
+        result = getattr(self._state, name)(*args, **kwargs)
+        if isinstance(result, pyspiel.State) and not isinstance(result, HulhState):
+            return HulhState(self._game, result)
+        return result
+
+    method.__name__ = name
+    method.__doc__ = f"The wrapped C++ state's `{name}` (see `HulhState`)."
+    return method
+
+
+# Every other public pyspiel.State method is the wrapped C++ state's, so that
+# Python callers never read the C++ base's history (kept only on the C++ path).
+for _name in dir(pyspiel.State):
+    if not _name.startswith("_") and _name not in HulhState.__dict__:
+        setattr(HulhState, _name, _delegate(_name))
+del _name
+
+
+def _hulh_state_from_history(game: HulhGame, history: list[int]) -> HulhState:
+    """Unpickles a `hulh` state (the game pickles as its string)."""
+    state = game.new_initial_state()
+    for action in history:
+        state.apply_action(action)
+    return state
+
+
+class _HulhObserver:
+    """The Python observer pyspiel's C++ side asks for a `hulh` state's
+    information state (or observation) string and tensor: the same per-street
+    ones as the Python methods."""
+
+    def __init__(self, information_state: bool, size: int):
+        self._information_state = information_state
+        self.tensor = np.zeros(size, np.float32)
+        self.dict = {"info_state" if information_state else "observation": self.tensor}
+
+    def set_from(self, state: HulhState, player: int) -> None:
+        if self._information_state:
+            self.tensor[:] = state.information_state_tensor(player)
+        else:
+            self.tensor[:] = state.observation_tensor(player)
+
+    def string_from(self, state: HulhState, player: int) -> str:
+        if self._information_state:
+            return state.information_state_string(player)
+        return state.observation_string(player)
 
 
 def _board_by_street(history: list[int]) -> list[list[int]]:

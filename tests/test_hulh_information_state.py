@@ -7,6 +7,7 @@ HULH flop + turn orderings of the same four cards were one infoset.
 from __future__ import annotations
 
 import copy
+import pickle
 import random
 
 import pyspiel
@@ -181,3 +182,36 @@ def test_tree_engine_counts_every_hulh_infoset():
     assert tree.num_histories == size.histories
     assert (tree.num_infosets_of(0), tree.num_infosets_of(1)) == size.infosets
     clear_tree_cache()  # ~0.7 GB
+
+
+def test_cpp_algorithms_see_the_per_street_infosets():
+    """`hulh` states are `pyspiel.State`s: OpenSpiel's C++ CFR runs on them
+    (through pybind11's trampolines) and keys its policy on the same
+    per-street information states as the tree engine (raw universal_poker's
+    merged board would give fewer keys)."""
+    game = _OneDeal({"num_ranks": 3, "num_suits": 3, "max_raises": "0 0 0 0"})
+    assert isinstance(game.new_initial_state(), pyspiel.State)
+    solver = pyspiel.CFRSolver(game)
+    solver.evaluate_and_update_policy()
+    table = solver.tabular_average_policy().policy_table()
+    tree = openspiel_cfrx.get_tree(game)
+    assert set(table) == set(tree.infoset_key)
+    assert sum("|" in key for key in table) > 0 and not any("2147483" in key for key in table)
+    small = pyspiel.load_game("hulh(num_ranks=5,num_suits=2)")
+    mccfr = pyspiel.ExternalSamplingMCCFRSolver(small, seed=0)
+    mccfr.run_iteration()
+    state = _play(small, [0, 1, 2, 3], [4, 5, 6], 7)
+    assert sum(mccfr.average_policy().action_probabilities(state).values()) == pytest.approx(1.0)
+
+
+def test_copy_pickle_and_serialization_round_trip(small_hulh):
+    state = _play(small_hulh, [0, 1, 2, 3], [4, 5, 6], 7)
+    info = state.information_state_string(1)
+    for other in (copy.copy(state), copy.deepcopy(state), pickle.loads(pickle.dumps(state)),
+                  small_hulh.deserialize_state(state.serialize()),
+                  pyspiel.deserialize_game_and_state(pyspiel.serialize_game_and_state(small_hulh, state))[1]):
+        assert type(other) is poker.HulhState
+        assert other.history() == state.history() and other.information_state_string(1) == info
+    game = pickle.loads(pickle.dumps(small_hulh))
+    assert str(game) == str(small_hulh) and game.new_initial_state().child(0).history() == [0]
+    assert type(state.resample_from_infostate(1, pyspiel.UniformProbabilitySampler(0.0, 1.0))) is poker.HulhState
