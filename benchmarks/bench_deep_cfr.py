@@ -36,7 +36,7 @@ from absl import app, flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import markdown_table, write_result  # noqa: E402
-from examples.contenders import DEEP_CFR_HARNESS_SETTINGS  # noqa: E402
+from examples.contenders import DEEP_CFR_HARNESS_SETTINGS, openspiel_deep_cfr_iteration  # noqa: E402
 from openspiel_cfrx.deep import DeepCFRSolver  # noqa: E402
 from openspiel_cfrx.tree import nash_conv  # noqa: E402
 
@@ -94,15 +94,7 @@ def _openspiel_solver(game, num_iterations, seed):
     return Counting(game, num_iterations=num_iterations, seed=seed, **OPENSPIEL_EXAMPLE)
 
 
-def _openspiel_iteration(solver):
-    """One iteration of OpenSpiel's `solve()` loop (its own code, unrolled)."""
-    for p in range(2):
-        for _ in range(solver._num_traversals):
-            solver._traverse_game_tree(solver._root_node, p)
-        if solver._reinitialize_advantage_networks:
-            solver._reinitialize_advantage_network(p)
-        solver._learn_advantage_network(p)
-    solver._iteration += 1
+_openspiel_iteration = openspiel_deep_cfr_iteration  # one iteration of OpenSpiel's solve() loop
 
 
 def _openspiel_nash_conv(game, solver):

@@ -14,6 +14,7 @@ Registered names (`CONTENDERS`):
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import time
 from collections.abc import Callable
@@ -24,15 +25,32 @@ import pyspiel
 from openspiel_cfrx.eval.curves import CurvePoint, exact_exploitability
 
 
-class Contender:
+class Contender(abc.ABC):
+    """One algorithm in the equal-budget harness: `step()` runs one unit of
+    its own compute, `policy()` returns what the exact evaluator scores."""
+
     name: str = ""
     nodes_touched: int | None = None  # None when the notion does not apply
 
+    @abc.abstractmethod
     def step(self) -> None:
-        raise NotImplementedError
+        """One iteration (or batch of episodes) of the algorithm."""
 
+    @abc.abstractmethod
     def policy(self):
-        raise NotImplementedError
+        """The current average policy (any form `openspiel_cfrx.nash_conv` takes)."""
+
+
+def openspiel_deep_cfr_iteration(solver) -> None:
+    """One iteration of OpenSpiel's PyTorch `DeepCFRSolver.solve()` loop (its
+    own code, unrolled so a harness can time and evaluate between iterations)."""
+    for p in range(2):
+        for _ in range(solver._num_traversals):
+            solver._traverse_game_tree(solver._root_node, p)
+        if solver._reinitialize_advantage_networks:
+            solver._reinitialize_advantage_network(p)
+        solver._learn_advantage_network(p)
+    solver._iteration += 1
 
 
 class _SolverContender(Contender):
@@ -155,14 +173,7 @@ class _OpenSpielDeepCFRContender(Contender):
         self._trained_at = -1
 
     def step(self):
-        s = self._solver
-        for p in range(2):
-            for _ in range(s._num_traversals):
-                s._traverse_game_tree(s._root_node, p)
-            if s._reinitialize_advantage_networks:
-                s._reinitialize_advantage_network(p)
-            s._learn_advantage_network(p)
-        s._iteration += 1
+        openspiel_deep_cfr_iteration(self._solver)
 
     def policy(self):
         from open_spiel.python import policy as policy_lib
