@@ -36,8 +36,15 @@ from absl import app, flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import markdown_table, write_result  # noqa: E402
-from examples.contenders import DEEP_CFR_HARNESS_SETTINGS, openspiel_deep_cfr_iteration  # noqa: E402
-from openspiel_cfrx.deep import DeepCFRSolver  # noqa: E402
+from examples.contenders import (  # noqa: E402
+    DEEP_CFR_HARNESS_SCHEDULE,
+    DEEP_CFR_HARNESS_SETTINGS,
+    openspiel_deep_cfr_iteration,
+)
+from openspiel_cfrx.deep import (
+    DeepCFRSolver,  # noqa: E402
+    Schedule,  # noqa: E402
+)
 from openspiel_cfrx.tree import nash_conv  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -62,6 +69,7 @@ OURS_LEDUC = dict(
     batch_size_strategy=2048,
     memory_capacity=int(4e6),
     keep_iteration_networks=True,
+    schedule=Schedule(**DEEP_CFR_HARNESS_SCHEDULE),
 )
 
 # OpenSpiel's examples/deep_cfr_pytorch.py settings.

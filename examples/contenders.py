@@ -258,23 +258,23 @@ DEEP_CFR_HARNESS_SETTINGS = dict(
     advantage_network_layers=(64, 64, 64),
     policy_network_layers=(64, 64, 64),
     num_traversals=10000,
-    traversals_ramp=40,
-    traversals_initial=3000,
     traversal_backend="vectorized",
     learning_rate=1e-2,
-    learning_rate_schedule="cosine",
     advantage_network_train_steps=250,
-    advantage_steps_ramp=40,
-    advantage_steps_initial=100,
     batch_size_advantage=2048,
     average_policy="sd_cfr",
+)
+DEEP_CFR_HARNESS_SCHEDULE = dict(
+    traversals_ramp=40, traversals_initial=3000, train_steps_ramp=40, train_steps_initial=100, learning_rate="cosine"
 )
 
 
 def _deep_cfr(game, seed, **kwargs):
-    from openspiel_cfrx.deep import DeepCFRSolver
+    from openspiel_cfrx.deep import DeepCFRSolver, Schedule
 
-    params = dict(num_iterations=10**9, seed=seed, num_threads=None, **DEEP_CFR_HARNESS_SETTINGS)
+    schedule = {**DEEP_CFR_HARNESS_SCHEDULE, **{k: kwargs.pop(k) for k in list(kwargs) if k in DEEP_CFR_HARNESS_SCHEDULE}}
+    params = dict(num_iterations=10**9, seed=seed, num_threads=None, schedule=Schedule(**schedule),
+                  **DEEP_CFR_HARNESS_SETTINGS)  # fmt: skip
     params.update(kwargs)
     return _DeepContender("deep_cfr", DeepCFRSolver(game, **params), game)
 

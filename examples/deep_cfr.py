@@ -40,6 +40,7 @@ from examples._common import (  # noqa: E402
     usage_error,
     write_csv_rows,
 )
+from openspiel_cfrx.deep import Schedule  # noqa: E402
 
 FLAGS = flags.FLAGS
 define_common_flags(
@@ -118,7 +119,7 @@ def main(argv):
             num_iterations=FLAGS.iterations,
             num_traversals=FLAGS.traversals,
             learning_rate=FLAGS.learning_rate,
-            learning_rate_schedule=FLAGS.learning_rate_schedule,
+            schedule=Schedule(learning_rate=FLAGS.learning_rate_schedule),
             batch_size_advantage=FLAGS.batch,
             batch_size_strategy=FLAGS.batch,
             memory_capacity=FLAGS.memory,

@@ -14,13 +14,8 @@ import torch
 import games  # noqa: F401  registers team_goofspiel, nest
 import openspiel_cfrx
 from openspiel_cfrx.deep import probe_traversal as pt
-from openspiel_cfrx.deep.cfr_mix import (
-    VARIANTS,
-    AgentNetwork,
-    CFRMixSolver,
-    mix,
-    regret_matching_plus,
-)
+from openspiel_cfrx.deep.agent_network import AgentNetwork, mix
+from openspiel_cfrx.deep.cfr_mix import VARIANTS, CFRMixSolver, regret_matching_plus
 from openspiel_cfrx.eval.team_best_response import exact_team_worst_case, sampled_team_worst_case
 
 TINY_GOOFSPIEL = "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)"
@@ -67,21 +62,27 @@ def test_shared_network_fast_path_matches_concatenated_input(hidden):
     torch.testing.assert_close(grad_fast, grad_slow)
 
 
-def test_adam_with_zero_moments_is_bitwise_flat_adam():
-    from openspiel_cfrx.deep.cfr_mix import _Adam
+def test_flat_adam_with_zero_moments_is_bitwise_plain_adam():
+    """FlatAdam's fast root of mostly-zero second moments (wide one-hot inputs)
+    changes no bit of the update (clip, moments, sqrt(v) / sqrt(1 - b2^t) + eps)."""
     from openspiel_cfrx.deep.networks import FlatAdam
 
-    nets = [torch.nn.Linear(50, 4) for _ in range(2)]
-    nets[1].load_state_dict(nets[0].state_dict())
-    optimizers = [FlatAdam(nets[0]), _Adam(nets[1])]
+    net = torch.nn.Linear(50, 4)
+    opt = FlatAdam(net, lr=1e-3, max_grad_norm=1.0)
+    params = opt.params.clone()
+    m, v = torch.zeros_like(params), torch.zeros_like(params)
     gen = torch.Generator().manual_seed(0)
-    for step in range(5):
-        grad = torch.randn(optimizers[0].grads.shape, generator=gen) * (torch.rand(optimizers[0].grads.shape, generator=gen) < 0.2)
+    for step in range(1, 6):
+        grad = torch.randn(params.shape, generator=gen) * (torch.rand(params.shape, generator=gen) < 0.2)
         grad[:10] = 1e-30 * step  # underflowing squares
-        for opt in optimizers:
-            opt.grads.copy_(grad)
-            opt.step()
-    assert torch.equal(optimizers[0].params, optimizers[1].params)
+        opt.grads.copy_(grad)
+        opt.step()
+        grad = grad * torch.clamp(1.0 / (torch.linalg.vector_norm(grad) + 1e-6), max=1.0)
+        m.mul_(0.9).add_(grad, alpha=0.1)
+        v.mul_(0.999).addcmul_(grad, grad, value=1 - 0.999)
+        denom = (v.sqrt() / (1 - 0.999**step) ** 0.5).add_(1e-8)
+        params.addcdiv_(m, denom, value=-1e-3 / (1 - 0.9**step))
+        assert torch.equal(opt.params, params)
 
 
 def test_regret_matching_plus_per_agent():
@@ -146,20 +147,20 @@ def test_probe_values_on_hand_checked_star():
     rng = random.Random(0)
     record = pt.ProbeRecord()
     values = pt.run_batched((pt.probe(child.clone(), 0, solver.views, rng, record) for _ in range(4000)),
-                            lambda qls: [solver._answer(q) for q in qls])  # fmt: skip
+                            lambda qls: [solver.answer(q) for q in qls])  # fmt: skip
     assert np.mean(values) == pytest.approx(0.75, abs=0.03)
     assert set(values) <= {0.0, 1.0}
     # A team traversal enumerates the 9 joint actions (below joint_cap) and its
     # regrets are centred on the product strategy: sum_a sigma(a) r(a) = 0.
-    record, _ = pt.run_traversals(game, 0, 50, solver.views, solver._answer, rng, "joint", joint_cap=64)
+    record, _ = pt.run_traversals(game, 0, 50, solver.views, solver.answer, rng, "joint", joint_cap=64)
     assert all(len(pairs) == 9 for pairs in record.regret_pairs)
     for regrets in record.regret_values:
         assert np.dot(np.full(9, 1 / 9), regrets) == pytest.approx(0.0, abs=1e-12)
     # Above the cap the set is subsampled to exactly joint_cap candidates.
-    record, _ = pt.run_traversals(game, 0, 5, solver.views, solver._answer, rng, "joint", joint_cap=4)
+    record, _ = pt.run_traversals(game, 0, 5, solver.views, solver.answer, rng, "joint", joint_cap=4)
     assert all(len(pairs) == 4 for pairs in record.regret_pairs)
     # Independent targets: one agent per pair, sum over agents of legal actions.
-    record, _ = pt.run_traversals(game, 0, 5, solver.views, solver._answer, rng, "independent")
+    record, _ = pt.run_traversals(game, 0, 5, solver.views, solver.answer, rng, "independent")
     for pairs in record.regret_pairs:
         assert len(pairs) == 6 and all(sum(d >= 0 for d in p) == 1 for p in pairs)
 
@@ -214,7 +215,7 @@ def _all_outputs(solver, game) -> list[np.ndarray]:
     on every information set of the tiny game."""
     states = openspiel_cfrx.get_tree(game).infoset_states()
     out = []
-    for models in (solver._regret_models, solver._policy_models):
+    for models in (solver.regret_models, solver.policy_models):
         for player, model in enumerate(models):
             queries = [pt.make_query(solver.views[player], s) for s in states if s.current_player() == player]
             features = np.stack([q.features for q in queries]).astype(np.float32)
@@ -242,13 +243,13 @@ def test_checkpoint_resume_is_exact(tiny_game, tmp_path, variant):
     assert resumed.nodes_touched == straight.nodes_touched and resumed.probes == straight.probes
     for a, b in zip(_all_outputs(resumed, tiny_game), _all_outputs(straight, tiny_game), strict=True):
         np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
-    for a, b in zip(resumed._regret_models + resumed._policy_models,
-                    straight._regret_models + straight._policy_models, strict=True):  # fmt: skip
+    for a, b in zip(resumed.regret_models + resumed.policy_models,
+                    straight.regret_models + straight.policy_models, strict=True):  # fmt: skip
         assert a.memory.add_calls == b.memory.add_calls and a.losses == b.losses and a.scale == b.scale
         np.testing.assert_array_equal(a.memory.features, b.memory.features)
-        assert a.optimizer.steps == b.optimizer.steps
-    assert resumed._py_rng.random() == straight._py_rng.random()
-    assert resumed._np_rng.random() == straight._np_rng.random()
+        assert a.trainer.optimizer.steps == b.trainer.optimizer.steps
+    assert resumed.py_rng.random() == straight.py_rng.random()
+    assert resumed.np_rng.random() == straight.np_rng.random()
 
 
 def test_corrupt_and_mismatched_checkpoints_give_clear_errors(tiny_game, tmp_path):
@@ -288,7 +289,7 @@ def test_corrupt_and_mismatched_checkpoints_give_clear_errors(tiny_game, tmp_pat
         deep.load_checkpoint(path)
     # Right format and settings, damaged contents.
     payload = torch.load(path, weights_only=True)
-    del payload["regret_models"][0]["optimizer"]
+    del payload["state"]["parts"]["regret_model_0"]["trainer"]["optimizer"]
     torch.save(payload, str(tmp_path / "damaged.pt"))
     with pytest.raises(CheckpointError, match="damaged"):
         fresh.load_checkpoint(str(tmp_path / "damaged.pt"))
@@ -330,18 +331,15 @@ def test_compact_infoset_encoding_on_nest(tmp_path):
     assert resumed.iteration == 2
     with pytest.raises(CheckpointError, match="infoset_encoding: checkpoint 'compact' vs solver 'tensor'"):
         CFRMixSolver(game, **TINY_NETS).load_checkpoint(path)
-    # Checkpoints written before the option count as "tensor".
+    # An unknown format version is refused, naming it.
     tensor = CFRMixSolver(game, **TINY_NETS)
     tensor.run_iteration()
     tensor.save_checkpoint(path)
     payload = torch.load(path, weights_only=True)
-    del payload["config"]["infoset_encoding"]
-    payload["format"] = "openspiel_cfrx.CFRMixSolver/1"  # as written before the option (and checksums)
-    del payload["sha256"]
+    payload["format"] = "openspiel_cfrx.CFRMixSolver/9"
     torch.save(payload, path)
-    CFRMixSolver(game, **TINY_NETS).load_checkpoint(path)
-    with pytest.raises(CheckpointError, match="infoset_encoding"):
-        CFRMixSolver(game, infoset_encoding="compact", **TINY_NETS).load_checkpoint(path)
+    with pytest.raises(CheckpointError, match="format 'openspiel_cfrx.CFRMixSolver/9'"):
+        CFRMixSolver(game, **TINY_NETS).load_checkpoint(path)
     with pytest.raises(ValueError, match="compact_information_state_size"):
         CFRMixSolver(pyspiel.load_game(TINY_GOOFSPIEL), infoset_encoding="compact")
     with pytest.raises(ValueError, match="infoset_encoding must be one of"):

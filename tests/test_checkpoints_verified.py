@@ -9,6 +9,7 @@ a full disk is reported as such.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import subprocess
 import sys
@@ -64,13 +65,18 @@ def test_deep_cfr_checkpoint_overwritten_in_the_middle_is_refused(deep_cfr_check
 def test_intact_checkpoint_still_loads_and_legacy_format_loads(deep_cfr_checkpoint, tmp_path):
     solver = openspiel_cfrx.DeepCFRSolver(pyspiel.load_game("kuhn_poker"), seed=0, **SMALL)
     solver.load_checkpoint(deep_cfr_checkpoint)
-    # A format /1 file (written before checksums) loads unverified.
-    payload = torch.load(deep_cfr_checkpoint, weights_only=True)
+    # A format /1 file (written before checksums, and before the shared neural
+    # core: migrated on load, tests/test_checkpoint_migration.py) loads unverified.
+    data = os.path.join(os.path.dirname(__file__), "data")
+    payload = torch.load(os.path.join(data, "deep_cfr_format2.pt"), weights_only=True)
     payload["format"] = "openspiel_cfrx.DeepCFRSolver/1"
     del payload["sha256"]
     legacy = str(tmp_path / "legacy.pt")
     torch.save(payload, legacy)
-    openspiel_cfrx.DeepCFRSolver(pyspiel.load_game("kuhn_poker"), seed=0, **SMALL).load_checkpoint(legacy)
+    settings = json.load(open(os.path.join(data, "format2_expected.json")))["settings"]["deep_cfr"]
+    old = openspiel_cfrx.DeepCFRSolver(pyspiel.load_game("kuhn_poker"), **settings)
+    old.load_checkpoint(legacy)
+    assert old.iteration == 2
 
 
 def test_cfr_mix_checkpoint_overwritten_in_the_middle_is_refused(tmp_path):
@@ -152,5 +158,5 @@ def test_disk_full_is_reported_as_such(tmp_path):
 def test_checkpoint_digest_covers_numbers_too(deep_cfr_checkpoint):
     payload = torch.load(deep_cfr_checkpoint, weights_only=True)
     assert payload["sha256"] == checkpoint_lib.payload_digest(payload)
-    payload["iteration"] += 1
+    payload["state"]["iteration"] += 1
     assert payload["sha256"] != checkpoint_lib.payload_digest(payload)

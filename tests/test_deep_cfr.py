@@ -26,9 +26,16 @@ from openspiel_cfrx.deep import (
     run_batched,
 )
 from openspiel_cfrx.deep.networks import FlatAdam
+from openspiel_cfrx.deep.schedule import Schedule
+from openspiel_cfrx.deep.trainer import memory_batches
+from openspiel_cfrx.deep.traversal import StateCursor
 from openspiel_cfrx.tree import UnsupportedGameError
 
 torch.set_num_threads(1)
+
+
+def _tensor(state, player):
+    return state.information_state_tensor(player)
 
 SMALL = dict(
     num_iterations=2,
@@ -179,21 +186,28 @@ def test_merged_training_matches_sampled_training_in_expectation(kuhn):
     sampled = DeepCFRSolver(kuhn, seed=3, aggregate_duplicates=False, **settings)
     merged.run_iteration()
     sampled.run_iteration()
-    assert merged._advantage_memories[0].duplicates_tracked
-    assert not sampled._advantage_memories[0].duplicates_tracked
+    assert merged.advantage_buffers[0].duplicates_tracked
+    assert not sampled.advantage_buffers[0].duplicates_tracked
     for player in (0, 1):
-        assert merged._advantage_losses[player][-1] <= 1.05 * sampled._advantage_losses[player][-1]
+        merged_loss = merged.history[-1]["advantage_loss"][player]
+        assert merged_loss <= 1.05 * sampled.history[-1]["advantage_loss"][player]
 
 
 # ------------------------------------------------------- weighting, networks
 def test_linear_weights_are_rescaled_by_two_over_t(kuhn):
     solver = DeepCFRSolver(kuhn, **SMALL)
-    solver._iteration = 8
-    iterations = torch.tensor([1, 4, 8], dtype=torch.int32)
-    np.testing.assert_allclose(solver._sample_weights(iterations).numpy(), [0.25, 1.0, 2.0])
-    uniform = DeepCFRSolver(kuhn, linear_weighting=False, **SMALL)
-    uniform._iteration = 8
-    np.testing.assert_allclose(uniform._sample_weights(iterations).numpy(), [1.0, 1.0, 1.0])
+    for _ in range(7):
+        solver.run_iteration()
+    assert solver.iteration == 7 and solver.linear_scale() == pytest.approx(2.0 / 8)  # training at T = 8
+    assert DeepCFRSolver(kuhn, linear_weighting=False, **SMALL).linear_scale() is None
+    memory = ReservoirMemory(capacity=3, feature_size=1, num_actions=1)
+    for t in (1, 4, 8):
+        memory.add(np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32), np.ones((1, 1), bool), t,
+                   np.random.default_rng(0))  # fmt: skip
+    weights = memory_batches(memory, None, np.random.default_rng(0), 2.0 / 8, "cpu")(0)[3]
+    np.testing.assert_allclose(weights.numpy(), [0.25, 1.0, 2.0])
+    uniform = memory_batches(memory, None, np.random.default_rng(0), None, "cpu")(0)[3]
+    np.testing.assert_allclose(uniform.numpy(), [1.0, 1.0, 1.0])
 
 
 def test_flat_adam_matches_torch_adam_with_gradient_clipping():
@@ -237,7 +251,7 @@ def test_traversal_records_regrets_against_the_strategy_value(kuhn):
 
     rng = random.Random(0)
     values = run_batched(
-        (external_sampling_traversal(kuhn.new_initial_state(), 0, 2, lambda s, p: s.information_state_tensor(p), rng, record)
+        (external_sampling_traversal(StateCursor(kuhn, _tensor), kuhn.new_initial_state(), 0, 2, rng, record)
          for _ in range(50)),
         answer,
     )  # fmt: skip
@@ -261,7 +275,7 @@ def test_sampled_regrets_estimate_the_advantage_lemma_1(kuhn):
     record = TraversalRecord()
     rng = random.Random(1)
     run_batched(
-        (external_sampling_traversal(kuhn.new_initial_state(), 1, 2, lambda s, p: s.information_state_tensor(p), rng, record)
+        (external_sampling_traversal(StateCursor(kuhn, _tensor), kuhn.new_initial_state(), 1, 2, rng, record)
          for _ in range(4000)),
         lambda queries: [[0.5, 0.5] for _ in queries],
     )  # fmt: skip
@@ -307,7 +321,7 @@ def test_vectorized_traversals_estimate_the_advantage_lemma_1(kuhn):
     record = TraversalRecord()
     rng = random.Random(2)
     run_batched(
-        (external_sampling_traversal(kuhn.new_initial_state(), 1, 2, lambda s, p: s.information_state_tensor(p), rng, record)
+        (external_sampling_traversal(StateCursor(kuhn, _tensor), kuhn.new_initial_state(), 1, 2, rng, record)
          for _ in range(8000)),
         lambda queries: [[0.5, 0.5] for _ in queries],
     )  # fmt: skip
@@ -324,34 +338,35 @@ def test_vectorized_backend_solver_learns_kuhn(kuhn):
 
 
 def test_cosine_schedule_anneals_each_training_run(kuhn):
-    solver = DeepCFRSolver(kuhn, seed=1, learning_rate=1e-2, learning_rate_schedule="cosine", **SMALL)
-    rates = solver._step_learning_rates(100)
+    solver = DeepCFRSolver(kuhn, seed=1, learning_rate=1e-2, schedule=Schedule(learning_rate="cosine"), **SMALL)
+    rates = solver.schedule.learning_rates(1e-2, 100)
     assert rates[0] == pytest.approx(1e-2) and rates[50] == pytest.approx(5e-3)
     assert all(a > b > 0 for a, b in zip(rates[:-1], rates[1:], strict=True))
-    assert DeepCFRSolver(kuhn, learning_rate=1e-2)._step_learning_rates(3) == [1e-2] * 3
+    assert DeepCFRSolver(kuhn, learning_rate=1e-2).schedule.learning_rates(1e-2, 3) == [1e-2] * 3
     solver.solve()
-    last = solver._step_learning_rates(SMALL["advantage_network_train_steps"])[-1]
-    assert solver._advantage_optimizers[0].lr == pytest.approx(last)  # each retraining ends annealed
+    last = solver.schedule.learning_rates(1e-2, SMALL["advantage_network_train_steps"])[-1]
+    assert solver.advantage_trainers[0].optimizer.lr == pytest.approx(last)  # each retraining ends annealed
     constant = DeepCFRSolver(kuhn, seed=1, learning_rate=1e-2, **SMALL)
     constant.solve()
-    x = torch.zeros(1, solver._feature_size)
+    x = torch.zeros(1, solver.config["feature_size"])
     assert not torch.allclose(solver.advantage_networks[0](x), constant.advantage_networks[0](x))
 
 
 def test_advantage_steps_ramp_up_over_the_first_iterations(kuhn):
-    ramped = DeepCFRSolver(kuhn, advantage_network_train_steps=250, advantage_steps_ramp=20)
+    ramped = DeepCFRSolver(kuhn, advantage_network_train_steps=250, schedule=Schedule(train_steps_ramp=20))
     assert [ramped.advantage_train_steps(t) for t in (1, 5, 10, 19, 20, 100)] == [13, 63, 125, 238, 250, 250]
-    linear = DeepCFRSolver(kuhn, advantage_network_train_steps=300, advantage_steps_ramp=81,
-                           advantage_steps_initial=100)  # fmt: skip
+    linear = DeepCFRSolver(kuhn, advantage_network_train_steps=300,
+                           schedule=Schedule(train_steps_ramp=81, train_steps_initial=100))  # fmt: skip
     assert [linear.advantage_train_steps(t) for t in (1, 41, 81, 200)] == [100, 200, 300, 300]
     paper = DeepCFRSolver(kuhn, advantage_network_train_steps=250)
     assert {paper.advantage_train_steps(t) for t in (1, 20, 100)} == {250}
     assert {paper.traversals(t) for t in (1, 20, 100)} == {1000}
-    more = DeepCFRSolver(kuhn, num_traversals=10000, traversals_ramp=41, traversals_initial=2000)
+    more = DeepCFRSolver(kuhn, num_traversals=10000, schedule=Schedule(traversals_ramp=41, traversals_initial=2000))
     assert [more.traversals(t) for t in (1, 21, 41, 99)] == [2000, 6000, 10000, 10000]
-    solver = DeepCFRSolver(kuhn, seed=1, advantage_steps_ramp=10, **{**SMALL, "advantage_network_train_steps": 20})
+    solver = DeepCFRSolver(kuhn, seed=1, schedule=Schedule(train_steps_ramp=10),
+                           **{**SMALL, "advantage_network_train_steps": 20})  # fmt: skip
     solver.run_iteration()
-    assert solver._advantage_optimizers[0].steps == 2  # ceil(20 * 1 / 10) steps at iteration 1
+    assert solver.advantage_trainers[0].optimizer.steps == 2  # ceil(20 * 1 / 10) steps at iteration 1
 
 
 def test_tree_backend_draws_the_same_samples_as_the_pyspiel_backend():
@@ -363,8 +378,8 @@ def test_tree_backend_draws_the_same_samples_as_the_pyspiel_backend():
         solver.run_iteration()
         solver.run_iteration()  # second iteration uses trained networks
     assert by_state.nodes_touched == by_tree.nodes_touched
-    pairs = zip(by_state._advantage_memories + [by_state._strategy_memory],
-                by_tree._advantage_memories + [by_tree._strategy_memory], strict=True)  # fmt: skip
+    pairs = zip([*by_state.advantage_buffers, by_state.strategy_buffer],
+                [*by_tree.advantage_buffers, by_tree.strategy_buffer], strict=True)  # fmt: skip
     for a, b in pairs:
         assert a.add_calls == b.add_calls > 0
         np.testing.assert_array_equal(a.features[: len(a)], b.features[: len(b)])
@@ -422,7 +437,7 @@ def test_sd_cfr_average_is_the_same_on_the_tree_and_per_state(kuhn):
     strategy = solver.strategy_array(tree)
     per_state = solver.batch_action_probabilities(tree.infoset_states())
     np.testing.assert_allclose(per_state, strategy, atol=1e-6)
-    assert len(solver._kept_networks) == 3
+    assert len(solver.iteration_networks) == 3
 
 
 @pytest.mark.parametrize(
@@ -445,15 +460,26 @@ def test_unsupported_games_are_refused(game_string, match):
         (dict(average_policy="last"), "average_policy"),
         (dict(learning_rate=0), "learning_rate"),
         (dict(traversal_backend="gpu"), "traversal_backend"),
-        (dict(learning_rate_schedule="step"), "learning_rate_schedule"),
-        (dict(advantage_steps_ramp=-1), "advantage_steps_ramp"),
-        (dict(advantage_steps_initial=50), "advantage_steps_ramp"),
-        (dict(traversals_ramp=5, traversals_initial=0), "traversals_initial"),
+        (dict(schedule="cosine"), "schedule"),
     ],
 )
 def test_bad_arguments_raise_value_errors(kuhn, kwargs, match):
     with pytest.raises(ValueError, match=match):
         DeepCFRSolver(kuhn, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(learning_rate="step"), "learning_rate"),
+        (dict(train_steps_ramp=-1), "train_steps_ramp"),
+        (dict(train_steps_initial=50), "train_steps_ramp"),
+        (dict(traversals_ramp=5, traversals_initial=0), "traversals_initial"),
+    ],
+)
+def test_bad_schedules_raise_value_errors(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        Schedule(**kwargs)
 
 
 def test_evaluating_mid_run_does_not_change_training(kuhn):
@@ -481,8 +507,8 @@ def test_checkpoint_resume_continues_exactly(kuhn, tmp_path):
     resumed.load_checkpoint(path)
     assert resumed.iteration == 2
     resumed.run_iteration()
-    for a, b in zip(straight._advantage_memories + [straight._strategy_memory],
-                    resumed._advantage_memories + [resumed._strategy_memory], strict=True):  # fmt: skip
+    for a, b in zip([*straight.advantage_buffers, straight.strategy_buffer],
+                    [*resumed.advantage_buffers, resumed.strategy_buffer], strict=True):  # fmt: skip
         assert a.add_calls == b.add_calls
         np.testing.assert_array_equal(a.targets[: len(a)], b.targets[: len(b)])
     for a, b in zip(straight.advantage_networks, resumed.advantage_networks, strict=True):

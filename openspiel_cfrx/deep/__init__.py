@@ -4,11 +4,15 @@
     policy_network, advantage_losses, policy_loss = solver.solve()
     openspiel_cfrx.nash_conv(game, solver)       # exact, all infosets batched
 
-Modules: `traversal` (external sampling as generators yielding network
-queries, answered in batches), `memories` (reservoir / sliding window on
-preallocated arrays), `networks` (MLP with skip connections and normalisation,
-regret matching, network registry), `poker_network` (the Appendix C card/bet
-network, `network="poker"`), `checkpoint`, `deep_cfr` (the solver).
+The shared core both solvers compose: `solver_base` (iteration loop, timing,
+progress, callbacks, seeds, checkpoints from each part's state_dict),
+`sampler` (where samples come from: pyspiel-state, tree and vectorised
+backends over `traversal` / `vector_traversal`), `trainer` (one SGD loop and
+the losses, with the duplicate-merging identity explicit), `regret_matching`,
+`schedule` (ramps and learning-rate schedule), `memories`, `networks` (MLP,
+FlatAdam, the network registry; `poker_network` registers the Appendix C
+network), `checkpoint`. The solvers: `deep_cfr` (with `sd_cfr`) and `cfr_mix`
+(with `team_model`, `agent_network`, `probe_traversal`).
 """
 
 from openspiel_cfrx.deep.checkpoint import CheckpointError
@@ -20,10 +24,14 @@ from openspiel_cfrx.deep.networks import (
     masked_softmax,
     network_names,
     register_network,
-    regret_matching,
     reset_parameters,
 )
 from openspiel_cfrx.deep.poker_network import PokerNetwork, count_parameters  # registers "poker"
+from openspiel_cfrx.deep.regret_matching import regret_matching
+from openspiel_cfrx.deep.sampler import Sampler, Samples
+from openspiel_cfrx.deep.schedule import Schedule
+from openspiel_cfrx.deep.solver_base import NeuralSolver
+from openspiel_cfrx.deep.trainer import Trainer, WeightedSquaredLoss
 from openspiel_cfrx.deep.traversal import (
     TraversalRecord,
     external_sampling_traversal,
@@ -36,6 +44,12 @@ __all__ = [
     "CheckpointError",
     "DeepCFRSolver",
     "InformationStateTensorEncoder",
+    "NeuralSolver",
+    "Sampler",
+    "Samples",
+    "Schedule",
+    "Trainer",
+    "WeightedSquaredLoss",
     "PokerNetwork",
     "ReservoirMemory",
     "SlidingWindowMemory",

@@ -1,39 +1,42 @@
-"""Checkpoint and resume for the deep solvers (`DeepCFRSolver`, `CFRMixSolver`).
+"""Checkpoint and resume for the neural solvers (`DeepCFRSolver`, `CFRMixSolver`).
 
 A checkpoint is one `torch.save` file holding only tensors, numbers, strings
 and containers, so it loads with `torch.load(weights_only=True)` (no
-arbitrary code runs from a checkpoint file). It contains the networks,
-optimiser states, memories, iteration counter, loss history, kept networks
-(SD-CFR mode, Deep CFR) and the RNG states the solver draws from (numpy and
-Python `random`; neither solver uses torch's global RNG: network
-initialisation draws from a forked, seeded one), so a resumed run continues
-exactly as an uninterrupted one would. Files are written atomically (temp
-file + rename, stale temporaries of killed writers removed, a full disk
-reported as such: `openspiel_cfrx.checkpoint_io`). Each solver type has its
-own `format` tag, so one solver refuses the other's checkpoints.
+arbitrary code runs from a checkpoint file). It holds the solver's `config`
+(the settings a checkpoint must match) and its `state_dict()`: every part's
+own `state_dict()` (trainers: network and Adam moments; memories; CFR-MIX
+models), the iteration, history, counters and the random streams the solver
+draws from (numpy and Python `random`; network initialisation draws from a
+forked, seeded torch stream), so a resumed run continues exactly as an
+uninterrupted one would. Files are written atomically (temp file + rename,
+stale temporaries of killed writers removed, a full disk reported as such:
+`openspiel_cfrx.checkpoint_io`) with a SHA-256 digest of the whole payload
+(every tensor's bytes, dtype and shape, every number and string, in a
+canonical order); a file whose contents no longer match it is refused.
 
-Format /2 stores a SHA-256 digest of the whole payload (every tensor's bytes,
-dtype and shape, every number and string, in a canonical order); a file whose
-contents no longer match it (e.g. bytes overwritten in place) is refused with
-`CheckpointError`. Format /1 files (no digest) still load.
+The format tag is `openspiel_cfrx.<SolverClass>/3`, so one solver refuses the
+other's checkpoints. Formats /2 (checksummed) and /1 (no checksum), written
+before the shared neural core with one field per private attribute, are
+migrated to the /3 layout on load (`_migrate`); any other format is refused
+with a message naming it.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import random
 
 import numpy as np
 import torch
 
 from openspiel_cfrx.checkpoint_io import atomic_write
 
-FORMAT = "openspiel_cfrx.DeepCFRSolver/2"
-CFR_MIX_FORMAT = "openspiel_cfrx.CFRMixSolver/2"
-_LEGACY = {FORMAT: "openspiel_cfrx.DeepCFRSolver/1", CFR_MIX_FORMAT: "openspiel_cfrx.CFRMixSolver/1"}
-_SOLVER_OF_FORMAT = {FORMAT: "DeepCFRSolver", CFR_MIX_FORMAT: "CFRMixSolver"}
-_SOLVER_OF_FORMAT.update({old: _SOLVER_OF_FORMAT[new] for new, old in _LEGACY.items()})
+VERSION = 3
+SOLVERS = ("DeepCFRSolver", "CFRMixSolver")
+
+
+def format_of(solver_name: str, version: int = VERSION) -> str:
+    return f"openspiel_cfrx.{solver_name}/{version}"
 
 
 class CheckpointError(ValueError):
@@ -45,42 +48,18 @@ def _to_torch(value):
         return torch.from_numpy(np.ascontiguousarray(value))
     if isinstance(value, dict):
         return {k: _to_torch(v) for k, v in value.items()}
-    return value
-
-
-def _to_numpy(value):
-    if isinstance(value, torch.Tensor):
-        return value.numpy()
-    if isinstance(value, dict):
-        return {k: _to_numpy(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_to_torch(v) for v in value)
     return value
 
 
 def save(solver, path: str, extra=None) -> None:
     payload = {
-        "format": FORMAT,
+        "format": format_of(type(solver).__name__),
         "config": dict(solver.config),
-        "iteration": solver._iteration,
-        "trained": list(solver._trained),
-        "policy_trained_at": solver._policy_trained_at,
-        "policy_loss": solver._policy_loss,
-        "advantage_losses": {str(p): list(v) for p, v in solver._advantage_losses.items()},
-        "advantage_networks": [n.state_dict() for n in solver._advantage_networks],
-        "advantage_optimizers": [o.state_dict() for o in solver._advantage_optimizers],
-        "policy_network": solver._policy_network.state_dict(),
-        "policy_optimizer": solver._policy_optimizer.state_dict(),
-        "advantage_memories": [_to_torch(m.state_dict()) for m in solver._advantage_memories],
-        "strategy_memory": _to_torch(solver._strategy_memory.state_dict()),
-        "kept_networks": [[t, sds] for t, sds in solver._kept_networks],
-        "np_rng": solver._np_rng.bit_generator.state,
-        "py_rng": solver._py_rng.getstate(),
-        "counters": {
-            "nodes_touched": solver.nodes_touched,
-            "traversal_seconds": solver.traversal_seconds,
-            "training_seconds": solver.training_seconds,
-        },
+        "state": _to_torch(solver.state_dict()),
+        "extra": extra,
     }
-    payload["extra"] = extra
     _write(payload, path)
 
 
@@ -115,9 +94,9 @@ def _write(payload: dict, path: str) -> None:
     atomic_write(path, lambda f: torch.save(payload, f))
 
 
-def _read(path: str, expected_format: str) -> dict:
-    """The payload of `path`, checked to carry `expected_format`."""
-    solver_name = _SOLVER_OF_FORMAT[expected_format]
+def _read(path: str, solver_name: str) -> dict:
+    """The payload of `path`, checked to be a current-format checkpoint of `solver_name`."""
+    expected = format_of(solver_name)
     if not os.path.exists(path):
         raise CheckpointError(f"checkpoint {path!r} does not exist")
     if os.path.isfile(path) and os.path.getsize(path) == 0:
@@ -134,22 +113,61 @@ def _read(path: str, expected_format: str) -> dict:
             f"the file is corrupt, truncated, or not a {solver_name} checkpoint"
         ) from None
     found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
-    if found == _LEGACY.get(expected_format):
-        return payload  # format /1: written before checksums; loads unverified
-    if found == expected_format and payload.get("sha256") != payload_digest(payload):
+    written_by = {format_of(name, v): (name, v) for name in SOLVERS for v in range(1, VERSION + 1)}.get(found)
+    if found == expected or (written_by == (solver_name, 2)):
+        if payload.get("sha256") != payload_digest(payload):
+            raise CheckpointError(
+                f"checkpoint {path!r} is damaged: its contents do not match the checksum written "
+                "with them (bytes changed after writing); use an earlier checkpoint"
+            )
+    elif written_by != (solver_name, 1):  # format /1: written before checksums; loads unverified
+        hint = f"; it was written by {written_by[0]}: load it into one" if written_by else ""
         raise CheckpointError(
-            f"checkpoint {path!r} is damaged: its contents do not match the checksum written "
-            "with them (bytes changed after writing); use an earlier checkpoint"
+            f"{path!r} is not a {solver_name} checkpoint (format {found!r}, expected {expected!r}){hint}"
         )
-    if found != expected_format:
-        hint = ""
-        if found in _SOLVER_OF_FORMAT:
-            hint = f"; it was written by {_SOLVER_OF_FORMAT[found]}: load it into one"
-        raise CheckpointError(
-            f"{path!r} is not a {solver_name} checkpoint (format {found!r}, expected "
-            f"{expected_format!r}){hint}"
-        )
+    if written_by is not None and written_by[1] < VERSION:
+        try:
+            payload = _migrate(payload, solver_name)
+        except (KeyError, TypeError, ValueError, IndexError) as e:
+            raise CheckpointError(
+                f"checkpoint {path!r} has the old format {found!r} but cannot be migrated to /{VERSION} "
+                f"({type(e).__name__}: {e}); it is damaged, start a new run"
+            ) from None
     return payload
+
+
+def _migrate(payload: dict, solver_name: str) -> dict:
+    """A format /1 or /2 payload (one field per private attribute of the solver
+    before the shared neural core) in the /3 layout (`NeuralSolver.state_dict()`)."""
+    counters = dict(payload["counters"])
+    state = {"iteration": payload["iteration"], "np_rng": payload["np_rng"], "py_rng": payload["py_rng"],
+             "history": list(payload.get("history", [])), "counters": counters}  # fmt: skip
+    config = dict(payload["config"])
+    if solver_name == "DeepCFRSolver":
+        trainers = [{"network": n, "optimizer": o}
+                    for n, o in zip(payload["advantage_networks"], payload["advantage_optimizers"], strict=True)]  # fmt: skip
+        kept = payload["kept_networks"]
+        state["parts"] = {
+            "advantage_0": trainers[0], "advantage_1": trainers[1],
+            "policy": {"network": payload["policy_network"], "optimizer": payload["policy_optimizer"]},
+            "advantage_memory_0": payload["advantage_memories"][0],
+            "advantage_memory_1": payload["advantage_memories"][1], "strategy_memory": payload["strategy_memory"],
+            "iteration_networks": {"iterations": [t for t, _ in kept], "networks": [sds for _, sds in kept]},
+        }  # fmt: skip
+        losses = payload["advantage_losses"]
+        state["solver"] = {"trained": payload["trained"], "policy_trained_at": payload["policy_trained_at"],
+                           "policy_loss": payload["policy_loss"],
+                           "advantage_losses": [list(losses[str(p)]) for p in (0, 1)]}  # fmt: skip
+    else:
+        def model(old):
+            return {"trainer": {"network": old["net"], "optimizer": old["optimizer"]},
+                    **{k: old[k] for k in ("memory", "scale", "trained", "losses", "seed")}}  # fmt: skip
+
+        state["parts"] = {f"{kind}_model_{p}": model(m) for kind in ("regret", "policy")
+                          for p, m in enumerate(payload[f"{kind}_models"])}  # fmt: skip
+        state["solver"] = {"probes": counters.pop("probes")}
+        config.setdefault("infoset_encoding", "tensor")  # written before the option existed
+    return {**payload, "format": format_of(solver_name), "config": config, "state": state}
 
 
 def _check_config(path: str, saved, current: dict) -> None:
@@ -165,117 +183,23 @@ def _check_config(path: str, saved, current: dict) -> None:
         )
 
 
-def _python_rng(state) -> random.Random:
-    rng = random.Random()
-    version, internal, gauss = state
-    rng.setstate((version, tuple(internal), gauss))
-    return rng
-
-
-def read_config(path: str) -> dict:
-    """The settings a Deep CFR checkpoint was written with (`solver.config`)."""
-    config = _read(path, FORMAT).get("config")
+def read_config(path: str, solver_name: str = "DeepCFRSolver") -> dict:
+    """The settings a checkpoint was written with (`solver.config`)."""
+    config = _read(path, solver_name).get("config")
     if not isinstance(config, dict):
         raise CheckpointError(f"checkpoint {path!r} is damaged: its config is {type(config).__name__}")
     return dict(config)
 
 
 def load(solver, path: str) -> None:
-    payload = _read(path, FORMAT)
-    solver.checkpoint_extra = payload.get("extra")
+    """Restores `path` into `solver` (same class, same `config`)."""
+    payload = _read(path, type(solver).__name__)
     _check_config(path, payload.get("config"), solver.config)
     try:
-        for net, state in zip(solver._advantage_networks, payload["advantage_networks"], strict=True):
-            net.load_state_dict(state)
-        solver._advantage_optimizers = [solver._new_optimizer(n) for n in solver._advantage_networks]
-        for opt, state in zip(solver._advantage_optimizers, payload["advantage_optimizers"], strict=True):
-            opt.load_state_dict(state)
-        solver._policy_network.load_state_dict(payload["policy_network"])
-        solver._policy_optimizer = solver._new_optimizer(solver._policy_network)
-        solver._policy_optimizer.load_state_dict(payload["policy_optimizer"])
-        for memory, state in zip(solver._advantage_memories, payload["advantage_memories"], strict=True):
-            memory.load_state_dict(_to_numpy(state))
-        solver._strategy_memory.load_state_dict(_to_numpy(payload["strategy_memory"]))
-        solver._kept_networks = [(int(t), list(sds)) for t, sds in payload["kept_networks"]]
-        solver._np_rng.bit_generator.state = payload["np_rng"]
-        solver._py_rng = _python_rng(payload["py_rng"])
-    except (KeyError, RuntimeError, ValueError, TypeError) as e:
-        raise CheckpointError(f"checkpoint {path!r} is damaged or incompatible: {e}") from None
-    solver._iteration = int(payload["iteration"])
-    solver._trained = [bool(x) for x in payload["trained"]]
-    solver._policy_trained_at = int(payload["policy_trained_at"])
-    solver._policy_loss = payload["policy_loss"]
-    solver._advantage_losses = {int(p): list(v) for p, v in payload["advantage_losses"].items()}
-    counters = payload["counters"]
-    solver.nodes_touched = int(counters["nodes_touched"])
-    solver.traversal_seconds = float(counters["traversal_seconds"])
-    solver.training_seconds = float(counters["training_seconds"])
-    solver._eval_cache = {}
-
-
-# ------------------------------------------------------------------ CFR-MIX
-def save_cfr_mix(solver, path: str, extra=None) -> None:
-    """Writes a `CFRMixSolver`: per player and network kind (regret, average
-    strategy) the agent network, optimiser moments, memory (filled part),
-    target scale, losses and seed; the iteration, history, counters and both
-    RNG states."""
-
-    def model_state(model) -> dict:
-        state = model.state_dict()
-        state["memory"] = _to_torch(state["memory"])
-        return state
-
-    payload = {
-        "format": CFR_MIX_FORMAT,
-        "config": dict(solver.config),
-        "iteration": solver._iteration,
-        "regret_models": [model_state(m) for m in solver._regret_models],
-        "policy_models": [model_state(m) for m in solver._policy_models],
-        "np_rng": solver._np_rng.bit_generator.state,
-        "py_rng": solver._py_rng.getstate(),
-        "history": list(solver.history),
-        "counters": {
-            "nodes_touched": solver.nodes_touched,
-            "probes": solver.probes,
-            "traversal_seconds": solver.traversal_seconds,
-            "training_seconds": solver.training_seconds,
-        },
-    }
-    payload["extra"] = extra
-    _write(payload, path)
-
-
-def load_cfr_mix(solver, path: str) -> None:
-    """Restores a checkpoint written by `save_cfr_mix` into a `CFRMixSolver`
-    built with the same game and shape settings (`solver.config`)."""
-    payload = _read(path, CFR_MIX_FORMAT)
-    solver.checkpoint_extra = payload.get("extra")
-    saved = payload.get("config")
-    if isinstance(saved, dict) and "infoset_encoding" not in saved:
-        saved = {**saved, "infoset_encoding": "tensor"}  # written before the option existed
-    _check_config(path, saved, solver.config)
-    try:
-        models = solver._regret_models + solver._policy_models
-        states = list(payload["regret_models"]) + list(payload["policy_models"])
-        for model, state in zip(models, states, strict=True):
-            model.load_state_dict({**state, "memory": _to_numpy(state["memory"])})
-        solver._np_rng.bit_generator.state = payload["np_rng"]
-        solver._py_rng = _python_rng(payload["py_rng"])
-        iteration = int(payload["iteration"])
-        history = [dict(stats) for stats in payload["history"]]
-        counters = payload["counters"]
-        nodes_touched = int(counters["nodes_touched"])
-        probes = int(counters["probes"])
-        traversal_seconds = float(counters["traversal_seconds"])
-        training_seconds = float(counters["training_seconds"])
-    except (KeyError, RuntimeError, ValueError, TypeError) as e:
+        solver.load_state_dict(payload["state"])
+    except (KeyError, RuntimeError, ValueError, TypeError, IndexError) as e:
         raise CheckpointError(
             f"checkpoint {path!r} is damaged or incompatible ({type(e).__name__}: {e}); "
             "write a new one, or construct the solver with the checkpoint's settings"
         ) from None
-    solver._iteration = iteration
-    solver.history = history
-    solver.nodes_touched = nodes_touched
-    solver.probes = probes
-    solver.traversal_seconds = traversal_seconds
-    solver.training_seconds = training_seconds
+    solver.checkpoint_extra = payload.get("extra")

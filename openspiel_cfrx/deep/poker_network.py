@@ -288,4 +288,4 @@ def solver_inputs(game, encoder, network_options: dict | None):
     return encoder, options
 
 
-register_network("poker", poker_network)
+register_network("poker", poker_network, inputs=solver_inputs)

@@ -8,9 +8,10 @@ and answers all their pending queries with one call of `answer` (one forward
 pass per player), so the network cost per visited infoset is a slice of a big
 batched matmul instead of a full PyTorch dispatch.
 
-The traversal is generic over how a node's strategy is produced (`answer`)
-and over what is recorded (`TraversalRecord`), so CFR-MIX can reuse it with a
-different strategy producer.
+The traversal is generic over how nodes are walked (a cursor: `StateCursor`
+over pyspiel states, `TreeWalker` over an extracted tree, both drawing the
+same random numbers in the same order), over how a node's strategy is
+produced (`answer`) and over what is recorded (`TraversalRecord`).
 """
 
 from __future__ import annotations
@@ -83,48 +84,81 @@ def sample_chance(outcomes: list[tuple[int, float]], rng: random.Random) -> int:
     return outcomes[-1][0]
 
 
+class StateCursor:
+    """Walks pyspiel states (any game): the traversal's view of a node."""
+
+    def __init__(self, game: pyspiel.Game, encode: Encoder):
+        self.game, self.encode = game, encode
+
+    def root(self) -> pyspiel.State:
+        return self.game.new_initial_state()
+
+    def is_terminal(self, state) -> bool:
+        return state.is_terminal()
+
+    def value(self, state, player: int) -> float:
+        return state.returns()[player]
+
+    def is_chance(self, state) -> bool:
+        return state.is_chance_node()
+
+    def sample_chance(self, state, rng: random.Random):
+        state.apply_action(sample_chance(state.chance_outcomes(), rng))
+        return state
+
+    def infoset(self, state):
+        player = state.current_player()
+        return player, self.encode(state, player), state.legal_actions()
+
+    def advance(self, state, action: int):
+        state.apply_action(action)  # the traversal owns `state`
+        return state
+
+    def children(self, state, legal: list[int]):
+        return ((action, state.child(action)) for action in legal)
+
+
 def external_sampling_traversal(
-    state: pyspiel.State,
+    cursor,
+    node,
     traverser: int,
     num_actions: int,
-    encode: Encoder,
     rng: random.Random,
     record: TraversalRecord,
 ) -> Iterator[Query]:
-    """One external-sampling traversal for `traverser` from `state` (owned: it
-    is mutated). A generator: yields queries, receives strategies, and returns
-    the traverser's sampled value of `state`.
+    """One external-sampling traversal (Algorithm 2) for `traverser` from
+    `node` (owned: it may be mutated), over `cursor` (`StateCursor` for
+    pyspiel states, `TreeWalker` for an extracted tree). A generator: yields
+    queries, receives strategies, and returns the traverser's sampled value.
 
     Chance and opponent nodes sample one action and continue in the same frame
-    (no recursion); traverser nodes recurse into every legal action and record
-    r~(I, a) = v(a) - sum_a' sigma(I, a') v(a') (Algorithm 2).
+    (no recursion; Algorithm 2 lines 11-15, the opponent's strategy is recorded
+    for the strategy memory, line 13); traverser nodes recurse into every legal
+    action and record r~(I, a) = v(a) - sum_a' sigma(I, a') v(a') (lines 5-10).
     """
     while True:
         record.nodes += 1
-        if state.is_terminal():
-            return state.returns()[traverser]
-        if state.is_chance_node():
-            state.apply_action(sample_chance(state.chance_outcomes(), rng))
+        if cursor.is_terminal(node):
+            return cursor.value(node, traverser)
+        if cursor.is_chance(node):
+            node = cursor.sample_chance(node, rng)
             continue
-        player = state.current_player()
-        legal = state.legal_actions()
-        features = encode(state, player)
+        player, features, legal = cursor.infoset(node)
         strategy = yield (player, features, legal)
         if player != traverser:
             record.strategy_features.append(features)
             record.strategy_probs.append(strategy)
             record.strategy_legal.append(legal)
-            state.apply_action(_sample_index(strategy, legal, rng))
+            node = cursor.advance(node, _sample_index(strategy, legal, rng))
             continue
         values = []
-        for action in legal:
-            child = state.child(action)
-            if child.is_terminal():  # no generator for a leaf
+        for _, child in cursor.children(node, legal):
+            if cursor.is_terminal(child):  # no generator for a leaf
                 record.nodes += 1
-                values.append(child.returns()[traverser])
+                values.append(cursor.value(child, traverser))
             else:
                 values.append((yield from external_sampling_traversal(
-                    child, traverser, num_actions, encode, rng, record)))  # fmt: skip
+                    cursor, child, traverser, num_actions, rng, record)))  # fmt: skip
         expected = 0.0
         for action, value in zip(legal, values, strict=True):
             expected += strategy[action] * value
@@ -161,8 +195,8 @@ def run_batched(traversals: Iterable[Iterator[Query]], answer: AnswerFn) -> list
 
 
 class TreeWalker:
-    """Python-list view of an extracted `GameTree` for traversals that never
-    touch pyspiel: children, chance probabilities, utilities, and each
+    """The traversal's cursor over an extracted `GameTree` (history indices),
+    for traversals that never touch pyspiel: children, chance probabilities, utilities, and each
     infoset's encoding and legal actions, computed once.
 
     For games small enough to extract (Kuhn, Leduc, small FHP variants) this
@@ -176,7 +210,7 @@ class TreeWalker:
 
         self.chance, self.terminal = CHANCE, TERMINAL
         self.player = tree.history_player.tolist()
-        self.infoset = tree.history_infoset.tolist()
+        self.infoset_of = tree.history_infoset.tolist()
         self.child_lo = tree.child_offsets[:-1].tolist()
         self.child_hi = tree.child_offsets[1:].tolist()
         self.action = tree.history_action.tolist()
@@ -189,63 +223,38 @@ class TreeWalker:
         self.features = [list(encode(s, p)) for s, p in zip(states, players, strict=True)]
         self.legal = [np.flatnonzero(row).tolist() for row in tree.infoset_legal_mask]
 
+    def root(self) -> int:
+        return 0
 
-def tree_external_sampling_traversal(
-    walker: TreeWalker,
-    history: int,
-    traverser: int,
-    num_actions: int,
-    rng: random.Random,
-    record: TraversalRecord,
-) -> Iterator[Query]:
-    """`external_sampling_traversal` on an extracted tree (same protocol)."""
-    player_of, child_lo, child_hi, action_of = walker.player, walker.child_lo, walker.child_hi, walker.action
-    while True:
-        record.nodes += 1
-        player = player_of[history]
-        if player == walker.terminal:
-            return walker.utility[traverser][history]
-        lo, hi = child_lo[history], child_hi[history]
-        if player == walker.chance:
-            u = rng.random()
-            cumulative = 0.0
-            chosen = hi - 1
-            for child in range(lo, hi):
-                cumulative += walker.chance_prob[child]
-                if u < cumulative:
-                    chosen = child
-                    break
-            history = chosen
-            continue
-        infoset = walker.infoset[history]
-        legal = walker.legal[infoset]
-        features = walker.features[infoset]
-        strategy = yield (player, features, legal)
-        if player != traverser:
-            record.strategy_features.append(features)
-            record.strategy_probs.append(strategy)
-            record.strategy_legal.append(legal)
-            action = _sample_index(strategy, legal, rng)
-            for child in range(lo, hi):
-                if action_of[child] == action:
-                    history = child
-                    break
-            continue
-        values = []
+    def is_terminal(self, history: int) -> bool:
+        return self.player[history] == self.terminal
+
+    def value(self, history: int, player: int) -> float:
+        return self.utility[player][history]
+
+    def is_chance(self, history: int) -> bool:
+        return self.player[history] == self.chance
+
+    def sample_chance(self, history: int, rng: random.Random) -> int:
+        lo, hi = self.child_lo[history], self.child_hi[history]
+        u = rng.random()
+        cumulative = 0.0
         for child in range(lo, hi):
-            if player_of[child] == walker.terminal:
-                record.nodes += 1
-                values.append(walker.utility[traverser][child])
-            else:
-                values.append((yield from tree_external_sampling_traversal(
-                    walker, child, traverser, num_actions, rng, record)))  # fmt: skip
-        expected = 0.0
-        regrets = [0.0] * num_actions
-        for child, value in zip(range(lo, hi), values, strict=True):
-            expected += strategy[action_of[child]] * value
-        for child, value in zip(range(lo, hi), values, strict=True):
-            regrets[action_of[child]] = value - expected
-        record.advantage_features.append(features)
-        record.advantage_regrets.append(regrets)
-        record.advantage_legal.append(legal)
-        return expected
+            cumulative += self.chance_prob[child]
+            if u < cumulative:
+                return child
+        return hi - 1
+
+    def infoset(self, history: int):
+        infoset = self.infoset_of[history]
+        return self.player[history], self.features[infoset], self.legal[infoset]
+
+    def advance(self, history: int, action: int) -> int:
+        for child in range(self.child_lo[history], self.child_hi[history]):
+            if self.action[child] == action:
+                return child
+        raise ValueError(f"action {action} is not a child of history {history}")
+
+    def children(self, history: int, legal: list[int]):
+        lo, hi = self.child_lo[history], self.child_hi[history]
+        return zip(self.action[lo:hi], range(lo, hi), strict=True)

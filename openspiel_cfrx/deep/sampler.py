@@ -1,0 +1,156 @@
+"""Samplers: where a neural solver's training data comes from.
+
+A sampler runs K traversals for one traverser at iteration t against the
+current strategies and hands back what they produced as arrays, chunk by
+chunk (`Samples`); the solver inserts each chunk into its memories before the
+next one is drawn. Backends (Deep CFR, Algorithm 2 of Brown et al. 2019):
+
+* `TraversalSampler(StateCursor(...))` ("state"): walks pyspiel states; any game.
+* `TraversalSampler(TreeWalker(...))` ("tree"): walks the extracted tree's
+  arrays; the same samples as "state" for the same seed, much faster.
+* `VectorSampler` ("vectorized"): all traversals of a chunk advance together
+  as numpy arrays over the extracted tree (`vector_traversal.py`); the same
+  sampling distribution, another random stream.
+
+The current strategies reach a sampler as a `StrategyFn`:
+`strategy(player, features [B, F] float32, legal_mask [B, A] bool) -> [B, A]`
+(for Deep CFR: regret matching on the player's advantage network). A new
+backend (e.g. distributed workers) implements `Sampler.collect`.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import random
+from collections.abc import Callable, Iterator
+
+import numpy as np
+
+from openspiel_cfrx.deep.traversal import (
+    TraversalRecord,
+    external_sampling_traversal,
+    legal_mask,
+    run_batched,
+)
+
+StrategyFn = Callable[[int, np.ndarray, np.ndarray], np.ndarray]
+BACKENDS = ("state", "tree", "vectorized")
+
+
+@dataclasses.dataclass
+class Samples:
+    """One chunk of traversals' memory insertions (Algorithm 2 lines 10 and 13).
+
+    advantage_*: per traverser infoset visit: encoding [n, F], sampled regrets
+      r~(I, a) [n, A] (0 at illegal actions), legal mask [n, A].
+    strategy_*: per opponent infoset visit: encoding, sigma^t(I), legal mask.
+    nodes: histories touched.
+    """
+
+    advantage_features: np.ndarray
+    advantage_regrets: np.ndarray
+    advantage_mask: np.ndarray
+    strategy_features: np.ndarray
+    strategy_probs: np.ndarray
+    strategy_mask: np.ndarray
+    nodes: int
+
+    @classmethod
+    def from_record(cls, record: TraversalRecord, num_actions: int) -> Samples:
+        def arrays(features, values, legal):
+            width = len(features[0]) if features else 0
+            return (np.asarray(features, dtype=np.float32).reshape(len(features), width),
+                    np.asarray(values, dtype=np.float32).reshape(len(values), num_actions),
+                    legal_mask(legal, num_actions))  # fmt: skip
+
+        return cls(*arrays(record.advantage_features, record.advantage_regrets, record.advantage_legal),
+                   *arrays(record.strategy_features, record.strategy_probs, record.strategy_legal),
+                   record.nodes)  # fmt: skip
+
+
+class Sampler(abc.ABC):
+    """Runs traversals; `collect` yields their `Samples` in a reproducible order."""
+
+    @abc.abstractmethod
+    def collect(self, strategy: StrategyFn, traverser: int, iteration: int, count: int) -> Iterator[Samples]:
+        """`count` traversals for `traverser` at `iteration`, in chunks."""
+
+
+def answer_queries(strategy: StrategyFn, num_actions: int) -> Callable[[list], list]:
+    """Answers a round of traversal queries `(player, features, legal)` with
+    one `strategy` call (one forward pass) per player."""
+
+    def answer(queries: list) -> list:
+        answers = [None] * len(queries)
+        by_player: dict[int, list[int]] = {}
+        for index, query in enumerate(queries):
+            by_player.setdefault(query[0], []).append(index)
+        for player, indices in by_player.items():
+            mask = legal_mask([queries[i][2] for i in indices], num_actions)
+            features = np.asarray([queries[i][1] for i in indices], dtype=np.float32)
+            for i, row in zip(indices, strategy(player, features, mask).tolist(), strict=True):
+                answers[i] = row
+        return answers
+
+    return answer
+
+
+class TraversalSampler(Sampler):
+    """External sampling as batched generators over a cursor (`StateCursor`
+    or `TreeWalker`), `batch_size` traversals advancing together."""
+
+    def __init__(self, cursor, num_actions: int, batch_size: int, rng: random.Random):
+        self.cursor, self.num_actions, self.batch_size, self.rng = cursor, num_actions, batch_size, rng
+
+    def collect(self, strategy, traverser, iteration, count):
+        answer = answer_queries(strategy, self.num_actions)
+        for lo in range(0, count, self.batch_size):
+            record = TraversalRecord()
+            run_batched((external_sampling_traversal(self.cursor, self.cursor.root(), traverser, self.num_actions,
+                                                     self.rng, record)
+                         for _ in range(min(self.batch_size, count - lo))), answer)  # fmt: skip
+            yield Samples.from_record(record, self.num_actions)
+
+
+class VectorSampler(Sampler):
+    """Vectorised external sampling over an extracted tree: sigma^t at every
+    infoset from one `strategy` call per player, then `batch_size`
+    traversals at a time as arrays."""
+
+    def __init__(self, tree, encoder, batch_size: int, rng: np.random.Generator):
+        from openspiel_cfrx.deep.vector_traversal import VectorTree
+
+        self.vector, self.batch_size, self.rng = VectorTree(tree), batch_size, rng
+        self.features = np.asarray(
+            [encoder(s, int(p)) for s, p in zip(tree.infoset_states(), tree.infoset_player, strict=True)],
+            dtype=np.float32,
+        ).reshape(tree.num_infosets, -1)
+        self.mask = tree.infoset_legal_mask.astype(bool)
+
+    def collect(self, strategy, traverser, iteration, count):
+        tree = self.vector.tree
+        table = np.zeros((tree.num_infosets, tree.num_actions))
+        for p in (0, 1):
+            lo, hi = tree.infoset_range[p]
+            table[lo:hi] = strategy(p, self.features[lo:hi], self.mask[lo:hi])
+        for lo in range(0, count, self.batch_size):
+            s = self.vector.traverse(traverser, min(self.batch_size, count - lo), table, self.rng)
+            adv, strat = s.advantage_infosets, s.strategy_infosets
+            yield Samples(self.features[adv], s.advantage_regrets, self.mask[adv],
+                          self.features[strat], s.strategy_probs, self.mask[strat], s.nodes)  # fmt: skip
+
+
+def make_sampler(backend: str, game, encoder, num_actions: int, batch_size: int,
+                 py_rng: random.Random, np_rng: np.random.Generator) -> Sampler:  # fmt: skip
+    """The sampler of a `traversal_backend` name (`BACKENDS`)."""
+    from openspiel_cfrx.deep.traversal import StateCursor, TreeWalker
+    from openspiel_cfrx.tree import get_tree
+
+    if backend == "state":
+        return TraversalSampler(StateCursor(game, encoder), num_actions, batch_size, py_rng)
+    if backend == "tree":
+        return TraversalSampler(TreeWalker(get_tree(game), encoder), num_actions, batch_size, py_rng)
+    if backend == "vectorized":
+        return VectorSampler(get_tree(game), encoder, batch_size, np_rng)
+    raise ValueError(f"traversal_backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")

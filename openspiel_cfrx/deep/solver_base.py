@@ -1,0 +1,207 @@
+"""What every neural CFR solver shares: the iteration loop, timing, progress,
+logging, callbacks, seeded random streams, and checkpoints built from each
+part's `state_dict()`.
+
+A solver subclasses `NeuralSolver` and writes its paper's algorithm box in
+`iteration_step(t, stats)` (timing each phase with `self.timed(...)`), lists
+its stateful parts in `parts()` (anything with `state_dict()` /
+`load_state_dict()`: trainers, memories, models), and its own scalars in
+`extra_state()` / `load_extra_state()`.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import logging
+import math
+import random
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pyspiel
+from open_spiel.python import policy as policy_lib
+
+from openspiel_cfrx.deep import checkpoint as checkpoint_lib
+from openspiel_cfrx.deep.schedule import Schedule
+
+logger = logging.getLogger(__name__)
+
+
+class NeuralSolver(policy_lib.Policy, abc.ABC):
+    """Base of `DeepCFRSolver` and `CFRMixSolver` (an OpenSpiel `Policy`).
+
+    Args:
+      game: the pyspiel game (2 players).
+      num_iterations: T, the iterations `solve()` runs.
+      seed: seeds the solver's numpy and Python random streams (`np_rng`,
+        `py_rng`); networks initialise from their own seeded streams.
+      schedule: per-iteration budget (`Schedule`; default constant, as the papers).
+      progress: a tqdm bar in `solve()`.
+      log_every: log a line every N iterations (0 = never), printed too when `verbose`.
+      callback, callback_every: `callback(solver)` after every N-th iteration.
+    """
+
+    display_name = "neural CFR"
+
+    def __init__(self, game: pyspiel.Game, *, num_iterations: int, seed: int, schedule: Schedule | None,
+                 progress: bool, log_every: int, verbose: bool, callback: Callable | None,
+                 callback_every: int):  # fmt: skip
+        super().__init__(game, list(range(game.num_players())))
+        if schedule is not None and not isinstance(schedule, Schedule):
+            raise ValueError(f"schedule must be an openspiel_cfrx.deep.Schedule, got {type(schedule).__name__}")
+        self._game = game
+        self._num_iterations = int(num_iterations)
+        self._seed = int(seed)
+        self.schedule = schedule or Schedule()
+        self.np_rng = np.random.default_rng(self._seed)
+        self.py_rng = random.Random(self._seed)
+        self._progress, self._log_every, self._verbose = bool(progress), int(log_every), bool(verbose)
+        self._callback, self._callback_every = callback, int(callback_every)
+        self._iteration = 1  # the next iteration to run (the papers count from 1)
+        self._timers: dict[str, float] = {}
+        self.nodes_touched = 0
+        self.traversal_seconds = 0.0
+        self.training_seconds = 0.0
+        self.history: list[dict] = []
+        self.checkpoint_extra = None  # `extra` of the last loaded checkpoint
+
+    # ------------------------------------------------------------ the algorithm
+    @abc.abstractmethod
+    def iteration_step(self, t: int, stats: dict) -> None:
+        """Iteration t of the paper's algorithm; fills `stats` (at least "nodes")."""
+
+    @abc.abstractmethod
+    def parts(self) -> dict:
+        """{name: object with state_dict()/load_state_dict()} saved in checkpoints."""
+
+    def extra_state(self) -> dict:
+        """The solver's own scalars and lists saved in checkpoints."""
+        return {}
+
+    def load_extra_state(self, state: dict) -> None:
+        pass
+
+    def solve_result(self):
+        """What `solve()` returns after the iterations."""
+        return None
+
+    def report(self, stats: dict) -> None:
+        """Called after each iteration's log line, before the callback."""
+
+    def progress_postfix(self, stats: dict) -> dict:
+        return {"nodes": stats["nodes"]}
+
+    def log_line(self, stats: dict) -> str:
+        return (f"iteration {stats['iteration']}: nodes {stats['nodes']} ({stats['nodes_per_second']:.0f}/s), "
+                f"{stats['seconds']:.2f}s (traverse {stats['traversal_seconds']:.2f}s, "
+                f"train {stats['training_seconds']:.2f}s)")  # fmt: skip
+
+    # ----------------------------------------------------------------- the loop
+    @property
+    def iteration(self) -> int:
+        """Completed iterations."""
+        return self._iteration - 1
+
+    def solve(self):
+        """Runs the remaining iterations up to `num_iterations`; returns `solve_result()`."""
+        remaining = range(self._iteration, self._num_iterations + 1)
+        bar = None
+        if self._progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=len(remaining), desc=self.display_name, unit="it")
+        for _ in remaining:
+            stats = self.run_iteration()
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(**self.progress_postfix(stats))
+        if bar is not None:
+            bar.close()
+        return self.solve_result()
+
+    @contextlib.contextmanager
+    def timed(self, phase: str):
+        """Adds the block's wall-clock time to this iteration's `phase` ("traversal" / "training")."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self._timers[phase] = self._timers.get(phase, 0.0) + time.perf_counter() - start
+
+    def run_iteration(self) -> dict:
+        """One iteration (`iteration_step`) with timing, history, log line and callback."""
+        t = self._iteration
+        start = time.perf_counter()
+        self._timers = {"traversal": 0.0, "training": 0.0}
+        stats = {"iteration": t, "nodes": 0}
+        self.iteration_step(t, stats)
+        self._iteration += 1
+        traversal_s, train_s = self._timers["traversal"], self._timers["training"]
+        self.nodes_touched += stats["nodes"]
+        self.traversal_seconds += traversal_s
+        self.training_seconds += train_s
+        stats.update(traversal_seconds=traversal_s, training_seconds=train_s,
+                     seconds=time.perf_counter() - start,
+                     nodes_per_second=stats["nodes"] / max(traversal_s, 1e-9))  # fmt: skip
+        self.history.append(stats)
+        if self._log_every and t % self._log_every == 0:
+            line = self.log_line(stats)
+            logger.info(line)
+            if self._verbose:
+                print(line, flush=True)
+        self.report(stats)
+        if self._callback is not None and t % self._callback_every == 0:
+            self._callback(self)
+        return stats
+
+    # --------------------------------------------------------------- checkpoint
+    def state_dict(self) -> dict:
+        """Everything a resumed run needs (tensors, numpy arrays, numbers, strings, containers)."""
+        return {
+            "iteration": self._iteration,
+            "np_rng": self.np_rng.bit_generator.state,
+            "py_rng": self.py_rng.getstate(),
+            "history": list(self.history),
+            "counters": {"nodes_touched": self.nodes_touched, "traversal_seconds": self.traversal_seconds,
+                         "training_seconds": self.training_seconds},  # fmt: skip
+            "parts": {name: part.state_dict() for name, part in self.parts().items()},
+            "solver": self.extra_state(),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        parts = self.parts()
+        missing = sorted(set(parts) - set(state["parts"]))
+        if missing:
+            raise KeyError(f"parts {missing} missing")
+        for name, part in parts.items():
+            part.load_state_dict(state["parts"][name])
+        self.np_rng.bit_generator.state = state["np_rng"]
+        version, internal, gauss = state["py_rng"]
+        self.py_rng.setstate((version, tuple(internal), gauss))  # in place: samplers hold this object
+        self.load_extra_state(state["solver"])
+        self._iteration = int(state["iteration"])
+        self.history = [dict(stats) for stats in state["history"]]
+        counters = state["counters"]
+        self.nodes_touched = int(counters["nodes_touched"])
+        self.traversal_seconds = float(counters["traversal_seconds"])
+        self.training_seconds = float(counters["training_seconds"])
+
+    def save_checkpoint(self, path: str, extra=None) -> None:
+        """Writes `state_dict()` and `config` to `path` atomically, with a
+        checksum; `extra` (numbers, strings, lists, dicts: e.g. a program's
+        curve rows) is stored with them and comes back as `checkpoint_extra`
+        after `load_checkpoint`."""
+        checkpoint_lib.save(self, path, extra)
+
+    def load_checkpoint(self, path: str) -> None:
+        """Restores a checkpoint of a solver of this class built with the same
+        game and shape settings (`config`); the run then continues exactly as
+        the checkpointed one would have. Raises `CheckpointError` naming the
+        problem otherwise."""
+        checkpoint_lib.load(self, path)
+
+
+def format_loss(value) -> str:
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.4g}"

@@ -1,0 +1,170 @@
+"""Fitting a network to weighted targets: the one SGD loop of both neural solvers.
+
+A `Trainer` owns one network and its Adam optimiser (`FlatAdam`, the project's
+one optimiser: see its docstring and `benchmarks/results/optimizer.md`) and
+runs `steps` Adam steps on batches it is handed, with the learning rates of
+the solver's `Schedule`. The solver owns everything algorithmic: which targets,
+which weights (Deep CFR's linear weighting t * 2/T is written once, in the
+solver), which loss.
+
+Losses are callables `loss(outputs, targets, mask, weights) -> scalar`. A
+loss that is a weighted sum of squares may declare `merges_duplicates = True`:
+then, for a memory that tracks its duplicate infosets, the trainer may fit the
+memory merged by infoset (summed weights, weighted-mean targets) instead of
+sampled entries, which is exact only for that loss:
+
+    sum_k w_k ||y_k - f||^2 = W ||ybar - f||^2 + sum_k w_k ||y_k - ybar||^2
+
+(W = sum_k w_k, ybar the w-weighted mean of the y_k). Any other loss (a Huber
+loss, a cross-entropy) leaves the flag False and is always trained on sampled
+entries, so it cannot silently get the squared loss's gradients.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import numpy as np
+import torch
+
+from openspiel_cfrx.deep.networks import FlatAdam, masked_softmax, reset_parameters
+from openspiel_cfrx.deep.schedule import Schedule
+
+# (inputs, targets, mask, weights) on the training device.
+Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
+
+
+class WeightedSquaredLoss:
+    """mean over rows of w * sum over masked outputs of (f(output) - target)^2.
+
+    Deep CFR's advantage loss (Algorithm 1: t * sum_a (r~(I, a) - V(I, a))^2),
+    its average-strategy loss (`transform=masked_softmax`: the network outputs
+    logits, the target is sigma^t(I)), and CFR-MIX's regret/strategy losses on
+    mixed outputs.
+    """
+
+    merges_duplicates = True  # the identity in the module docstring holds
+
+    def __init__(self, transform: Callable | None = None):
+        self.transform = transform
+
+    def __call__(self, outputs, targets, mask, weights):
+        predicted = outputs if self.transform is None else self.transform(outputs, mask)
+        squared = torch.where(mask, (predicted - targets) ** 2, torch.zeros_like(predicted))
+        return (weights * squared.sum(dim=1)).mean()
+
+
+SQUARED = WeightedSquaredLoss()
+SQUARED_ON_PROBABILITIES = WeightedSquaredLoss(transform=masked_softmax)
+
+
+class Trainer:
+    """One network, its optimiser, and the SGD loop.
+
+    Args:
+      network: the module to fit.
+      learning_rate, gradient_clip: Adam's step size and global norm clip.
+      forward: `forward(network, inputs) -> outputs` (default `network(inputs)`;
+        CFR-MIX passes its mixing layer).
+    """
+
+    def __init__(self, network: torch.nn.Module, learning_rate: float, gradient_clip: float | None,
+                 forward: Callable | None = None):  # fmt: skip
+        self.network = network
+        self.learning_rate = float(learning_rate)
+        self.optimizer = FlatAdam(network, lr=learning_rate, max_grad_norm=gradient_clip)
+        self.forward = forward or (lambda net, x: net(x))
+
+    def reinitialize(self, seed: int) -> None:
+        """Fresh parameters (seeded) and fresh Adam moments: training "from scratch"."""
+        reset_parameters(self.network, seed)
+        self.optimizer.reset_state()
+
+    def state_dict(self) -> dict:
+        return {"network": self.network.state_dict(), "optimizer": self.optimizer.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.network.load_state_dict(state["network"])  # in place: the optimiser's flat buffer stays bound
+        self.optimizer.load_state_dict(state["optimizer"])
+
+    def fit(self, batches: Callable[[int], Batch], steps: int, loss, schedule: Schedule | None = None) -> float:
+        """`steps` Adam steps, step k on `batches(k)`. Returns the mean loss of
+        the last tenth of the steps."""
+        rates = (schedule or Schedule()).learning_rates(self.learning_rate, steps)
+        net, optimizer = self.network, self.optimizer
+        tail = max(1, steps // 10)
+        recent = []
+        net.train()
+        for step in range(steps):
+            x, y, m, w = batches(step)
+            optimizer.lr = rates[step]
+            value = loss(self.forward(net, x), y, m, w)
+            optimizer.zero_grad()
+            value.backward()
+            optimizer.step()  # clips the global gradient norm first
+            if step >= steps - tail:
+                recent.append(value.detach())
+        net.eval()
+        return float(torch.stack(recent).mean())
+
+    def fit_memory(self, memory, loss, steps: int, batch_size: int | None, rng: np.random.Generator,
+                   linear_scale: float | None, schedule: Schedule | None = None) -> float | None:  # fmt: skip
+        """Fits the memory's entries, each weighted by `linear_scale * t` (its
+        iteration t; linear CFR) or 1 (`linear_scale=None`). Uses the merged
+        memory when the loss declares `merges_duplicates` and the memory holds
+        at most a batch of distinct infosets (then the exact gradient of the
+        loss minibatches estimate); samples `batch_size` entries per step
+        otherwise. Returns the final loss (None for an empty memory or 0 steps)."""
+        if len(memory) == 0 or steps == 0:
+            return None
+        device = next(self.network.parameters()).device
+        merged = _merged(memory, batch_size, linear_scale, device) if getattr(loss, "merges_duplicates", False) else None
+        if merged is not None:
+            batch, constant = merged
+            return self.fit(lambda step: batch, steps, loss, schedule) + constant
+        return self.fit(memory_batches(memory, batch_size, rng, linear_scale, device), steps, loss, schedule)
+
+
+def memory_batches(memory, batch_size, rng, linear_scale, device) -> Callable[[int], Batch]:
+    """Batches of `batch_size` entries drawn uniformly (with replacement) from a memory."""
+    features, targets = torch.from_numpy(memory.features), torch.from_numpy(memory.targets)
+    masks, iterations = torch.from_numpy(memory.legal_mask), torch.from_numpy(memory.iteration)
+
+    def batch(step: int) -> Batch:
+        index = torch.from_numpy(memory.sample_indices(batch_size, rng))
+        t = iterations[index]
+        w = torch.ones_like(t, dtype=torch.float32) if linear_scale is None else t.to(torch.float32) * linear_scale
+        to = functools.partial(torch.Tensor.to, device=device, non_blocking=True)
+        return to(features[index]), to(targets[index]), to(masks[index]), to(w)
+
+    return batch
+
+
+def array_batches(inputs, targets, mask, weights, batch_size, rng, device) -> Callable[[int], Batch]:
+    """Batches of min(batch_size, rows) rows drawn uniformly (with replacement) from arrays."""
+    tensors = [torch.from_numpy(np.ascontiguousarray(a)) for a in (inputs, targets.astype(np.float32), mask,
+                                                                   weights.astype(np.float32))]  # fmt: skip
+    rows = inputs.shape[0]
+
+    def batch(step: int) -> Batch:
+        index = torch.from_numpy(rng.integers(0, rows, size=min(batch_size, rows)))
+        return tuple(t[index].to(device) for t in tensors)
+
+    return batch
+
+
+def _merged(memory, batch_size, linear_scale, device):
+    """The whole memory merged by infoset (memories.py), as one batch whose
+    loss mean equals the memory's mean loss minus the returned constant; None
+    when tracking is off or there are more distinct infosets than a batch."""
+    if not memory.duplicates_tracked:
+        return None
+    if batch_size is not None and memory.num_unique > batch_size:
+        return None
+    merged = memory.aggregate("uniform", 1.0) if linear_scale is None else memory.aggregate("linear", linear_scale)
+    rows, size = len(merged["weight"]), merged["size"]
+    to = functools.partial(torch.as_tensor, device=device)
+    batch = (to(merged["features"]), to(merged["targets"]), to(merged["legal_mask"]),
+             to(merged["weight"] * rows / size, dtype=torch.float32))  # fmt: skip
+    return batch, merged["constant"] / size
