@@ -1,4 +1,5 @@
-"""Registry of network-input encoders that games contribute (no torch here).
+"""Network-input encoders (no torch here): the default information-state
+tensor encoder, and a registry of encoders that games contribute.
 
 Game-specific network inputs (e.g. the Deep CFR paper's card/bet encoding for
 limit hold'em, Appendix C) live with their games; a game package registers a
@@ -14,6 +15,9 @@ game it cannot encode.
 from __future__ import annotations
 
 from collections.abc import Callable
+
+import numpy as np
+import pyspiel
 
 _INPUT_ENCODERS: dict[str, Callable] = {}
 
@@ -33,3 +37,31 @@ def input_encoder(network: str, game):
             f"(`import games` registers 'poker' for flop_holdem / hulh), or an explicit encoder="
         )
     return factory(game)
+
+
+class InformationStateTensorEncoder:
+    """Encodes an infoset as the game's `information_state_tensor(player)`."""
+
+    name = "information_state_tensor"
+
+    def __init__(self, game: pyspiel.Game):
+        if not game.get_type().provides_information_state_tensor:
+            raise ValueError(
+                f"game '{game.get_type().short_name}' has no information_state_tensor; "
+                "pass encoder=<callable(state, player) -> list of floats> with a feature_size attribute"
+            )
+        self.feature_size = int(np.prod(game.information_state_tensor_shape()))
+
+    def __call__(self, state: pyspiel.State, player: int) -> list[float]:
+        return state.information_state_tensor(player)
+
+
+def encoded_size(game, encoder) -> int:
+    """Width of `encoder`'s output: its `feature_size`, else measured on the first decision state."""
+    size = int(getattr(encoder, "feature_size", 0))
+    if size >= 1:
+        return size
+    state = game.new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.chance_outcomes()[0][0])
+    return len(encoder(state, state.current_player()))

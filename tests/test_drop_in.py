@@ -298,7 +298,7 @@ def test_harness_deep_cfr_contender_uses_the_dedicated_benchmark_settings():
     assert DEEP_CFR_HARNESS_SETTINGS["average_policy"] == "sd_cfr"  # no policy-net training per point
     game = pyspiel.load_game("kuhn_poker")
     contender = make_contender("deep_cfr", game, seed=0, num_traversals=50, traversals_initial=20,
-                               advantage_network_train_steps=5, advantage_steps_initial=2)  # fmt: skip
+                               advantage_network_train_steps=5, train_steps_initial=2)  # fmt: skip
     contender.step()
     strategy = contender.policy()
     assert openspiel_cfrx.nash_conv(game, strategy) < 1.0

@@ -51,26 +51,22 @@ import logging
 import math
 from collections.abc import Callable, Sequence
 
-import numpy as np
 import pyspiel
 import torch
 
 from openspiel_cfrx import team as team_lib
 from openspiel_cfrx.deep.agent_network import AgentNetwork
-from openspiel_cfrx.deep.probe_traversal import AgentView, Query, make_query
-from openspiel_cfrx.deep.regret_matching import regret_matching
+from openspiel_cfrx.deep.probe_traversal import AgentView
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.deep.solver_base import NeuralSolver
 from openspiel_cfrx.deep.team_model import (
-    TINY,
     ProbeSampler,
     TeamModel,
     aggregate_samples,
-    joint_product,
     merge_records,
     team_views,
-    width_error,
 )
+from openspiel_cfrx.deep.team_policy import TeamPolicy, regret_matching_plus  # noqa: F401  (re-exported)
 from openspiel_cfrx.deep.validation import check_device, check_loss, check_settings
 from openspiel_cfrx.tree import check_game_supported
 
@@ -83,7 +79,6 @@ VARIANTS = {
     "independent": dict(backbone="double_neural", team_view="factored", regret_targets="independent", share=True),
 }
 INFOSET_ENCODINGS = ("tensor", "compact")
-_EVAL_BATCH = 4096
 logger = logging.getLogger(__name__)
 
 # Constructor settings and their rules (openspiel_cfrx.deep.validation).
@@ -96,12 +91,7 @@ SETTING_RULES = {
 }  # fmt: skip
 
 
-def regret_matching_plus(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
-    """Per-agent RM+ on non-negative R_i ([B, n, A]); uniform where none is positive."""
-    return regret_matching(values, legal, "uniform", min_total=TINY)
-
-
-class CFRMixSolver(NeuralSolver):
+class CFRMixSolver(TeamPolicy, NeuralSolver):
     """CFR-MIX and its baselines on a team-adversary game; an OpenSpiel `Policy`
     whose team probabilities are the product of the agents' average strategies.
 
@@ -203,21 +193,7 @@ class CFRMixSolver(NeuralSolver):
         self._num_traversals, self._joint_cap = int(num_traversals), int(joint_cap)
         self._steps, self._batch_size = (int(regret_train_steps), int(policy_train_steps)), int(batch_size)
         self._anchor_ratio, self._linear_averaging = float(anchor_ratio), bool(linear_averaging)
-        self._regret_models, self._policy_models = [], []
-        for p, view in enumerate(self._views):
-            joint_pairs = min(self._joint_cap, math.prod(view.num_actions))
-            regret_pairs = sum(view.num_actions) if config["regret_targets"] == "independent" and view.num_agents > 1 \
-                else joint_pairs  # fmt: skip
-            share = config["share"] if p == team_lib.TEAM_PLAYER else True
-            common = (feature_size, share, network, learning_rate, gradient_clip, memory_capacity)
-
-            def model(layers, pairs, seed_offset, view=view, common=common):
-                f, share, network, lr, clip, capacity = common
-                return TeamModel(view, f, layers, share, network, lr, clip, capacity, pairs, seed * 1009 + seed_offset,
-                                 self._device)  # fmt: skip
-
-            self._regret_models.append(model(regret_network_layers, regret_pairs, p))
-            self._policy_models.append(model(policy_network_layers, sum(view.num_actions), 2 + p))
+        self._build_models(dict(locals()), feature_size)
         self._sampler = ProbeSampler(game, self._views, config["regret_targets"], self._joint_cap,
                                      int(traversal_batch_size), self.py_rng)  # fmt: skip
         self.probes = 0
@@ -232,6 +208,26 @@ class CFRMixSolver(NeuralSolver):
             "policy_network_layers": [int(h) for h in policy_network_layers],
             "network": network, "memory_capacity": int(memory_capacity), "joint_cap": self._joint_cap,
         }  # fmt: skip
+
+    def _build_models(self, a: dict, feature_size: int) -> None:
+        """Each player's regret and average-strategy models (seeded); the regret
+        model holds one value per candidate pair (joint actions up to
+        `joint_cap`, or one per individual action for independent targets)."""
+        self._regret_models, self._policy_models = [], []
+        for p, view in enumerate(self._views):
+            if self._config["regret_targets"] == "independent" and view.num_agents > 1:
+                regret_pairs = sum(view.num_actions)
+            else:
+                regret_pairs = min(self._joint_cap, math.prod(view.num_actions))
+            share = self._config["share"] if p == team_lib.TEAM_PLAYER else True
+
+            def model(layers, pairs, seed_offset, view=view, share=share):
+                return TeamModel(view, feature_size, layers, share, a["network"], a["learning_rate"],
+                                 a["gradient_clip"], a["memory_capacity"], pairs, self._seed * 1009 + seed_offset,
+                                 self._device)  # fmt: skip
+
+            self._regret_models.append(model(a["regret_network_layers"], regret_pairs, p))
+            self._policy_models.append(model(a["policy_network_layers"], sum(view.num_actions), 2 + p))
 
     # ------------------------------------------------------- Algorithm 1, one t
     def iteration_step(self, t: int, stats: dict) -> None:
@@ -285,29 +281,6 @@ class CFRMixSolver(NeuralSolver):
         return model.accumulate(rows, increments, valid, t, self._steps[1], self._batch_size, self._anchor_ratio,
                                 self.np_rng)  # fmt: skip
 
-    def answer(self, queries: list[Query], average: bool = False) -> list[np.ndarray]:
-        """Per-agent strategies [n, A] for a round of probe queries: RM+ on each agent's
-        R_i (Theorem 2; current) or the normalised S_i (average), one forward pass per player."""
-        models = self._policy_models if average else self._regret_models
-        answers: list = [None] * len(queries)
-        by_player: dict[int, list[int]] = {}
-        for index, query in enumerate(queries):
-            by_player.setdefault(query.player, []).append(index)
-        for player, indices in by_player.items():
-            view, batch = models[player].view, [queries[i] for i in indices]
-            legal = np.zeros((len(batch), view.num_agents, view.max_actions), dtype=bool)
-            for r, query in enumerate(batch):
-                for agent, actions in enumerate(query.legal):
-                    if actions and actions[-1] >= view.max_actions:
-                        raise ValueError(width_error(self._game, query.player, actions[-1], view.max_actions,
-                                                     self._adversary_declared))  # fmt: skip
-                    legal[r, agent, actions] = True
-            values = models[player].values(np.stack([q.features for q in batch]).astype(np.float32, copy=False),
-                                           np.stack([q.agent_features for q in batch]).astype(np.float32, copy=False))
-            for i, row in zip(indices, regret_matching_plus(values, legal), strict=True):
-                answers[i] = row
-        return answers
-
     # ------------------------------------------------------- NeuralSolver hooks
     def solve_result(self):
         """(average-strategy networks [team, adversary], regret losses {player: [...]},
@@ -353,67 +326,6 @@ class CFRMixSolver(NeuralSolver):
 
     def num_parameters(self, player: int = team_lib.TEAM_PLAYER) -> int:
         return sum(p.numel() for p in self._regret_models[player].net.parameters())
-
-    # ------------------------------------------------------------ policy views
-    def _queries(self, states) -> list[Query]:
-        return [make_query(self._views[s.current_player()], s) for s in states]
-
-    def agent_strategies(self, states, average: bool = True) -> list[np.ndarray]:
-        """Per-agent strategies [n, A_max] at each state (average or current)."""
-        queries = self._queries(states)
-        return self.answer(queries, average)
-
-    def agent_action_probabilities(self, state, average: bool = True) -> list[dict[int, float]]:
-        """Decentralised view: one {individual action: probability} per agent
-        (a single dict for the adversary)."""
-        (strategy,) = self.agent_strategies([state], average)
-        legal = self._views[state.current_player()].legal(state)
-        return [{int(a): float(strategy[i, a]) for a in actions} for i, actions in enumerate(legal)]
-
-    def joint_action_probabilities(self, state, actions: Sequence[int], average: bool = True) -> np.ndarray:
-        """Probabilities of the given pyspiel actions only (product for the team, eq. 1)."""
-        (strategy,) = self.agent_strategies([state], average)
-        return self._product(state.current_player(), strategy, actions)
-
-    def _product(self, player: int, strategy: np.ndarray, actions) -> np.ndarray:
-        view = self._views[player]
-        if view.num_agents == 1:
-            return np.asarray([strategy[0, a] for a in actions], dtype=np.float64)
-        out = np.ones(len(actions))
-        for k, action in enumerate(actions):
-            for agent, digit in enumerate(self._game.decode_joint_action(int(action))):
-                out[k] *= strategy[agent, digit]
-        return out
-
-    def action_probabilities(self, state, player_id=None):
-        """{action: probability} over legal actions (OpenSpiel Policy API).
-
-        On the team's turn this enumerates legal joint actions, so it works
-        where the game can list them; use `agent_action_probabilities` or
-        `joint_action_probabilities` on larger instances."""
-        del player_id
-        actions = state.legal_actions()
-        probs = self.joint_action_probabilities(state, actions)
-        return {int(a): float(p) for a, p in zip(actions, probs, strict=True)}
-
-    def strategy_array(self, tree, average: bool = True) -> np.ndarray:
-        """[N, A] strategy on every infoset of `tree` (team rows as products)."""
-        states = tree.infoset_states()
-        out = np.zeros((len(states), tree.num_actions))
-        for lo in range(0, len(states), _EVAL_BATCH):
-            chunk = states[lo : lo + _EVAL_BATCH]
-            strategies = self.agent_strategies(chunk, average)
-            for r, (state, strategy) in enumerate(zip(chunk, strategies, strict=True)):
-                player = state.current_player()
-                view = self._views[player]
-                if view.num_agents == 1:
-                    out[lo + r, : view.max_actions] = strategy[0, : tree.num_actions]
-                else:
-                    out[lo + r] = joint_product(strategy, view.num_actions, tree.num_actions)
-        return np.where(tree.infoset_legal_mask, out, 0.0)
-
-    def current_policy_array(self, tree) -> np.ndarray:
-        return self.strategy_array(tree, average=False)
 
 
 def _check_arguments(game, args: dict) -> None:

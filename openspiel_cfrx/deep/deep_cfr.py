@@ -25,44 +25,22 @@ import numpy as np
 import pyspiel
 import torch
 
-from openspiel_cfrx.deep import checkpoint as checkpoint_lib
+from openspiel_cfrx.deep.average_strategy import KINDS, AverageStrategy, IterationNetworks
 from openspiel_cfrx.deep.memories import make_memory
 from openspiel_cfrx.deep.networks import (
     ProbabilityNetwork,
     make_network,
-    masked_softmax,
     network_inputs,
     reset_parameters,
 )
 from openspiel_cfrx.deep.regret_matching import FALLBACKS, regret_matching, uniform_strategy
 from openspiel_cfrx.deep.sampler import BACKENDS, Samples, make_sampler
 from openspiel_cfrx.deep.schedule import Schedule
-from openspiel_cfrx.deep.sd_cfr import IterationNetworks
 from openspiel_cfrx.deep.solver_base import NeuralSolver, format_loss
-from openspiel_cfrx.deep.trainer import SQUARED, SQUARED_ON_PROBABILITIES, Trainer
-from openspiel_cfrx.deep.traversal import legal_mask
+from openspiel_cfrx.deep.trainer import SQUARED, Trainer
 from openspiel_cfrx.deep.validation import check_device, check_loss, check_settings
+from openspiel_cfrx.encoders import InformationStateTensorEncoder, encoded_size
 from openspiel_cfrx.tree import check_game_supported
-
-_EVAL_BATCH = 8192
-
-
-class InformationStateTensorEncoder:
-    """Encodes an infoset as the game's `information_state_tensor(player)`."""
-
-    name = "information_state_tensor"
-
-    def __init__(self, game: pyspiel.Game):
-        if not game.get_type().provides_information_state_tensor:
-            raise ValueError(
-                f"game '{game.get_type().short_name}' has no information_state_tensor; "
-                "pass encoder=<callable(state, player) -> list of floats> with a feature_size attribute"
-            )
-        self.feature_size = int(np.prod(game.information_state_tensor_shape()))
-
-    def __call__(self, state: pyspiel.State, player: int) -> list[float]:
-        return state.information_state_tensor(player)
-
 
 # Constructor settings and their rules (openspiel_cfrx.deep.validation).
 SETTING_RULES = {
@@ -72,7 +50,7 @@ SETTING_RULES = {
     "reinitialize_advantage_networks": "bool", "seed": "int>=0", "linear_weighting": "bool",
     "regret_matching_fallback": FALLBACKS, "strategy_memory_capacity": "int>=1|None",
     "gradient_clip": "real>0|None", "traversal_batch_size": "int>=1", "aggregate_duplicates": "bool",
-    "traversal_backend": BACKENDS, "num_threads": "int>=1|None", "average_policy": ("network", "sd_cfr"),
+    "traversal_backend": BACKENDS, "num_threads": "int>=1|None", "average_policy": KINDS,
     "callback_every": "int>=1",
 }  # fmt: skip
 
@@ -153,12 +131,7 @@ class DeepCFRSolver(NeuralSolver):
         callback: Callable[[DeepCFRSolver], None] | None = None,
         callback_every: int = 1,
     ):
-        check_game_supported(game)
-        check_settings(locals(), SETTING_RULES)
-        check_device(device)
-        keep = average_policy == "sd_cfr" if keep_iteration_networks is None else bool(keep_iteration_networks)
-        if average_policy == "sd_cfr" and not keep:
-            raise ValueError("average_policy='sd_cfr' needs keep_iteration_networks=True (or None)")
+        keep = _check_arguments(game, locals())
         super().__init__(game, num_iterations=num_iterations, seed=seed, schedule=schedule, progress=progress,
                          log_every=log_every, verbose=verbose, callback=callback,
                          callback_every=callback_every)  # fmt: skip
@@ -166,44 +139,40 @@ class DeepCFRSolver(NeuralSolver):
             torch.set_num_threads(int(num_threads))
         encoder, options = network_inputs(network, game, encoder, network_options)
         self._encoder = encoder if encoder is not None else InformationStateTensorEncoder(game)
-        self._num_actions = game.num_distinct_actions()
-        self._feature_size = _feature_size(game, self._encoder)
+        self._num_actions, self._feature_size = game.num_distinct_actions(), encoded_size(game, self._encoder)
         self._num_traversals, self._advantage_steps = int(num_traversals), int(advantage_network_train_steps)
-        self._policy_steps, self._reinitialize = int(policy_network_train_steps), bool(reinitialize_advantage_networks)
-        self._batch_sizes = (batch_size_advantage, batch_size_strategy)
-        self._device = torch.device(device)
-        self._print_nash_convs, self._linear_weighting = bool(print_nash_convs), bool(linear_weighting)
-        self._fallback, self._average_policy_kind = regret_matching_fallback, average_policy
-        self.config = {
-            "game": str(game), "feature_size": self._feature_size, "num_actions": self._num_actions,
-            "policy_network_layers": [int(h) for h in policy_network_layers],
-            "advantage_network_layers": [int(h) for h in advantage_network_layers], "network": network,
-            "memory": memory, "memory_capacity": int(memory_capacity),
-            "strategy_memory_capacity": int(strategy_memory_capacity or memory_capacity),
-            "average_policy": average_policy,
-        }  # fmt: skip
+        self._batch_size, self._reinitialize = batch_size_advantage, bool(reinitialize_advantage_networks)
+        self._device, self._print_nash_convs = torch.device(device), bool(print_nash_convs)
+        self._linear_weighting, self._fallback = bool(linear_weighting), regret_matching_fallback
+        self._average_policy_kind, self._keep_iteration_networks = average_policy, keep
+        self.config = _config(game, self._feature_size, self._num_actions, policy_network_layers,
+                              advantage_network_layers, network, memory, memory_capacity, strategy_memory_capacity,
+                              average_policy)  # fmt: skip
+        self._build_parts(dict(locals(), network_options=options))
+        self._trained = [False, False]  # advantage net p trained at least once
+        self._advantage_losses = {0: [], 1: []}
+
+    def _build_parts(self, a: dict) -> None:
+        """Networks with their trainers (seeded), memories, sampler, average strategy."""
 
         def trainer(layers, seed_offset):
-            net = make_network(network, self._feature_size, self._num_actions, layers, **options).to(self._device)
-            reset_parameters(net, self._seed * 1009 + seed_offset)
-            return Trainer(net, learning_rate, gradient_clip)
+            net = make_network(a["network"], self._feature_size, self._num_actions, layers, **a["network_options"])
+            reset_parameters(net.to(self._device), self._seed * 1009 + seed_offset)
+            return Trainer(net, a["learning_rate"], a["gradient_clip"])
 
-        self._advantage = [trainer(advantage_network_layers, p) for p in (0, 1)]
-        self._policy = trainer(policy_network_layers, 2)
-        capacities = (memory_capacity, memory_capacity, self.config["strategy_memory_capacity"])
-        self._memories = [make_memory(memory, int(c), self._feature_size, self._num_actions) for c in capacities]
-        if aggregate_duplicates:
-            for mem in self._memories:
-                mem.track_duplicates(max_unique=max(batch_size_advantage or 0, batch_size_strategy or 0, 4096))
-        self._sampler = make_sampler(traversal_backend, game, self._encoder, self._num_actions,
-                                     int(traversal_batch_size), self.py_rng, self.np_rng)  # fmt: skip
-        self._kept = IterationNetworks(self._advantage[0].network, regret_matching_fallback, self._linear_weighting)
-        self._keep_iteration_networks = keep
-        self._trained = [False, False]  # advantage net p trained at least once
-        self._policy_trained_at = -1  # strategy-memory add_calls when last trained
-        self._policy_loss = None
-        self._advantage_losses = {0: [], 1: []}
-        self._eval_cache: dict[int, tuple] = {}
+        self._advantage = [trainer(a["advantage_network_layers"], p) for p in (0, 1)]
+        capacities = (a["memory_capacity"], a["memory_capacity"], self.config["strategy_memory_capacity"])
+        self._memories = [make_memory(a["memory"], int(c), self._feature_size, self._num_actions) for c in capacities]
+        batch_sizes = (a["batch_size_advantage"] or 0, a["batch_size_strategy"] or 0, 4096)
+        for mem in self._memories if a["aggregate_duplicates"] else ():
+            mem.track_duplicates(max_unique=max(batch_sizes))
+        self._sampler = make_sampler(a["traversal_backend"], self._game, self._encoder, self._num_actions,
+                                     int(a["traversal_batch_size"]), self.py_rng, self.np_rng)  # fmt: skip
+        self._kept = IterationNetworks(self._advantage[0].network, self._fallback, self._linear_weighting)
+        self._average = AverageStrategy(self._game, self._encoder, self._num_actions, self._feature_size,
+                                        trainer(a["policy_network_layers"], 2), self._memories[2], self._kept,
+                                        int(a["policy_network_train_steps"]), a["batch_size_strategy"],
+                                        self._seed)  # fmt: skip
 
     # ----------------------------------------------------- Algorithm 1, one t
     def iteration_step(self, t: int, stats: dict) -> None:
@@ -261,24 +230,16 @@ class DeepCFRSolver(NeuralSolver):
         if self._reinitialize:
             trainer.reinitialize(self._seed * 1009 + 3 * self._iteration + player)
         loss = trainer.fit_memory(self._memories[player], SQUARED, self.advantage_train_steps(self._iteration),
-                                  self._batch_sizes[0], self.np_rng, self.linear_scale(), self.schedule)  # fmt: skip
+                                  self._batch_size, self.np_rng, self.linear_scale(), self.schedule)  # fmt: skip
         self._trained[player] = self._trained[player] or loss is not None
         return loss
 
     def train_policy_network(self) -> float | None:
         """Fits Pi(I, a) (a softmax over legal actions) from scratch to M_Pi with
         loss t' * sum_a (sigma^t'(a) - Pi(I, a))^2 (Algorithm 1 line 8)."""
-        self._policy.reinitialize(self._seed * 1009 + 2)
-        # Its own random stream, a function of the memory's contents only:
-        # evaluating the average mid-run never changes the training trajectory.
-        rng = np.random.default_rng((self._seed, 2, self._memories[2].add_calls))
-        self._policy_loss = self._policy.fit_memory(self._memories[2], SQUARED_ON_PROBABILITIES, self._policy_steps,
-                                                    self._batch_sizes[1], rng, self.linear_scale(),
-                                                    self.schedule)  # fmt: skip
-        self._policy_trained_at = self._memories[2].add_calls
-        self._eval_cache.clear()
-        check_loss(self._policy_loss, "the average-strategy network", self._iteration)
-        return self._policy_loss
+        loss = self._average.train(self.linear_scale(), self.schedule)
+        check_loss(loss, "the average-strategy network", self._iteration)
+        return loss
 
     def traversals(self, iteration: int) -> int:
         """K at `iteration` (the schedule's ramp of `num_traversals`)."""
@@ -306,24 +267,23 @@ class DeepCFRSolver(NeuralSolver):
 
     def report(self, stats: dict) -> None:
         if self._print_nash_convs:  # OpenSpiel's option
-            print(f"NashConv @ {stats['iteration']} = {self.nash_conv()} | Policy loss = {self._policy_loss}")
+            print(f"NashConv @ {stats['iteration']} = {self.nash_conv()} | Policy loss = {self._average.loss}")
 
     def parts(self) -> dict:
-        return {"advantage_0": self._advantage[0], "advantage_1": self._advantage[1], "policy": self._policy,
+        return {"advantage_0": self._advantage[0], "advantage_1": self._advantage[1], "policy": self._average.trainer,
                 "advantage_memory_0": self._memories[0], "advantage_memory_1": self._memories[1],
                 "strategy_memory": self._memories[2], "iteration_networks": self._kept}  # fmt: skip
 
     def extra_state(self) -> dict:
-        return {"trained": list(self._trained), "policy_trained_at": self._policy_trained_at,
-                "policy_loss": self._policy_loss,
+        return {"trained": list(self._trained), "policy_trained_at": self._average.trained_at,
+                "policy_loss": self._average.loss,
                 "advantage_losses": [list(self._advantage_losses[p]) for p in (0, 1)]}  # fmt: skip
 
     def load_extra_state(self, state: dict) -> None:
         self._trained = [bool(x) for x in state["trained"]]
-        self._policy_trained_at = int(state["policy_trained_at"])
-        self._policy_loss = state["policy_loss"]
+        self._average.trained_at = int(state["policy_trained_at"])
+        self._average.loss = state["policy_loss"]
         self._advantage_losses = {p: list(v) for p, v in enumerate(state["advantage_losses"])}
-        self._eval_cache = {}
 
     # ------------------------------------------------------------ OpenSpiel API
     @property
@@ -340,7 +300,7 @@ class DeepCFRSolver(NeuralSolver):
 
     @property
     def policy_network(self) -> torch.nn.Module:
-        return self._policy.network
+        return self._average.trainer.network
 
     @property
     def advantage_trainers(self) -> list[Trainer]:
@@ -354,11 +314,7 @@ class DeepCFRSolver(NeuralSolver):
 
     def batch_action_probabilities(self, states) -> np.ndarray:
         """Average-strategy probabilities for many states at once: [len(states), A]."""
-        states = list(states)
-        if self._average_policy_kind == "sd_cfr":
-            rows = [self._kept.state_probs(self._game, s, self._encode_states, self._num_actions) for s in states]
-            return np.stack(rows) if rows else np.zeros((0, self._num_actions))
-        return self._policy_probs(*self._encode_states(states))
+        return self._average.states(states, self._average_policy_kind, self.train_policy_network)
 
     def action_probabilities(self, state, player_id=None):
         """{action: probability} of the average strategy at `state` (OpenSpiel Policy API)."""
@@ -371,17 +327,11 @@ class DeepCFRSolver(NeuralSolver):
         large batches (`openspiel_cfrx.nash_conv(game, solver)` uses it).
         `average`: "network" or "sd_cfr"; default the constructor's `average_policy`."""
         average = average or self._average_policy_kind
-        if average not in ("network", "sd_cfr"):
+        if average not in KINDS:
             raise ValueError(f"average must be 'network' or 'sd_cfr', got {average!r}")
         if average == "sd_cfr" and not self._keep_iteration_networks:
             raise ValueError("sd_cfr average needs DeepCFRSolver(..., keep_iteration_networks=True)")
-        cached = self._eval_cache.get(id(tree))
-        if cached is None or cached[0] is not tree:
-            cached = (tree, *self._encode_states(tree.infoset_states()))
-            self._eval_cache = {id(tree): cached}
-        if average == "sd_cfr":
-            return self._kept.tree_strategy(tree, cached[1], cached[2])
-        return self._policy_probs(cached[1], cached[2])
+        return self._average.tree(tree, average, self.train_policy_network)
 
     def nash_conv(self, average: str | None = None) -> float:
         """Exact NashConv of the average strategy through the cached game tree
@@ -391,52 +341,31 @@ class DeepCFRSolver(NeuralSolver):
         tree = get_tree(self._game)
         return float(best_response(tree, self.strategy_array(tree, average)).nash_conv)
 
-    def _encode_states(self, states) -> tuple[torch.Tensor, torch.Tensor]:
-        features = np.asarray([self._encoder(s, s.current_player()) for s in states],
-                              dtype=np.float32).reshape(len(states), self._feature_size)  # fmt: skip
-        mask = legal_mask([s.legal_actions() for s in states], self._num_actions)
-        return torch.from_numpy(features), torch.from_numpy(mask)
-
-    def _policy_probs(self, features: torch.Tensor, mask: torch.Tensor) -> np.ndarray:
-        if self._policy_trained_at != self._memories[2].add_calls:
-            self.train_policy_network()  # outside inference mode
-        out = [np.zeros((0, self._num_actions))]
-        for lo in range(0, features.shape[0], _EVAL_BATCH):
-            x, m = features[lo : lo + _EVAL_BATCH].to(self._device), mask[lo : lo + _EVAL_BATCH].to(self._device)
-            with torch.inference_mode():
-                out.append(masked_softmax(self.policy_network(x), m).cpu().numpy())
-        return np.concatenate(out).astype(np.float64)
-
-    # ------------------------------------------------------------- checkpoints
     @classmethod
-    def from_checkpoint(cls, path: str, game: pyspiel.Game | None = None, **kwargs) -> DeepCFRSolver:
-        """A solver rebuilt from a checkpoint alone (e.g. to play or evaluate
-        its average strategy): the game (from the checkpoint's game string
-        unless given) and shape settings come from the file; `kwargs` add
-        other constructor arguments (e.g. training settings to continue)."""
-        config = checkpoint_lib.read_config(path, cls.__name__)
-        if game is None:
-            from openspiel_cfrx.game_loading import load_game
-
-            game = load_game(config["game"])  # our games need `import games` first (the error says so)
-        try:
-            settings = {key: config[key] for key in ("network", "memory", "average_policy")}
-            for key in ("policy_network_layers", "advantage_network_layers"):
-                settings[key] = tuple(config[key])
-            for key in ("memory_capacity", "strategy_memory_capacity"):
-                settings[key] = int(config[key])
-        except (KeyError, TypeError, ValueError) as e:
-            raise checkpoint_lib.CheckpointError(f"checkpoint {path!r} has an incomplete config ({e})") from None
-        solver = cls(game, **{**settings, **kwargs})
-        solver.load_checkpoint(path)
-        return solver
+    def settings_from_config(cls, config: dict) -> dict:
+        settings = {key: config[key] for key in ("network", "memory", "average_policy")}
+        settings.update({key: tuple(config[key]) for key in ("policy_network_layers", "advantage_network_layers")})
+        settings.update({key: int(config[key]) for key in ("memory_capacity", "strategy_memory_capacity")})
+        return settings
 
 
-def _feature_size(game, encoder) -> int:
-    size = int(getattr(encoder, "feature_size", 0))
-    if size >= 1:
-        return size
-    state = game.new_initial_state()
-    while state.is_chance_node():
-        state.apply_action(state.chance_outcomes()[0][0])
-    return len(encoder(state, state.current_player()))
+def _check_arguments(game, args: dict) -> bool:
+    """Validates the constructor's arguments; returns whether to keep iteration networks."""
+    check_game_supported(game)
+    check_settings(args, SETTING_RULES)
+    check_device(args["device"])
+    keep = args["keep_iteration_networks"]
+    keep = args["average_policy"] == "sd_cfr" if keep is None else bool(keep)
+    if args["average_policy"] == "sd_cfr" and not keep:
+        raise ValueError("average_policy='sd_cfr' needs keep_iteration_networks=True (or None)")
+    return keep
+
+
+def _config(game, feature_size, num_actions, policy_layers, advantage_layers, network, memory, capacity,
+            strategy_capacity, average_policy) -> dict:  # fmt: skip
+    """The settings a checkpoint must match."""
+    return {"game": str(game), "feature_size": feature_size, "num_actions": num_actions,
+            "policy_network_layers": [int(h) for h in policy_layers],
+            "advantage_network_layers": [int(h) for h in advantage_layers], "network": network, "memory": memory,
+            "memory_capacity": int(capacity), "strategy_memory_capacity": int(strategy_capacity or capacity),
+            "average_policy": average_policy}  # fmt: skip

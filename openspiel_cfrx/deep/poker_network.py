@@ -143,19 +143,7 @@ class PokerNetwork(nn.Module):
         self.card_group_sizes = tuple(int(n) for n in card_group_sizes)
         self.num_bet_features = int(num_bet_features)
         self.num_card_slots = sum(self.card_group_sizes)
-        if not self.card_group_sizes or min(self.card_group_sizes) < 1 or self.num_bet_features < 1:
-            raise ValueError(
-                f"card_group_sizes={self.card_group_sizes} and num_bet_features="
-                f"{self.num_bet_features} must be positive"
-            )
-        if int(input_size) != self.num_card_slots + self.num_bet_features:
-            raise ValueError(
-                f"input_size={input_size} does not match the poker layout: "
-                f"{self.num_card_slots} card slots {self.card_group_sizes} + "
-                f"{self.num_bet_features} bet positions = "
-                f"{self.num_card_slots + self.num_bet_features}; use the encoder's "
-                "network_tensor (games.poker_encoding.PokerNetworkEncoder)"
-            )
+        self._check_layout(int(input_size))
         dim = int(dim)
         if dim < 1:
             raise ValueError(f"dim must be positive, got {dim}")
@@ -175,18 +163,34 @@ class PokerNetwork(nn.Module):
         self.comb2 = nn.Linear(dim, dim)
         self.comb3 = nn.Linear(dim, dim)
         self.action_head = nn.Linear(dim, num_actions)
-        # One gather for all groups: the stacked rows [card (R*S), rank (R), suit
-        # (S)] of every group, then a zero row for "no card". Slot s of group g
-        # reads rows base_g + x, base_g + R*S + x // S, base_g + R*S + R + x % S.
-        group_of_slot = torch.repeat_interleave(
-            torch.arange(groups), torch.tensor(self.card_group_sizes)
-        )
-        self._rows_per_group = self.num_cards + int(num_ranks) + self.num_suits
+        self._build_gather(groups, int(num_ranks))
+
+    def _check_layout(self, input_size: int) -> None:
+        if not self.card_group_sizes or min(self.card_group_sizes) < 1 or self.num_bet_features < 1:
+            raise ValueError(
+                f"card_group_sizes={self.card_group_sizes} and num_bet_features="
+                f"{self.num_bet_features} must be positive"
+            )
+        if input_size != self.num_card_slots + self.num_bet_features:
+            raise ValueError(
+                f"input_size={input_size} does not match the poker layout: "
+                f"{self.num_card_slots} card slots {self.card_group_sizes} + "
+                f"{self.num_bet_features} bet positions = "
+                f"{self.num_card_slots + self.num_bet_features}; use the encoder's "
+                "network_tensor (games.poker_encoding.PokerNetworkEncoder)"
+            )
+
+    def _build_gather(self, groups: int, num_ranks: int) -> None:
+        """One gather for all groups: the stacked rows [card (R*S), rank (R), suit
+        (S)] of every group, then a zero row for "no card". Slot s of group g
+        reads rows base_g + x, base_g + R*S + x // S, base_g + R*S + R + x % S."""
+        group_of_slot = torch.repeat_interleave(torch.arange(groups), torch.tensor(self.card_group_sizes))
+        self._rows_per_group = self.num_cards + num_ranks + self.num_suits
         self._zero_row = groups * self._rows_per_group
         base = group_of_slot * self._rows_per_group
         self.register_buffer(
             "_row_offset",
-            torch.stack([base, base + self.num_cards, base + self.num_cards + int(num_ranks)], dim=1),
+            torch.stack([base, base + self.num_cards, base + self.num_cards + num_ranks], dim=1),
             persistent=False,
         )  # [slots, 3]
         self.register_buffer(

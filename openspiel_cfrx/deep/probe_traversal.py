@@ -273,36 +273,48 @@ def probe_traversal(
             state.apply_action(view.encode(state, _sample_agents(strategy, query.legal, rng)))
             continue
         break
-    legal = query.legal
+    args = (state, query, strategy, view, traverser, views, rng, record, regret_targets, joint_cap)
     if regret_targets == "independent" and view.num_agents > 1:
-        traversed = tuple(rng.choice(actions) for actions in legal)
-        candidates = []
-        for agent, actions in enumerate(legal):
-            others = _sample_agents(strategy, legal, rng)
-            for action in actions:
-                digits = list(others)
-                digits[agent] = action
-                candidates.append((agent, action, tuple(digits)))
-        children = [probe_traversal(state.child(view.encode(state, traversed)), traverser, views, rng, record,
-                                    regret_targets, joint_cap)]  # fmt: skip
-        children += [probe(state.child(view.encode(state, d)), traverser, views, rng, record) for _, _, d in candidates]
-        values = yield from parallel(children)
-        pair_values = values[1:]
-        pairs, regrets, agent_values = [], [], []
-        for agent in range(view.num_agents):
-            mine = [(a, v) for (i, a, _), v in zip(candidates, pair_values, strict=True) if i == agent]
-            expected = sum(strategy[agent, a] * v for a, v in mine)
-            agent_values.append(expected)
-            for a, v in mine:
-                digits = [-1] * view.num_agents
-                digits[agent] = a
-                pairs.append(digits)
-                regrets.append(v - expected)
-        record.regret_queries.append(query)
-        record.regret_pairs.append(pairs)
-        record.regret_values.append(regrets)
-        return float(np.mean(agent_values))
-    candidates, weights, on_policy = _joint_candidates(strategy, legal, rng, joint_cap)
+        return (yield from _independent_regrets(*args))
+    return (yield from _joint_regrets(*args))
+
+
+def _independent_regrets(state, query, strategy, view, traverser, views, rng, record, regret_targets, joint_cap):
+    """Independent targets: agent i's regret for a_i against a_-i drawn once
+    from the other agents' strategies; traverses one uniformly drawn joint action."""
+    legal = query.legal
+    traversed = tuple(rng.choice(actions) for actions in legal)
+    candidates = []
+    for agent, actions in enumerate(legal):
+        others = _sample_agents(strategy, legal, rng)
+        for action in actions:
+            digits = list(others)
+            digits[agent] = action
+            candidates.append((agent, action, tuple(digits)))
+    children = [probe_traversal(state.child(view.encode(state, traversed)), traverser, views, rng, record,
+                                regret_targets, joint_cap)]  # fmt: skip
+    children += [probe(state.child(view.encode(state, d)), traverser, views, rng, record) for _, _, d in candidates]
+    values = yield from parallel(children)
+    pairs, regrets, agent_values = [], [], []
+    for agent in range(view.num_agents):
+        mine = [(a, v) for (i, a, _), v in zip(candidates, values[1:], strict=True) if i == agent]
+        expected = sum(strategy[agent, a] * v for a, v in mine)
+        agent_values.append(expected)
+        for a, v in mine:
+            digits = [-1] * view.num_agents
+            digits[agent] = a
+            pairs.append(digits)
+            regrets.append(v - expected)
+    record.regret_queries.append(query)
+    record.regret_pairs.append(pairs)
+    record.regret_values.append(regrets)
+    return float(np.mean(agent_values))
+
+
+def _joint_regrets(state, query, strategy, view, traverser, views, rng, record, regret_targets, joint_cap):
+    """Joint targets (Algorithm 2 lines 11-19): a* is traversed, every other
+    candidate joint action valued by one probe (Algorithm 3)."""
+    candidates, weights, on_policy = _joint_candidates(strategy, query.legal, rng, joint_cap)
     children = [probe_traversal(state.child(view.encode(state, candidates[0])), traverser, views, rng, record,
                                 regret_targets, joint_cap)]  # fmt: skip
     children += [probe(state.child(view.encode(state, d)), traverser, views, rng, record) for d in candidates[1:]]

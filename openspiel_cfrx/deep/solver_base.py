@@ -188,6 +188,30 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         self.traversal_seconds = float(counters["traversal_seconds"])
         self.training_seconds = float(counters["training_seconds"])
 
+    @classmethod
+    def settings_from_config(cls, config: dict) -> dict:
+        """Constructor arguments that rebuild a solver of a checkpoint's `config` (shapes)."""
+        raise NotImplementedError(f"{cls.__name__} cannot be rebuilt from a checkpoint alone")
+
+    @classmethod
+    def from_checkpoint(cls, path: str, game: pyspiel.Game | None = None, **kwargs):
+        """A solver rebuilt from a checkpoint alone (e.g. to play or evaluate its
+        average strategy): the game (from the checkpoint's game string unless
+        given) and shape settings come from the file; `kwargs` add other
+        constructor arguments (e.g. training settings to continue)."""
+        config = checkpoint_lib.read_config(path, cls.__name__)
+        if game is None:
+            from openspiel_cfrx.game_loading import load_game
+
+            game = load_game(config["game"])  # our games need `import games` first (the error says so)
+        try:
+            settings = cls.settings_from_config(config)
+        except (KeyError, TypeError, ValueError) as e:
+            raise checkpoint_lib.CheckpointError(f"checkpoint {path!r} has an incomplete config ({e})") from None
+        solver = cls(game, **{**settings, **kwargs})
+        solver.load_checkpoint(path)
+        return solver
+
     def save_checkpoint(self, path: str, extra=None) -> None:
         """Writes `state_dict()` and `config` to `path` atomically, with a
         checksum; `extra` (numbers, strings, lists, dicts: e.g. a program's

@@ -77,7 +77,9 @@ class VectorTree:
         return children[np.arange(len(histories)), index]
 
     def traverse(self, traverser: int, count: int, strategy: np.ndarray, rng: np.random.Generator) -> VectorSamples:
-        """Runs `count` external-sampling traversals for `traverser`.
+        """Runs `count` external-sampling traversals for `traverser`: down the
+        tree level by level (sampling at chance and opponent nodes, every child
+        at the traverser's), then values and regrets back up (Algorithm 2).
 
         Args:
           strategy: [num_infosets, A] sigma^t for every infoset of the tree
@@ -86,41 +88,57 @@ class VectorTree:
         levels = []  # per depth: (histories, parent visit index in previous level)
         histories = np.zeros(int(count), dtype=np.int64)
         parents = np.full(int(count), -1, dtype=np.int64)
-        adv_inf, adv_reg, strat_inf = [], [], []
-        nodes = 0
+        strat_inf = []
         while histories.size:
             levels.append((histories, parents))
-            nodes += histories.size
-            player = self.player[histories]
-            next_h, next_parent = [], []
-            # chance: sample a child by its probability
-            rows = np.flatnonzero(player == CHANCE)
-            if rows.size:
-                h = histories[rows]
-                children, valid = self._children(h)
-                next_h.append(self._sample_child(h, self.chance_prob[children], valid, children, rng))
-                next_parent.append(rows)
-            # opponent: sample an action from sigma^t(I), record sigma^t(I)
-            rows = np.flatnonzero((player != traverser) & (player >= 0))
-            if rows.size:
-                h = histories[rows]
-                infosets = self.infoset[h]
-                strat_inf.append(infosets)
-                children, valid = self._children(h)
-                weights = strategy[infosets[:, None], self.action[children]]
-                next_h.append(self._sample_child(h, weights, valid, children, rng))
-                next_parent.append(rows)
-            # traverser: every child
-            rows = np.flatnonzero(player == traverser)
-            if rows.size:
-                h = histories[rows]
-                children, valid = self._children(h)
-                next_h.append(children[valid])
-                next_parent.append(np.repeat(rows, self.num_children[h]))
-            histories = np.concatenate(next_h) if next_h else np.zeros(0, dtype=np.int64)
-            parents = np.concatenate(next_parent) if next_parent else np.zeros(0, dtype=np.int64)
+            histories, parents = self._expand(histories, traverser, strategy, rng, strat_inf)
+        adv_inf, adv_reg = self._values_up(levels, traverser, strategy)
+        A = self.num_actions
+        strat = np.concatenate(strat_inf) if strat_inf else np.zeros(0, dtype=np.int64)
+        return VectorSamples(
+            advantage_infosets=np.concatenate(adv_inf) if adv_inf else np.zeros(0, dtype=np.int64),
+            advantage_regrets=(np.concatenate(adv_reg) if adv_reg else np.zeros((0, A))).astype(np.float32),
+            strategy_infosets=strat,
+            strategy_probs=strategy[strat].astype(np.float32),
+            nodes=int(sum(len(h) for h, _ in levels)),
+        )
 
-        # bottom-up values
+    def _expand(self, histories, traverser, strategy, rng, strat_inf):
+        """The next level's (histories, parent rows); records opponent infosets."""
+        player = self.player[histories]
+        next_h, next_parent = [], []
+        # chance: sample a child by its probability
+        rows = np.flatnonzero(player == CHANCE)
+        if rows.size:
+            h = histories[rows]
+            children, valid = self._children(h)
+            next_h.append(self._sample_child(h, self.chance_prob[children], valid, children, rng))
+            next_parent.append(rows)
+        # opponent: sample an action from sigma^t(I), record sigma^t(I)
+        rows = np.flatnonzero((player != traverser) & (player >= 0))
+        if rows.size:
+            h = histories[rows]
+            infosets = self.infoset[h]
+            strat_inf.append(infosets)
+            children, valid = self._children(h)
+            weights = strategy[infosets[:, None], self.action[children]]
+            next_h.append(self._sample_child(h, weights, valid, children, rng))
+            next_parent.append(rows)
+        # traverser: every child
+        rows = np.flatnonzero(player == traverser)
+        if rows.size:
+            h = histories[rows]
+            children, valid = self._children(h)
+            next_h.append(children[valid])
+            next_parent.append(np.repeat(rows, self.num_children[h]))
+        if not next_h:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(next_h), np.concatenate(next_parent)
+
+    def _values_up(self, levels, traverser, strategy):
+        """Bottom-up values; at traverser nodes v(I) = sum_a sigma(I, a) v(I, a)
+        and r~(I, a) = v(I, a) - v(I). Returns (infosets, regrets) per level."""
+        adv_inf, adv_reg = [], []
         values_below = None
         for depth in range(len(levels) - 1, -1, -1):
             histories, _ = levels[depth]
@@ -129,34 +147,22 @@ class VectorTree:
             if values_below is not None:
                 child_h, child_parent = levels[depth + 1]
                 is_traverser_parent = self.player[histories[child_parent]] == traverser
-                # sampled nodes (chance, opponent) pass their child's value up
-                passed = ~is_traverser_parent
+                passed = ~is_traverser_parent  # sampled nodes (chance, opponent) pass their child's value up
                 values[child_parent[passed]] = values_below[passed]
-                # traverser nodes: v(I) = sum_a sigma(I, a) v(I, a)
                 t_children = np.flatnonzero(is_traverser_parent)
                 if t_children.size:
                     parent_rows = child_parent[t_children]
-                    parent_inf = self.infoset[histories[parent_rows]]
                     child_actions = self.action[child_h[t_children]]
                     child_values = values_below[t_children]
-                    weighted = strategy[parent_inf, child_actions] * child_values
+                    weighted = strategy[self.infoset[histories[parent_rows]], child_actions] * child_values
                     expected = np.bincount(parent_rows, weights=weighted, minlength=len(histories))
                     values[player == traverser] = expected[player == traverser]
                     t_rows = np.flatnonzero(player == traverser)
                     position = np.full(len(histories), -1, dtype=np.int64)
                     position[t_rows] = np.arange(t_rows.size)
                     regrets = np.zeros((t_rows.size, self.num_actions))
-                    slot = position[parent_rows]
-                    regrets[slot, child_actions] = child_values - expected[parent_rows]
+                    regrets[position[parent_rows], child_actions] = child_values - expected[parent_rows]
                     adv_inf.append(self.infoset[histories[t_rows]])
                     adv_reg.append(regrets)
             values_below = values
-        A = self.num_actions
-        strat = np.concatenate(strat_inf) if strat_inf else np.zeros(0, dtype=np.int64)
-        return VectorSamples(
-            advantage_infosets=np.concatenate(adv_inf) if adv_inf else np.zeros(0, dtype=np.int64),
-            advantage_regrets=(np.concatenate(adv_reg) if adv_reg else np.zeros((0, A))).astype(np.float32),
-            strategy_infosets=strat,
-            strategy_probs=strategy[strat].astype(np.float32),
-            nodes=int(nodes),
-        )
+        return adv_inf, adv_reg

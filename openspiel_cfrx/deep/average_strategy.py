@@ -1,0 +1,184 @@
+"""Deep CFR's average strategy sigma-bar, the policy the solver plays and is
+evaluated on, in two forms:
+
+* the policy network Pi trained on the strategy memory M_Pi (Algorithm 1
+  line 8, the paper's default; `AverageStrategy`);
+* the exact average of the iterates, kept as networks (Steinberger 2019,
+  "Single Deep Counterfactual Regret Minimization", mentioned in Brown et al.
+  2019 Section 4; `IterationNetworks`): sigma-bar(I) is the mixture of the
+  iterations' regret-matching strategies, iteration t weighted by w_t times
+  the player's own reach of I under sigma^t.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import torch
+
+from openspiel_cfrx.deep.networks import masked_softmax
+from openspiel_cfrx.deep.regret_matching import regret_matching, uniform_strategy
+from openspiel_cfrx.deep.trainer import SQUARED_ON_PROBABILITIES
+from openspiel_cfrx.deep.traversal import legal_mask
+
+_EVAL_BATCH = 8192
+KINDS = ("network", "sd_cfr")
+
+
+class IterationNetworks:
+    """Every iteration's advantage networks (a checkpointed part).
+
+    Args:
+      template: a module of the advantage networks' shape (weights replaced on use).
+      fallback: regret matching's fallback (as the solver's).
+      linear_weighting: w_t = t (linear CFR) or 1.
+    """
+
+    def __init__(self, template: torch.nn.Module, fallback: str, linear_weighting: bool):
+        self._template, self._fallback, self._linear = template, fallback, linear_weighting
+        self.kept: list[tuple[int, list[dict]]] = []  # (iteration, [state_dict p0, p1])
+
+    def __len__(self) -> int:
+        return len(self.kept)
+
+    def keep(self, iteration: int, networks) -> None:
+        self.kept.append((iteration, [copy.deepcopy({k: v.cpu() for k, v in n.state_dict().items()})
+                                      for n in networks]))  # fmt: skip
+
+    def weights(self) -> np.ndarray:
+        its = np.array([t for t, _ in self.kept], dtype=np.float64)
+        return its if self._linear else np.ones_like(its)
+
+    @torch.inference_mode()
+    def strategies(self, features: torch.Tensor, mask: torch.Tensor, players: np.ndarray) -> np.ndarray:
+        """[T, B, A] regret-matching strategies of every kept iteration."""
+        device = next(self._template.parameters()).device
+        probe = copy.deepcopy(self._template).to(device).eval()
+        out = np.zeros((len(self.kept), features.shape[0], mask.shape[1]))
+        for k, (_, state_dicts) in enumerate(self.kept):
+            for p in (0, 1):
+                rows = np.flatnonzero(players == p)
+                if rows.size == 0:
+                    continue
+                probe.load_state_dict(state_dicts[p])
+                idx = torch.from_numpy(rows)
+                adv = probe(features[idx].to(device)).cpu().numpy()
+                out[k, rows] = regret_matching(adv, mask[idx].numpy(), self._fallback)
+        return out
+
+    def tree_strategy(self, tree, features: torch.Tensor, mask: torch.Tensor) -> np.ndarray:
+        """The average on every infoset of `tree`, through realization plans."""
+        from openspiel_cfrx.tree import realization_plan
+
+        if not self.kept:
+            return uniform_strategy(tree.infoset_legal_mask.astype(np.float64))
+        strategies = self.strategies(features, mask, np.asarray(tree.infoset_player))
+        plan = np.zeros(tree.num_sequences)
+        for w, strategy in zip(self.weights(), strategies, strict=True):
+            plan += w * realization_plan(tree, strategy)
+        num_flat = tree.num_infosets * tree.num_actions
+        seq = plan[:num_flat].reshape(tree.num_infosets, tree.num_actions)
+        parent = plan[tree.infoset_parent_sequence][:, None]
+        uniform = uniform_strategy(tree.infoset_legal_mask.astype(np.float64))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(parent > 0, seq / np.where(parent > 0, parent, 1.0), uniform)
+
+    def state_probs(self, game, state, encode_states, num_actions: int) -> np.ndarray:
+        """The average at one state: replays the player's own earlier decisions
+        to weight each iteration by its reach of this infoset."""
+        player = state.current_player()
+        uniform = np.zeros(num_actions)
+        uniform[state.legal_actions()] = 1.0 / len(state.legal_actions())
+        if not self.kept:
+            return uniform
+        replay = game.new_initial_state()
+        own_states, own_actions = [], []
+        for action in state.history():
+            if not replay.is_chance_node() and replay.current_player() == player:
+                own_states.append(replay.clone())
+                own_actions.append(action)
+            replay.apply_action(action)
+        features, mask = encode_states([*own_states, state])
+        strategies = self.strategies(features, mask, np.full(len(own_states) + 1, player))
+        reach = np.ones(len(self.kept))
+        for k, action in enumerate(own_actions):
+            reach *= strategies[:, k, action]
+        weights = self.weights() * reach
+        if weights.sum() <= 0:
+            return uniform
+        return weights @ strategies[:, -1] / weights.sum()
+
+    def state_dict(self) -> dict:
+        return {"iterations": [t for t, _ in self.kept], "networks": [sds for _, sds in self.kept]}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.kept = [(int(t), list(sds)) for t, sds in zip(state["iterations"], state["networks"], strict=True)]
+
+
+class AverageStrategy:
+    """sigma-bar on states and trees, from the policy network (trained lazily,
+    whenever the strategy memory changed) or the kept iteration networks.
+
+    Args:
+      game, encoder, num_actions, feature_size: the solver's game and input encoding.
+      trainer: the policy network's `Trainer`; memory: M_Pi.
+      kept: the `IterationNetworks` (used for kind "sd_cfr").
+      steps, batch_size, seed: Pi's training run (from scratch each time).
+    """
+
+    def __init__(self, game, encoder, num_actions, feature_size, trainer, memory, kept, steps, batch_size, seed):
+        self.game, self.encoder, self.num_actions, self.feature_size = game, encoder, num_actions, feature_size
+        self.trainer, self.memory, self.kept = trainer, memory, kept
+        self.steps, self.batch_size, self.seed = steps, batch_size, seed
+        self.trained_at = -1  # memory.add_calls when last trained
+        self.loss = None
+        self._cache: dict[int, tuple] = {}
+
+    def train(self, linear_scale, schedule) -> float | None:
+        """Fits Pi from scratch to M_Pi: t' * sum_a (sigma^t'(a) - Pi(I, a))^2, Pi a
+        softmax over legal actions. Its random stream depends on the memory's
+        contents only, so evaluating mid-run never changes the training trajectory."""
+        self.trainer.reinitialize(self.seed * 1009 + 2)
+        rng = np.random.default_rng((self.seed, 2, self.memory.add_calls))
+        self.loss = self.trainer.fit_memory(self.memory, SQUARED_ON_PROBABILITIES, self.steps, self.batch_size, rng,
+                                            linear_scale, schedule)  # fmt: skip
+        self.trained_at = self.memory.add_calls
+        self._cache.clear()
+        return self.loss
+
+    def encode(self, states) -> tuple[torch.Tensor, torch.Tensor]:
+        features = np.asarray([self.encoder(s, s.current_player()) for s in states],
+                              dtype=np.float32).reshape(len(states), self.feature_size)  # fmt: skip
+        return torch.from_numpy(features), torch.from_numpy(legal_mask([s.legal_actions() for s in states],
+                                                                       self.num_actions))  # fmt: skip
+
+    def network_probabilities(self, features: torch.Tensor, mask: torch.Tensor, retrain) -> np.ndarray:
+        """Pi(I, .) over legal actions; `retrain()` first if M_Pi changed since training."""
+        if self.trained_at != self.memory.add_calls:
+            retrain()  # outside inference mode
+        device = next(self.trainer.network.parameters()).device
+        out = [np.zeros((0, self.num_actions))]
+        for lo in range(0, features.shape[0], _EVAL_BATCH):
+            x, m = features[lo : lo + _EVAL_BATCH].to(device), mask[lo : lo + _EVAL_BATCH].to(device)
+            with torch.inference_mode():
+                out.append(masked_softmax(self.trainer.network(x), m).cpu().numpy())
+        return np.concatenate(out).astype(np.float64)
+
+    def states(self, states, kind: str, retrain) -> np.ndarray:
+        """[len(states), A] probabilities."""
+        states = list(states)
+        if kind == "sd_cfr":
+            rows = [self.kept.state_probs(self.game, s, self.encode, self.num_actions) for s in states]
+            return np.stack(rows) if rows else np.zeros((0, self.num_actions))
+        return self.network_probabilities(*self.encode(states), retrain)
+
+    def tree(self, tree, kind: str, retrain) -> np.ndarray:
+        """[N, A] on every infoset of `tree` (encodings cached per tree)."""
+        cached = self._cache.get(id(tree))
+        if cached is None or cached[0] is not tree:
+            cached = (tree, *self.encode(tree.infoset_states()))
+            self._cache = {id(tree): cached}
+        if kind == "sd_cfr":
+            return self.kept.tree_strategy(tree, cached[1], cached[2])
+        return self.network_probabilities(cached[1], cached[2], retrain)
