@@ -182,12 +182,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         if num_threads is not None:
             torch.set_num_threads(int(num_threads))
         self._device = torch.device(device)
-        self._adversary_declared = callable(getattr(game, "adversary_num_actions", None))
-        adversary_actions = team_lib.adversary_num_actions(game)
-        if not self._adversary_declared:
-            logger.warning(
-                "game '%s' has no adversary_num_actions(); assuming the adversary has max(agent_num_actions()) "
-                "= %d actions (add the method to the game to be sure)", game.get_type().short_name, adversary_actions)  # fmt: skip
+        self._adversary_declared, adversary_actions = _adversary_width(game)
         self.infoset_encoding = infoset_encoding
         self._views, feature_size = team_views(game, config["team_view"], adversary_actions, infoset_encoding)
         self._num_traversals, self._joint_cap = int(num_traversals), int(joint_cap)
@@ -197,17 +192,8 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         self._sampler = ProbeSampler(game, self._views, config["regret_targets"], self._joint_cap,
                                      int(traversal_batch_size), self.py_rng)  # fmt: skip
         self.probes = 0
-        # Settings a checkpoint must match (shapes and the variant).
-        self.config = {
-            "game": str(game), "variant": variant,
-            **{key: config[key] for key in ("backbone", "team_view", "regret_targets")},
-            "share_parameters": bool(config["share"]), "infoset_encoding": infoset_encoding,
-            "views": [[v.num_agents, list(v.num_actions), v.agent_feature_size] for v in self._views],
-            "feature_sizes": [feature_size] * 2,
-            "regret_network_layers": [int(h) for h in regret_network_layers],
-            "policy_network_layers": [int(h) for h in policy_network_layers],
-            "network": network, "memory_capacity": int(memory_capacity), "joint_cap": self._joint_cap,
-        }  # fmt: skip
+        self.config = _config(game, variant, config, infoset_encoding, self._views, feature_size,
+                              regret_network_layers, policy_network_layers, network, memory_capacity, joint_cap)
 
     def _build_models(self, a: dict, feature_size: int) -> None:
         """Each player's regret and average-strategy models (seeded); the regret
@@ -354,3 +340,27 @@ def _check_arguments(game, args: dict) -> None:
             f"variant {args['variant']!r} needs one network output per joint action, and this game has "
             f"{game.num_distinct_actions()} joint actions; use a factored variant (cfr_mix)"
         )
+
+
+def _adversary_width(game) -> tuple[bool, int]:
+    """(does the game declare adversary_num_actions(), the adversary head's width)."""
+    declared = callable(getattr(game, "adversary_num_actions", None))
+    width = team_lib.adversary_num_actions(game)
+    if not declared:
+        logger.warning("game '%s' has no adversary_num_actions(); assuming the adversary has max(agent_num_actions()) "
+                       "= %d actions (add the method to the game to be sure)", game.get_type().short_name, width)  # fmt: skip
+    return declared, width
+
+
+def _config(game, variant, config, infoset_encoding, views, feature_size, regret_layers, policy_layers, network,
+            memory_capacity, joint_cap) -> dict:  # fmt: skip
+    """The settings a checkpoint must match (shapes and the variant)."""
+    return {
+        "game": str(game), "variant": variant,
+        **{key: config[key] for key in ("backbone", "team_view", "regret_targets")},
+        "share_parameters": bool(config["share"]), "infoset_encoding": infoset_encoding,
+        "views": [[v.num_agents, list(v.num_actions), v.agent_feature_size] for v in views],
+        "feature_sizes": [feature_size] * 2, "regret_network_layers": [int(h) for h in regret_layers],
+        "policy_network_layers": [int(h) for h in policy_layers], "network": network,
+        "memory_capacity": int(memory_capacity), "joint_cap": int(joint_cap),
+    }  # fmt: skip

@@ -91,6 +91,7 @@ class DeepCFRSolver(NeuralSolver):
     """
 
     display_name = "Deep CFR"
+    advantage_loss = SQUARED  # Algorithm 1: sum_a (r~(a) - V(I, a))^2, weighted by t'; a variant may override
 
     def __init__(
         self,
@@ -229,7 +230,7 @@ class DeepCFRSolver(NeuralSolver):
         trainer = self._advantage[player]
         if self._reinitialize:
             trainer.reinitialize(self._seed * 1009 + 3 * self._iteration + player)
-        loss = trainer.fit_memory(self._memories[player], SQUARED, self.advantage_train_steps(self._iteration),
+        loss = trainer.fit_memory(self._memories[player], self.advantage_loss, self.advantage_train_steps(self._iteration),
                                   self._batch_size, self.np_rng, self.linear_scale(), self.schedule)  # fmt: skip
         self._trained[player] = self._trained[player] or loss is not None
         return loss
