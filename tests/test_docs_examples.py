@@ -30,7 +30,7 @@ def test_huber_deep_cfr_variant_in_the_docs_trains(capsys):
     exec(compile(_example("deep_cfr.md", "huber"), "docs/deep_cfr.md:huber", "exec"), scope)
     solver, game = scope["solver"], scope["game"]
     assert isinstance(solver, openspiel_cfrx.DeepCFRSolver) and solver.iteration == 10
-    assert not getattr(type(solver).advantage_loss, "merges_duplicates")
+    assert not type(solver).advantage_loss.merges_duplicates
     assert openspiel_cfrx.nash_conv(game, solver) < 0.45
     assert "NashConv" in capsys.readouterr().out
 
