@@ -10,10 +10,13 @@ partial temporary file is removed.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import glob
 import os
 import shutil
+import signal
+import threading
 from collections.abc import Callable
 
 
@@ -54,6 +57,25 @@ def _disk_full(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and "unexpected pos" in str(error)
 
 
+@contextlib.contextmanager
+def _sigint_deferred():
+    """Holds Ctrl-C (SIGINT) back until the block ends, then raises it: an
+    interrupt that lands inside torch's zip writer would otherwise surface as
+    a short-write RuntimeError (misread as a full disk) and lose the file."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) in (
+        signal.SIG_IGN, None):  # fmt: skip
+        yield
+        return
+    received = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
+
+
 def atomic_write(path: str, write: Callable[[object], None]) -> None:
     """Calls `write(file_object)` on a temporary file and renames it to `path`."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -66,11 +88,12 @@ def atomic_write(path: str, write: Callable[[object], None]) -> None:
     remove_stale_temporaries(path)
     tmp = f"{path}.tmp{os.getpid()}"
     try:
-        with open(tmp, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+        with _sigint_deferred():
+            with open(tmp, "wb") as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, path)
     except BaseException as e:
         try:
             os.remove(tmp)

@@ -160,3 +160,21 @@ def test_checkpoint_digest_covers_numbers_too(deep_cfr_checkpoint):
     assert payload["sha256"] == checkpoint_lib.payload_digest(payload)
     payload["state"]["iteration"] += 1
     assert payload["sha256"] != checkpoint_lib.payload_digest(payload)
+
+
+def test_ctrl_c_during_a_checkpoint_write_keeps_the_file_and_then_interrupts(tmp_path):
+    """SIGINT landing inside the write is held until the file is complete."""
+    import signal
+
+    path = str(tmp_path / "ckpt.pt")
+
+    def write(f):
+        f.write(b"first half ")
+        os.kill(os.getpid(), signal.SIGINT)
+        f.write(b"second half")
+
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write(path, write)
+    with open(path, "rb") as f:
+        assert f.read() == b"first half second half"
+    assert [name for name in os.listdir(tmp_path)] == ["ckpt.pt"]
