@@ -17,6 +17,7 @@ produced (`answer`) and over what is recorded (`TraversalRecord`).
 from __future__ import annotations
 
 import dataclasses
+import operator
 import random
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -89,18 +90,17 @@ class StateCursor:
 
     def __init__(self, game: pyspiel.Game, encode: Encoder):
         self.game, self.encode = game, encode
+        self._root = game.new_initial_state()
 
     def root(self) -> pyspiel.State:
-        return self.game.new_initial_state()
+        return self._root.clone()  # (cheaper than new_initial_state on some games)
 
-    def is_terminal(self, state) -> bool:
-        return state.is_terminal()
+    # C-level callers (no Python frame per node): state.is_terminal(), state.is_chance_node()
+    is_terminal = staticmethod(operator.methodcaller("is_terminal"))
+    is_chance = staticmethod(operator.methodcaller("is_chance_node"))
 
     def value(self, state, player: int) -> float:
         return state.returns()[player]
-
-    def is_chance(self, state) -> bool:
-        return state.is_chance_node()
 
     def sample_chance(self, state, rng: random.Random):
         state.apply_action(sample_chance(state.chance_outcomes(), rng))
@@ -114,8 +114,8 @@ class StateCursor:
         state.apply_action(action)  # the traversal owns `state`
         return state
 
-    def children(self, state, legal: list[int]):
-        return ((action, state.child(action)) for action in legal)
+    def child(self, state, action: int):
+        return state.child(action)
 
 
 def external_sampling_traversal(
@@ -136,11 +136,12 @@ def external_sampling_traversal(
     for the strategy memory, line 13); traverser nodes recurse into every legal
     action and record r~(I, a) = v(a) - sum_a' sigma(I, a') v(a') (lines 5-10).
     """
+    is_terminal, value, is_chance = cursor.is_terminal, cursor.value, cursor.is_chance
     while True:
         record.nodes += 1
-        if cursor.is_terminal(node):
-            return cursor.value(node, traverser)
-        if cursor.is_chance(node):
+        if is_terminal(node):
+            return value(node, traverser)
+        if is_chance(node):
             node = cursor.sample_chance(node, rng)
             continue
         player, features, legal = cursor.infoset(node)
@@ -152,10 +153,11 @@ def external_sampling_traversal(
             node = cursor.advance(node, _sample_index(strategy, legal, rng))
             continue
         values = []
-        for _, child in cursor.children(node, legal):
-            if cursor.is_terminal(child):  # no generator for a leaf
+        for action in legal:
+            child = cursor.child(node, action)
+            if is_terminal(child):  # no generator for a leaf
                 record.nodes += 1
-                values.append(cursor.value(child, traverser))
+                values.append(value(child, traverser))
             else:
                 values.append((yield from external_sampling_traversal(
                     cursor, child, traverser, num_actions, rng, record)))  # fmt: skip
@@ -208,9 +210,7 @@ class TreeWalker:
     def __init__(self, tree, encode: Encoder):
         from openspiel_cfrx.tree import CHANCE, TERMINAL
 
-        self.chance, self.terminal = CHANCE, TERMINAL
-        self.player = tree.history_player.tolist()
-        self.infoset_of = tree.history_infoset.tolist()
+        player = tree.history_player
         self.child_lo = tree.child_offsets[:-1].tolist()
         self.child_hi = tree.child_offsets[1:].tolist()
         self.action = tree.history_action.tolist()
@@ -218,22 +218,20 @@ class TreeWalker:
         utility = np.zeros((2, tree.num_histories))
         utility[:, tree.terminal_history] = tree.terminal_utility.T
         self.utility = [utility[0].tolist(), utility[1].tolist()]
-        states = tree.infoset_states()
-        players = tree.infoset_player.tolist()
-        self.features = [list(encode(s, p)) for s, p in zip(states, players, strict=True)]
-        self.legal = [np.flatnonzero(row).tolist() for row in tree.infoset_legal_mask]
+        features = [list(encode(s, int(p))) for s, p in zip(tree.infoset_states(), tree.infoset_player, strict=True)]
+        legal = [np.flatnonzero(row).tolist() for row in tree.infoset_legal_mask]
+        infoset = [(int(p), f, a) for p, f, a in zip(tree.infoset_player, features, legal, strict=True)]
+        self._infosets = [infoset[i] if i >= 0 else None for i in tree.history_infoset.tolist()]
+        # The per-node questions as C-level list lookups (no Python frame per node).
+        self.is_terminal = (player == TERMINAL).tolist().__getitem__
+        self.is_chance = (player == CHANCE).tolist().__getitem__
+        self.infoset = self._infosets.__getitem__  # (player, features, legal actions)
 
     def root(self) -> int:
         return 0
 
-    def is_terminal(self, history: int) -> bool:
-        return self.player[history] == self.terminal
-
     def value(self, history: int, player: int) -> float:
         return self.utility[player][history]
-
-    def is_chance(self, history: int) -> bool:
-        return self.player[history] == self.chance
 
     def sample_chance(self, history: int, rng: random.Random) -> int:
         lo, hi = self.child_lo[history], self.child_hi[history]
@@ -245,16 +243,10 @@ class TreeWalker:
                 return child
         return hi - 1
 
-    def infoset(self, history: int):
-        infoset = self.infoset_of[history]
-        return self.player[history], self.features[infoset], self.legal[infoset]
-
     def advance(self, history: int, action: int) -> int:
         for child in range(self.child_lo[history], self.child_hi[history]):
             if self.action[child] == action:
                 return child
         raise ValueError(f"action {action} is not a child of history {history}")
 
-    def children(self, history: int, legal: list[int]):
-        lo, hi = self.child_lo[history], self.child_hi[history]
-        return zip(self.action[lo:hi], range(lo, hi), strict=True)
+    child = advance  # (history indices are not mutated)
