@@ -11,7 +11,7 @@ from torch import nn
 import games  # noqa: F401  (registers flop_holdem, hulh)
 from games.poker_encoding import PokerEncoder, PokerNetworkEncoder, poker_network_options
 from openspiel_cfrx import DeepCFRSolver
-from openspiel_cfrx.deep import count_parameters, make_network, network_names
+from openspiel_cfrx.deep import count_parameters, legal_mask, make_network, network_names
 from openspiel_cfrx.deep.poker_network import (
     APPENDIX_C_DIM,
     PAPER_FHP_DIM,
@@ -230,7 +230,7 @@ def test_masks_illegal_actions(fhp):
     capped = play(fhp, FHP_CARDS, "rrr")  # raise cap reached: no raise
     assert 2 not in capped.legal_actions()
     # Strategy samples with illegal actions, so the average network has trained.
-    encoder = solver._encoder
+    encoder = solver.encoder
     memory = solver.strategy_buffer
     feats = np.stack([encoder(s, s.current_player()) for s in (state, capped)]).astype(np.float32)
     probs = np.array([[0.0, 0.3, 0.7], [0.4, 0.6, 0.0]], dtype=np.float32)
@@ -240,7 +240,8 @@ def test_masks_illegal_actions(fhp):
     assert rows[0, 0] == 0 and rows[1, 2] == 0
     np.testing.assert_allclose(rows.sum(axis=1), 1.0, rtol=1e-6)
     # Untrained advantage networks (Algorithm 1: return 0) -> uniform over legal.
-    x, m = solver._encode_states([state])
+    x = np.asarray([encoder(state, state.current_player())], dtype=np.float32)
+    m = legal_mask([state.legal_actions()], 3)
     np.testing.assert_allclose(solver.current_strategy(1, x, m)[0], [0, 0.5, 0.5])
 
 

@@ -222,7 +222,7 @@ def test_cfr_mix_sizes_adversary_head_from_protocol_and_rejects_inconsistent_gam
     state = _first_adversary_state(legacy)
     assert len(solver.agent_action_probabilities(state)[0]) == 3
     # Were the fallback too small, the error says what to add to the game.
-    solver._views[team.ADVERSARY_PLAYER].num_actions = (2,)
+    solver.views[team.ADVERSARY_PLAYER].num_actions = (2,)  # the solver's own view object
     with pytest.raises(ValueError, match="give the game an adversary_num_actions"):
         solver.agent_action_probabilities(state)
 

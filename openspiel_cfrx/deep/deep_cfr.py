@@ -304,6 +304,11 @@ class DeepCFRSolver(NeuralSolver):
         return self._average.trainer.network
 
     @property
+    def encoder(self):
+        """The networks' input: `encoder(state, player) -> floats`."""
+        return self._encoder
+
+    @property
     def advantage_trainers(self) -> list[Trainer]:
         """The advantage networks' trainers (network and optimiser), one per player."""
         return list(self._advantage)
