@@ -322,6 +322,14 @@ class DeepCFRSolver(NeuralSolver):
         """Average-strategy probabilities for many states at once: [len(states), A]."""
         return self._average.states(states, self._average_policy_kind, self.train_policy_network)
 
+    def probabilities_from_tensors(self, features, legal_mask) -> np.ndarray:
+        """Policy-network probabilities [B, A] straight from encoded infosets
+        ([B, F] features, [B, A] bool legal mask), without states."""
+        if self._average_policy_kind != "network":
+            raise ValueError("probabilities_from_tensors needs average_policy='network' (SD-CFR needs histories)")
+        return self._average.network_probabilities(torch.as_tensor(features), torch.as_tensor(legal_mask),
+                                                   self.train_policy_network)  # fmt: skip
+
     def action_probabilities(self, state, player_id=None):
         """{action: probability} of the average strategy at `state` (OpenSpiel Policy API)."""
         del player_id

@@ -30,6 +30,16 @@ def regret_matching_plus(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
 class TeamPolicy:
     """Per-agent, joint and OpenSpiel views of the current and average strategies."""
 
+    def strategies_from_tensors(self, player: int, features: np.ndarray, agent_features: np.ndarray,
+                                legal_mask: np.ndarray, average: bool = True) -> np.ndarray:  # fmt: skip
+        """Per-agent strategies [B, n, A] of `player` straight from network inputs
+        (features [B, F], agent features [B, n, F_a], legal mask [B, n, A] in
+        the player's view), without states: what `answer` computes for the
+        same queries."""
+        model = (self._policy_models if average else self._regret_models)[player]
+        values = model.values(np.asarray(features, np.float32), np.asarray(agent_features, np.float32))
+        return regret_matching_plus(values, legal_mask)
+
     def answer(self, queries: list[Query], average: bool = False) -> list[np.ndarray]:
         """Per-agent strategies [n, A] for a round of probe queries: RM+ on each agent's
         R_i (Theorem 2; current) or the normalised S_i (average), one forward pass per player."""

@@ -586,21 +586,17 @@ def _tensor_strategies(policy, features, agent_features, legal_mask, radices):
     for any other policy (the caller then goes through `agent_strategies` /
     `batch_action_probabilities` on query states). Computes exactly what those
     methods compute (tested)."""
-    models = getattr(policy, "_policy_models", None)
-    views = getattr(policy, "_views", None)
-    if models and views:
-        from openspiel_cfrx.deep.cfr_mix import regret_matching_plus
-
+    views = getattr(policy, "views", None)
+    if callable(getattr(policy, "strategies_from_tensors", None)) and views:  # CFRMixSolver
         if getattr(views[TEAM], "factored", False):
-            return regret_matching_plus(models[TEAM].values(features, agent_features), legal_mask)
+            return policy.strategies_from_tensors(TEAM, features, agent_features, legal_mask)
         joint = _joint_legal_mask(legal_mask, radices)[:, None, :]
         empty = np.zeros((features.shape[0], 1, 0), dtype=np.float32)
-        return regret_matching_plus(models[TEAM].values(features, empty), joint)
-    if hasattr(policy, "_policy_probs") and getattr(policy, "_average_policy_kind", None) == "network":
-        import torch
-
-        mask = torch.from_numpy(_joint_legal_mask(legal_mask, radices))
-        return np.asarray(policy._policy_probs(torch.from_numpy(features), mask), dtype=np.float64)[:, None, :]
+        return policy.strategies_from_tensors(TEAM, features, empty, joint)
+    if callable(getattr(policy, "probabilities_from_tensors", None)) and getattr(
+        policy, "config", {}).get("average_policy") == "network":  # DeepCFRSolver  # fmt: skip
+        mask = _joint_legal_mask(legal_mask, radices)
+        return np.asarray(policy.probabilities_from_tensors(features, mask), dtype=np.float64)[:, None, :]
     return None
 
 
