@@ -280,7 +280,7 @@ def ablations(game, out_dir):
         seconds = time.perf_counter() - start
         value = nash_conv(game, solver)
         sd_cfr = solver.nash_conv("sd_cfr")
-        full = solver._advantage_memories[0].add_calls / solver._advantage_memories[0].capacity
+        full = solver.advantage_buffers[0].add_calls / solver.advantage_buffers[0].capacity
         rows.append([name, f"{value:.4f}", f"{sd_cfr:.4f}", f"{full:.1f}x", f"{seconds:.0f}"])
         print(f"  {name:<52} NashConv {value:.4f}  SD-CFR {sd_cfr:.4f}  {seconds:.0f}s", flush=True)
     return rows
