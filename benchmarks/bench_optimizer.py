@@ -13,18 +13,23 @@ the table shows the median ms/step and the ratio to torch.optim.Adam (foreach).
 
 from __future__ import annotations
 
-import platform
+import os
 import statistics
+import sys
 import time
 
 import torch
 from absl import app, flags
 
-from openspiel_cfrx.deep.networks import FlatAdam, make_network
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.common import markdown_table, write_result  # noqa: E402
+from openspiel_cfrx.deep.networks import FlatAdam, make_network  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("rounds", 7, "Interleaved rounds per optimiser.")
 flags.DEFINE_integer("steps", 100, "SGD steps per round.")
+flags.DEFINE_string("output", "benchmarks/results/optimizer.md", "Result file.")
 
 # (name, input width, non-zero inputs per row (0 = dense), outputs, hidden, batch)
 WORKLOADS = (
@@ -32,6 +37,7 @@ WORKLOADS = (
     ("Deep CFR Kuhn MLP (11 in, 64x3, merged batch 12)", 11, 0, 2, (64, 64, 64), 12),
     ("CFR-MIX tiny Goofspiel agent MLP (52 in, 64x2, batch 256)", 52, 0, 8, (64, 64), 256),
     ("NEST 15x15 wide one-hot MLP (32,656 in, 150 on, 64x2, batch 256)", 32656, 150, 4, (64, 64), 256),
+    ("NEST 15x15 compact MLP (2,757 in, 64x2, batch 256)", 2757, 0, 4, (64, 64), 256),
 )
 
 
@@ -82,11 +88,8 @@ def main(argv):
     del argv
     torch.set_num_threads(1)
     gen = torch.Generator().manual_seed(0)
-    print(f"torch {torch.__version__}, {platform.processor() or platform.machine()}, 1 thread, "
-          f"{FLAGS.rounds} rounds x {FLAGS.steps} steps, median ms/step")  # fmt: skip
-    header = "| workload | " + " | ".join(OPTIMISERS) + " |"
-    print(header)
-    print("|" + "---|" * (len(OPTIMISERS) + 1))
+    load_before = os.getloadavg()[0]
+    rows = []
     for name, width, nonzero, outputs, hidden, batch in WORKLOADS:
         x, y, w = _data(width, nonzero, outputs, batch, gen)
         setups = {}
@@ -99,11 +102,25 @@ def main(argv):
             for opt_name, (net, zero_grad, step) in setups.items():
                 times[opt_name].append(_time(net, zero_grad, step, x, y, w, FLAGS.steps))
         base = statistics.median(times["torch.optim.Adam foreach"])
-        cells = []
-        for opt_name in OPTIMISERS:
-            med = statistics.median(times[opt_name])
-            cells.append(f"{med:.3f} ({med / base:.2f}x)")
-        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+        rows.append([name] + [f"{statistics.median(times[k]):.3f} ({statistics.median(times[k]) / base:.2f}x)"
+                              for k in OPTIMISERS])  # fmt: skip
+        print(*rows[-1], flush=True)
+    body = (
+        f"Command: `.venv/bin/python benchmarks/bench_optimizer.py --rounds={FLAGS.rounds} --steps={FLAGS.steps}`. "
+        f"torch {torch.__version__}, 1 thread; a whole SGD step (zero_grad, forward, weighted squared loss, "
+        "backward, clip to norm 1, Adam update); optimisers interleaved round-robin; median ms/step and the "
+        "ratio to torch.optim.Adam(foreach=True). "
+        f"Load average (1 min) {load_before:.2f} before, {os.getloadavg()[0]:.2f} after. "
+        f"{time.strftime('%Y-%m-%d %H:%M')}.\n\n"
+        + markdown_table(["workload", *OPTIMISERS], rows)
+        + "\n\nReading: on the project's small networks (Kuhn / Leduc / team Goofspiel, the Deep CFR regime "
+        "where per-op overhead dominates) FlatAdam's flat buffer takes 0.5-0.85x the step time of torch's foreach "
+        "Adam and 0.55-1.0x its fused Adam (equal at Leduc's batch of 2048); from 2^17 parameters on (NEST's wide one-hot input) FlatAdam runs torch's fused Adam "
+        "on its flat buffer and is within 10% of torch's fused Adam. So FlatAdam is the one optimiser of both solvers "
+        "(CFR-MIX's subclass folded into it), as issue 16 allows when a committed benchmark shows the copy "
+        "matters.\n"
+    )
+    write_result(FLAGS.output, "Adam step cost: FlatAdam vs torch.optim.Adam", body)
 
 
 if __name__ == "__main__":

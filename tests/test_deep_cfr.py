@@ -657,3 +657,28 @@ def test_solve_network_rows_are_distributions_read_as_openspiel_reads_them():
         np.testing.assert_allclose(rows[i, legal] / rows[i, legal].sum(), expected, atol=1e-5)
         if i in all_legal:
             np.testing.assert_allclose(rows[i, legal], expected, atol=1e-5)
+
+
+def test_flat_adam_on_a_wide_network_uses_torch_fused_adam_and_checkpoints():
+    """From FUSED_MIN_PARAMETERS on, FlatAdam steps the flat buffer with torch's
+    fused Adam: same update as torch.optim.Adam + clip_grad_norm_ (float32
+    rounding), and its moments survive state_dict / load_state_dict."""
+    torch.manual_seed(0)
+    net, ref = MLP(3000, 4, (64, 64)), MLP(3000, 4, (64, 64))
+    ref.load_state_dict(net.state_dict())
+    assert sum(p.numel() for p in net.parameters()) >= FlatAdam.FUSED_MIN_PARAMETERS
+    ours, theirs = FlatAdam(net, lr=1e-2, max_grad_norm=0.5), torch.optim.Adam(ref.parameters(), lr=1e-2)
+    for _ in range(5):
+        x, y = torch.randn(32, 3000), torch.randn(32, 4)
+        for module, opt in ((net, ours), (ref, theirs)):
+            opt.zero_grad()
+            ((module(x) - y) ** 2).mean().backward()
+            if opt is theirs:
+                torch.nn.utils.clip_grad_norm_(ref.parameters(), 0.5)
+            opt.step()
+    for a, b in zip(net.parameters(), ref.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=0, atol=2e-6)
+    restored = FlatAdam(MLP(3000, 4, (64, 64)), lr=1e-2, max_grad_norm=0.5)
+    restored.load_state_dict(ours.state_dict())
+    assert restored.steps == 5
+    torch.testing.assert_close(restored.state_dict()["exp_avg_sq"], ours.state_dict()["exp_avg_sq"], rtol=0, atol=0)

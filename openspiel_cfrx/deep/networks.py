@@ -171,19 +171,23 @@ class FlatAdam:
     """Adam (Kingma & Ba) with global gradient-norm clipping over one flat
     parameter buffer: the project's one optimiser, for both neural solvers.
 
-    Kept instead of `torch.optim.Adam` because it is materially faster on the
-    project's small networks (`benchmarks/results/optimizer.md`: 0.4-0.7x the
-    step time of torch's foreach Adam on Kuhn / team Goofspiel networks, equal
-    to torch's fused Adam at Leduc's batch of 2048, faster on NEST's wide
-    one-hot input).
-
     The module's parameters and gradients are re-pointed to views of two
     contiguous buffers, so one optimiser step is ~10 tensor ops instead of ~8
     per parameter tensor: on small networks (the Deep CFR regime) PyTorch's
     per-op overhead, not arithmetic, is the cost of a step. Same update as
     `torch.optim.Adam(lr, betas, eps)` preceded by
-    `clip_grad_norm_(params, max_grad_norm)`.
+    `clip_grad_norm_(params, max_grad_norm)` (tested). From
+    `FUSED_MIN_PARAMETERS` parameters on (wide inputs, e.g. NEST's one-hot
+    information state) the update of the flat buffer is torch's own fused
+    `torch.optim.Adam(fused=True)`, which is faster there.
+
+    Why not `torch.optim.Adam` on the module (`benchmarks/results/optimizer.md`):
+    on the project's small networks (Kuhn, Leduc, team Goofspiel) a whole SGD
+    step takes 0.5-0.85x the time with torch's foreach Adam and 0.55-1.0x with
+    its fused Adam.
     """
+
+    FUSED_MIN_PARAMETERS = 1 << 17
 
     def __init__(self, module: nn.Module, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8,
                  max_grad_norm: float | None = 1.0):  # fmt: skip
@@ -201,6 +205,10 @@ class FlatAdam:
             p.grad = self.grads[offset : offset + n].view_as(p)
             offset += n
         self.lr, self.betas, self.eps, self.max_grad_norm = float(lr), betas, float(eps), max_grad_norm
+        self._fused = None
+        if total >= self.FUSED_MIN_PARAMETERS:
+            self.params.grad = self.grads
+            self._fused = torch.optim.Adam([self.params], lr=self.lr, betas=betas, eps=self.eps, fused=True)
         self.reset_state()
 
     def reset_state(self) -> None:
@@ -208,6 +216,8 @@ class FlatAdam:
         self.exp_avg = torch.zeros_like(self.params)
         self.exp_avg_sq = torch.zeros_like(self.params)
         self.steps = 0
+        if self._fused is not None:
+            self._fused.state.clear()
 
     def zero_grad(self) -> None:
         self.grads.zero_()
@@ -218,6 +228,10 @@ class FlatAdam:
             norm = torch.linalg.vector_norm(self.grads)
             self.grads.mul_(torch.clamp(self.max_grad_norm / (norm + 1e-6), max=1.0))
         self.steps += 1
+        if self._fused is not None:
+            self._fused.param_groups[0]["lr"] = self.lr
+            self._fused.step()
+            return
         beta1, beta2 = self.betas
         self.exp_avg.mul_(beta1).add_(self.grads, alpha=1 - beta1)
         self.exp_avg_sq.mul_(beta2).addcmul_(self.grads, self.grads, value=1 - beta2)
@@ -236,13 +250,22 @@ class FlatAdam:
         return self.exp_avg_sq.clamp_min(_SMALLEST_NORMAL).sqrt_()
 
     def state_dict(self) -> dict:
-        return {"exp_avg": self.exp_avg.clone(), "exp_avg_sq": self.exp_avg_sq.clone(), "steps": self.steps}
+        exp_avg, exp_avg_sq = self.exp_avg, self.exp_avg_sq
+        if self._fused is not None and self._fused.state.get(self.params):
+            exp_avg, exp_avg_sq = (self._fused.state[self.params][k] for k in ("exp_avg", "exp_avg_sq"))
+        return {"exp_avg": exp_avg.clone(), "exp_avg_sq": exp_avg_sq.clone(), "steps": self.steps}
 
     def load_state_dict(self, state: dict) -> None:
         if state["exp_avg"].shape != self.params.shape:
             raise ValueError(
                 f"optimiser state has {state['exp_avg'].numel()} parameters, network has {self.params.numel()}"
             )
+        self.reset_state()
         self.exp_avg = state["exp_avg"].to(self.params).clone()
         self.exp_avg_sq = state["exp_avg_sq"].to(self.params).clone()
         self.steps = int(state["steps"])
+        if self._fused is not None and self.steps:
+            self._fused.state[self.params] = {
+                "step": torch.tensor(float(self.steps), dtype=torch.float32, device=self.params.device),
+                "exp_avg": self.exp_avg, "exp_avg_sq": self.exp_avg_sq,
+            }  # fmt: skip
