@@ -127,6 +127,9 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
       num_threads: `torch.set_num_threads` (process-wide); default 1.
       seed: all randomness derives from it.
       callback, callback_every: `callback(solver)` after every N-th iteration.
+      schedule: `openspiel_cfrx.deep.Schedule` (traversal and regret-step
+        ramps, learning rates of every fit); default constant, as the paper.
+      progress, log_every, verbose: see `NeuralSolver`.
 
     The adversary's network head has `openspiel_cfrx.team.adversary_num_actions(game)`
     outputs: the game's `adversary_num_actions()`, or for games without that
@@ -214,6 +217,8 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
 
             self._regret_models.append(model(a["regret_network_layers"], regret_pairs, p))
             self._policy_models.append(model(a["policy_network_layers"], sum(view.num_actions), 2 + p))
+        for m in (*self._regret_models, *self._policy_models):
+            m.schedule = self.schedule
 
     # ------------------------------------------------------- Algorithm 1, one t
     def iteration_step(self, t: int, stats: dict) -> None:

@@ -274,14 +274,16 @@ def probe_traversal(
             continue
         break
     args = (state, query, strategy, view, traverser, views, rng, record, regret_targets, joint_cap)
-    if regret_targets == "independent" and view.num_agents > 1:
-        return (yield from _independent_regrets(*args))
-    return (yield from _joint_regrets(*args))
+    independent = regret_targets == "independent" and view.num_agents > 1
+    children, finish = _independent_regrets(*args) if independent else _joint_regrets(*args)
+    values = yield from parallel(children)  # the traversed child and the probes, in lock-step
+    return finish(values)
 
 
 def _independent_regrets(state, query, strategy, view, traverser, views, rng, record, regret_targets, joint_cap):
     """Independent targets: agent i's regret for a_i against a_-i drawn once
-    from the other agents' strategies; traverses one uniformly drawn joint action."""
+    from the other agents' strategies; traverses one uniformly drawn joint
+    action. Returns (child generators, finish(values) -> the node's value)."""
     legal = query.legal
     traversed = tuple(rng.choice(actions) for actions in legal)
     candidates = []
@@ -294,39 +296,46 @@ def _independent_regrets(state, query, strategy, view, traverser, views, rng, re
     children = [probe_traversal(state.child(view.encode(state, traversed)), traverser, views, rng, record,
                                 regret_targets, joint_cap)]  # fmt: skip
     children += [probe(state.child(view.encode(state, d)), traverser, views, rng, record) for _, _, d in candidates]
-    values = yield from parallel(children)
-    pairs, regrets, agent_values = [], [], []
-    for agent in range(view.num_agents):
-        mine = [(a, v) for (i, a, _), v in zip(candidates, values[1:], strict=True) if i == agent]
-        expected = sum(strategy[agent, a] * v for a, v in mine)
-        agent_values.append(expected)
-        for a, v in mine:
-            digits = [-1] * view.num_agents
-            digits[agent] = a
-            pairs.append(digits)
-            regrets.append(v - expected)
-    record.regret_queries.append(query)
-    record.regret_pairs.append(pairs)
-    record.regret_values.append(regrets)
-    return float(np.mean(agent_values))
+
+    def finish(values):
+        pairs, regrets, agent_values = [], [], []
+        for agent in range(view.num_agents):
+            mine = [(a, v) for (i, a, _), v in zip(candidates, values[1:], strict=True) if i == agent]
+            expected = sum(strategy[agent, a] * v for a, v in mine)
+            agent_values.append(expected)
+            for a, v in mine:
+                digits = [-1] * view.num_agents
+                digits[agent] = a
+                pairs.append(digits)
+                regrets.append(v - expected)
+        record.regret_queries.append(query)
+        record.regret_pairs.append(pairs)
+        record.regret_values.append(regrets)
+        return float(np.mean(agent_values))
+
+    return children, finish
 
 
 def _joint_regrets(state, query, strategy, view, traverser, views, rng, record, regret_targets, joint_cap):
     """Joint targets (Algorithm 2 lines 11-19): a* is traversed, every other
-    candidate joint action valued by one probe (Algorithm 3)."""
+    candidate joint action valued by one probe (Algorithm 3). Returns (child
+    generators, finish(values) -> the node's value)."""
     candidates, weights, on_policy = _joint_candidates(strategy, query.legal, rng, joint_cap)
     children = [probe_traversal(state.child(view.encode(state, candidates[0])), traverser, views, rng, record,
                                 regret_targets, joint_cap)]  # fmt: skip
     children += [probe(state.child(view.encode(state, d)), traverser, views, rng, record) for d in candidates[1:]]
-    values = yield from parallel(children)
-    if weights is not None:
-        expected = float(np.dot(weights, values))
-    else:
-        expected = float(np.mean([v for v, on in zip(values, on_policy, strict=True) if on]))
-    record.regret_queries.append(query)
-    record.regret_pairs.append([list(d) for d in candidates])
-    record.regret_values.append([v - expected for v in values])
-    return expected
+
+    def finish(values):
+        if weights is not None:
+            expected = float(np.dot(weights, values))
+        else:
+            expected = float(np.mean([v for v, on in zip(values, on_policy, strict=True) if on]))
+        record.regret_queries.append(query)
+        record.regret_pairs.append([list(d) for d in candidates])
+        record.regret_values.append([v - expected for v in values])
+        return expected
+
+    return children, finish
 
 
 def run_traversals(

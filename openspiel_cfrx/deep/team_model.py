@@ -47,6 +47,7 @@ class TeamModel:
         self.scale = 1.0
         self.trained = False
         self.losses: list[float] = []
+        self.schedule = None  # the solver's Schedule (learning rates of each fit)
 
     @property
     def net(self) -> AgentNetwork:
@@ -81,7 +82,7 @@ class TeamModel:
     def _fit(self, rows, targets, valid, weights, steps, batch_size, rng) -> float:
         """Minimises mean_rows w * sum_pairs (R_tot - target)^2 over the given rows."""
         batches = array_batches(rows, targets, valid, weights, batch_size, rng, self.device)
-        loss = self.trainer.fit(batches, steps, SQUARED)
+        loss = self.trainer.fit(batches, steps, SQUARED, self.schedule)
         self.trained = True
         self.losses.append(loss)
         return loss
