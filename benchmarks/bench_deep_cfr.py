@@ -107,7 +107,9 @@ _openspiel_iteration = openspiel_deep_cfr_iteration  # one iteration of OpenSpie
 
 def _openspiel_nash_conv(game, solver):
     solver._learn_strategy_network()
-    value = nash_conv(game, solver)  # per-state action_probabilities, exact
+    # OpenSpiel's Deep CFR reads its softmax row at the legal actions (mass on illegal actions is
+    # dropped: rows sum to < 1); evaluated as is, as OpenSpiel's own exploitability would.
+    value = nash_conv(game, solver, check=False)
     solver._reinitialize_policy_network()
     return value
 
