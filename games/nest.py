@@ -300,6 +300,14 @@ class NestGame(_team.TeamGameMixin, pyspiel.Game):
                 )
         super().__init__(_GAME_TYPE, game_info, canonical)
 
+    def team_worst_case(self, policy, **options):
+        """Team worst case by the evader's path best response
+        (`games.nest_worst_case.nest_team_worst_case`, default options; the
+        `openspiel_cfrx.eval.team_best_response.team_worst_case` protocol)."""
+        from games.nest_worst_case import nest_team_worst_case
+
+        return nest_team_worst_case(self, policy, **options)
+
     def new_initial_state(self):
         return NestState(self)
 

@@ -179,6 +179,14 @@ class TeamGoofspielGame(_team.TeamGameMixin, pyspiel.Game):
         )
         super().__init__(_GAME_TYPE, game_info, params or {})
 
+    def team_worst_case(self, policy, **options):
+        """Exact team worst case by the dynamic program over the adversary's
+        observations (`games.team_goofspiel_worst_case`; the
+        `openspiel_cfrx.eval.team_best_response.team_worst_case` protocol)."""
+        from games.team_goofspiel_worst_case import exact_goofspiel_team_worst_case
+
+        return exact_goofspiel_team_worst_case(self, policy, **options)
+
     def new_initial_state(self):
         return TeamGoofspielState(self)
 

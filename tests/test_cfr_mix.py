@@ -301,8 +301,8 @@ def test_corrupt_and_mismatched_checkpoints_give_clear_errors(tiny_game, tmp_pat
 def test_compact_infoset_encoding_on_nest(tmp_path):
     """infoset_encoding="compact": the networks see the game's compact input in
     traversals, the policy API and the NEST evaluator; checkpoints record it."""
+    from games.nest_worst_case import nest_team_worst_case
     from openspiel_cfrx.deep import CheckpointError
-    from openspiel_cfrx.eval.team_best_response import nest_team_worst_case
 
     game = pyspiel.load_game("nest(rows=3,cols=3,num_pursuers=2)")
     solver = CFRMixSolver(game, num_iterations=2, infoset_encoding="compact", **TINY_NETS)
@@ -344,3 +344,20 @@ def test_compact_infoset_encoding_on_nest(tmp_path):
         CFRMixSolver(pyspiel.load_game(TINY_GOOFSPIEL), infoset_encoding="compact")
     with pytest.raises(ValueError, match="infoset_encoding must be one of"):
         CFRMixSolver(game, infoset_encoding="dense")
+
+
+def test_solver_rebuilt_from_checkpoint_plays_the_same_policy_and_schedule_ramps(tiny_game, tmp_path):
+    from openspiel_cfrx.deep import Schedule
+
+    solver = CFRMixSolver(tiny_game, variant="cfr_mix_no_sharing", num_iterations=2, **TINY_NETS)
+    solver.solve()
+    path = str(tmp_path / "mix.pt")
+    solver.save_checkpoint(path)
+    rebuilt = CFRMixSolver.from_checkpoint(path)  # game and shapes from the file
+    assert rebuilt.variant == "cfr_mix_no_sharing" and rebuilt.iteration == 2
+    tree = openspiel_cfrx.get_tree(tiny_game)
+    np.testing.assert_array_equal(rebuilt.strategy_array(tree), solver.strategy_array(tree))
+    # A traversal ramp runs fewer traversals (so touches fewer nodes) at iteration 1.
+    ramped = CFRMixSolver(tiny_game, num_iterations=1, schedule=Schedule(traversals_ramp=8), **TINY_NETS)
+    constant = CFRMixSolver(tiny_game, num_iterations=1, **TINY_NETS)
+    assert ramped.run_iteration()["nodes"] < constant.run_iteration()["nodes"]

@@ -15,17 +15,18 @@ from open_spiel.python import policy as policy_lib
 from open_spiel.python.algorithms import best_response as openspiel_best_response
 
 import games  # noqa: F401  registers team_goofspiel, nest
+from games.nest_worst_case import NestSimulator, nest_team_worst_case
+from games.team_goofspiel_worst_case import exact_goofspiel_team_worst_case
 from openspiel_cfrx import team
 from openspiel_cfrx.deep import DeepCFRSolver
 from openspiel_cfrx.deep.cfr_mix import CFRMixSolver
 from openspiel_cfrx.eval.team_best_response import (
-    _NestSimulator,
-    _TeamQueryState,
-    _tensor_strategies,
-    exact_goofspiel_team_worst_case,
+    TeamQueryState,
+    WorstCaseResult,
     exact_team_worst_case,
-    nest_team_worst_case,
+    sampled_team_worst_case,
     team_worst_case,
+    tensor_strategies,
 )
 
 FAST = dict(num_traversals=10, regret_train_steps=10, policy_train_steps=10, num_threads=1, seed=2)
@@ -158,7 +159,7 @@ def _playout_states(game, count, seed):
                                          STAR, "nest(rows=2,cols=4,num_pursuers=3,capture_on_swap=false)"])
 def test_nest_simulator_tensors_match_the_game(game_string):
     game = pyspiel.load_game(game_string)
-    sim = _NestSimulator(game)
+    sim = NestSimulator(game)
     for state in _playout_states(game, 20, seed=1):
         step = len(state._s.evader_path) - 1
         x, xa, legal = sim.team_queries(np.array([state._s.evader_path]), np.array([state._s.pursuer_path]), step)
@@ -166,7 +167,7 @@ def test_nest_simulator_tensors_match_the_game(game_string):
         for agent in range(sim.m):
             np.testing.assert_array_equal(xa[0, agent], state.agent_observation_tensor(agent))
             assert np.flatnonzero(legal[0, agent]).tolist() == state.legal_agent_actions(agent)
-        fake = _TeamQueryState(x[0], xa[0], sim._legal_lists(legal[0]), sim.radices)
+        fake = TeamQueryState(x[0], xa[0], sim._legal_lists(legal[0]), sim.radices)
         assert fake.legal_actions() == state.legal_actions()
         compact, compact_agents, _ = sim.team_queries(np.array([state._s.evader_path]),
                                                       np.array([state._s.pursuer_path]), step, compact=True)
@@ -176,7 +177,7 @@ def test_nest_simulator_tensors_match_the_game(game_string):
 
 def test_nest_simulator_outcomes_match_the_game():
     game = pyspiel.load_game("nest(rows=3,cols=3,num_pursuers=2)")
-    sim = _NestSimulator(game)
+    sim = NestSimulator(game)
     rng = random.Random(0)
     for _ in range(200):
         state = game.new_initial_state()
@@ -204,23 +205,23 @@ def test_tensor_fast_path_equals_policy_api(variant):
         solver = CFRMixSolver(game, variant=variant.removesuffix("_compact"),
                               infoset_encoding="compact" if compact else "tensor", **FAST)
     solver.run_iteration()
-    sim = _NestSimulator(game)
+    sim = NestSimulator(game)
     states = _playout_states(game, 10, seed=2)
     rows = [sim.team_queries(np.array([s._s.evader_path]), np.array([s._s.pursuer_path]),
                              len(s._s.evader_path) - 1, compact) for s in states]  # fmt: skip
     x = np.concatenate([r[0] for r in rows])
     xa = np.concatenate([r[1] for r in rows])
     legal = np.concatenate([r[2] for r in rows])
-    fast = _tensor_strategies(solver, x, xa, legal, sim.radices)
+    fast = tensor_strategies(solver, x, xa, legal, sim.radices)
     if variant == "deep_cfr":
         reference = np.asarray(solver.batch_action_probabilities(states))[:, None, :]
     else:
         reference = np.asarray(solver.agent_strategies(states))
     np.testing.assert_allclose(fast, reference, rtol=0, atol=1e-6)
     # Query states (tensors only) give the same answer through the policy API.
-    fake = [_TeamQueryState(x[i], xa[i], sim._legal_lists(legal[i]), sim.radices) for i in range(len(states))]
+    fake = [TeamQueryState(x[i], xa[i], sim._legal_lists(legal[i]), sim.radices) for i in range(len(states))]
     np.testing.assert_allclose(sim._strategies(solver, fake, len(fake)), reference, rtol=0, atol=1e-6)
-    assert _tensor_strategies(HashProductPolicy(game), x, xa, legal, sim.radices) is None
+    assert tensor_strategies(HashProductPolicy(game), x, xa, legal, sim.radices) is None
 
 
 @pytest.mark.parametrize("game_string", [STAR, SMALL_GRID])
@@ -265,3 +266,33 @@ def test_nest_path_best_response_on_solvers_and_restricted_evader():
         nest_team_worst_case(game, solver, num_starts=20, num_particles=8, max_rows=10)
     with pytest.raises(ValueError, match="nest"):
         nest_team_worst_case(pyspiel.load_game("team_goofspiel"), solver)
+
+
+def test_auto_uses_the_games_own_method_through_the_protocol(monkeypatch):
+    """`team_worst_case(method="auto")` asks the game (`game.team_worst_case`)
+    when the tree is too large, falls back to sampling when the game's method
+    is over its limits, and needs no game code in the library."""
+    from openspiel_cfrx.eval.team_best_response import WorstCaseTooLargeError
+
+    game = pyspiel.load_game("team_goofspiel(num_cards=3,num_agents=2,num_turns=2)")
+    policy = HashProductPolicy(game, salt=3)
+    own = game.team_worst_case(policy)
+    assert own.value == exact_goofspiel_team_worst_case(game, policy).value
+    assert team_worst_case(game, policy, max_exact_histories=10).value == pytest.approx(own.value, abs=1e-12)
+    calls = []
+
+    def answers(self, policy):
+        calls.append("answered")
+        return WorstCaseResult(value=0.25, method="own", ci95=0.0)
+
+    def too_large(self, policy):
+        calls.append("too large")
+        raise WorstCaseTooLargeError("over the game's limits")
+
+    monkeypatch.setattr(type(game), "team_worst_case", answers)
+    assert team_worst_case(game, policy, max_exact_histories=10).value == 0.25 and calls == ["answered"]
+    monkeypatch.setattr(type(game), "team_worst_case", too_large)
+    options = dict(num_particles=20, num_eval_games=20, seed=0)
+    result = team_worst_case(game, policy, max_exact_histories=10, **options)
+    assert calls == ["answered", "too large"]
+    assert result.value == sampled_team_worst_case(game, policy, **options).value

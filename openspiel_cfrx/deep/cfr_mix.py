@@ -26,18 +26,8 @@ Backbones (Appendix B, Algorithm 1; `team_model.py`): "double_neural"
 with anchors) and "deep_cfr" (Deep CFR + MIX: a reservoir of raw samples and a
 network refitted every iteration).
 
-Variants (`VARIANTS`), all on the same traversal and training code
-(`team_model.py`, `agent_network.py`, `probe_traversal.py`):
-  cfr_mix               double neural + mixing layer + parameter sharing
-  cfr_mix_no_sharing    ... one agent network per agent (ablation, Fig. 4b)
-  deep_cfr_mix          Deep CFR backbone + mixing layer (Fig. 3 "Deep CFR + MIX")
-  double_neural_joint   double neural over joint actions (one head of size
-                        prod(n_i); only for small joint spaces)
-  deep_cfr_joint        Deep CFR backbone over joint actions with probe
-                        sampling (`openspiel_cfrx.DeepCFRSolver(game)` is the
-                        external-sampling joint-action Deep CFR)
-  independent           each agent its own regret from its marginal,
-                        no mixing (Fig. 4a "individual")
+Variants (`VARIANTS`, Section 5's comparisons) share the traversal and
+training code (`team_model.py`, `agent_network.py`, `probe_traversal.py`).
 
 The average strategy of the factored team is the product of per-agent average
 strategies: a product, like every iterate, so it can be played without
@@ -70,12 +60,16 @@ from openspiel_cfrx.deep.team_policy import TeamPolicy, regret_matching_plus  # 
 from openspiel_cfrx.deep.validation import check_device, check_loss, check_settings
 from openspiel_cfrx.tree import check_game_supported
 
-VARIANTS = {
+VARIANTS = {  # double neural + mixing layer + parameter sharing (CFR-MIX), ... one network per agent (Fig. 4b)
     "cfr_mix": dict(backbone="double_neural", team_view="factored", regret_targets="joint", share=True),
     "cfr_mix_no_sharing": dict(backbone="double_neural", team_view="factored", regret_targets="joint", share=False),
+    # Deep CFR backbone + mixing layer (Fig. 3 "Deep CFR + MIX")
     "deep_cfr_mix": dict(backbone="deep_cfr", team_view="factored", regret_targets="joint", share=True),
+    # over joint actions (one head of size prod(n_i), small joint spaces only; DeepCFRSolver(game) is the
+    # external-sampling joint-action Deep CFR)
     "double_neural_joint": dict(backbone="double_neural", team_view="joint", regret_targets="joint", share=True),
     "deep_cfr_joint": dict(backbone="deep_cfr", team_view="joint", regret_targets="joint", share=True),
+    # each agent its own regret from its marginal, no mixing (Fig. 4a "individual")
     "independent": dict(backbone="double_neural", team_view="factored", regret_targets="independent", share=True),
 }
 INFOSET_ENCODINGS = ("tensor", "compact")
@@ -113,15 +107,10 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         backbone, samples for the Deep CFR backbone).
       anchor_ratio: anchor rows per sampled row in a double-neural update.
       linear_averaging: weight iteration t's strategy by t in the average (CFR+).
-      infoset_encoding: the networks' information-state input. "tensor"
-        (default): `information_state_tensor(player)`. "compact": the game's
-        own compact, lossy network input, for games whose states offer
-        `compact_information_state_array(player)` and whose game offers
-        `compact_information_state_size()` (NEST: `games.nest.CompactLayout`);
-        used everywhere the networks are queried and recorded in `config`.
-        When the game also offers `compact_agent_feature_size()` and states
-        `compact_agent_features()` ([n, F_a]), factored team agents take those
-        as their own inputs instead of `agent_observation_tensor(i)`.
+      infoset_encoding: "tensor" (`information_state_tensor(player)`) or
+        "compact": the game's own lossy network input
+        (`compact_information_state_size()` / `compact_information_state_array`,
+        and per-agent `compact_agent_features()` where offered: NEST).
       share_parameters: overrides the variant's parameter sharing.
       network: registered network name for the agent networks.
       num_threads: `torch.set_num_threads` (process-wide); default 1.
@@ -131,14 +120,9 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         ramps, learning rates of every fit); default constant, as the paper.
       progress, log_every, verbose: see `NeuralSolver`.
 
-    The adversary's network head has `openspiel_cfrx.team.adversary_num_actions(game)`
-    outputs: the game's `adversary_num_actions()`, or for games without that
-    method the largest agent action count (logged; a legal adversary action
-    beyond it raises a ValueError saying what to add to the game).
-
-    Checkpoints: `save_checkpoint(path)` / `load_checkpoint(path)` (same API
-    as `DeepCFRSolver`); a resumed run continues exactly. `config` holds the
-    settings a checkpoint must match.
+    The adversary's head has `team.adversary_num_actions(game)` outputs (a
+    legal action beyond it raises a ValueError naming the fix). Checkpoints:
+    as `DeepCFRSolver`; `config` holds the settings a checkpoint must match.
     """
 
     display_name = "CFR-MIX"
@@ -278,6 +262,13 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         policy losses {player: [...]})."""
         return ([m.net for m in self._policy_models], {p: list(m.losses) for p, m in enumerate(self._regret_models)},
                 {p: list(m.losses) for p, m in enumerate(self._policy_models)})  # fmt: skip
+
+    @classmethod
+    def settings_from_config(cls, config: dict) -> dict:
+        settings = {key: config[key] for key in ("variant", "network", "infoset_encoding")}
+        settings.update({key: tuple(config[key]) for key in ("regret_network_layers", "policy_network_layers")})
+        settings.update({key: int(config[key]) for key in ("memory_capacity", "joint_cap")})
+        return {**settings, "share_parameters": bool(config["share_parameters"])}
 
     def parts(self) -> dict:
         models = {f"regret_model_{p}": m for p, m in enumerate(self._regret_models)}

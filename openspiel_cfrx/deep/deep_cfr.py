@@ -25,7 +25,12 @@ import numpy as np
 import pyspiel
 import torch
 
-from openspiel_cfrx.deep.average_strategy import KINDS, AverageStrategy, IterationNetworks
+from openspiel_cfrx.deep.average_strategy import (
+    KINDS,
+    AveragePolicy,
+    AverageStrategy,
+    IterationNetworks,
+)
 from openspiel_cfrx.deep.memories import make_memory
 from openspiel_cfrx.deep.networks import (
     ProbabilityNetwork,
@@ -55,7 +60,7 @@ SETTING_RULES = {
 }  # fmt: skip
 
 
-class DeepCFRSolver(NeuralSolver):
+class DeepCFRSolver(AveragePolicy, NeuralSolver):
     """Deep CFR with batched traversals; an OpenSpiel `Policy` (the average strategy).
 
     The first fifteen arguments are OpenSpiel's
@@ -317,43 +322,6 @@ class DeepCFRSolver(NeuralSolver):
     def iteration_networks(self) -> IterationNetworks:
         """Every iteration's advantage networks (empty unless kept)."""
         return self._kept
-
-    def batch_action_probabilities(self, states) -> np.ndarray:
-        """Average-strategy probabilities for many states at once: [len(states), A]."""
-        return self._average.states(states, self._average_policy_kind, self.train_policy_network)
-
-    def probabilities_from_tensors(self, features, legal_mask) -> np.ndarray:
-        """Policy-network probabilities [B, A] straight from encoded infosets
-        ([B, F] features, [B, A] bool legal mask), without states."""
-        if self._average_policy_kind != "network":
-            raise ValueError("probabilities_from_tensors needs average_policy='network' (SD-CFR needs histories)")
-        return self._average.network_probabilities(torch.as_tensor(features), torch.as_tensor(legal_mask),
-                                                   self.train_policy_network)  # fmt: skip
-
-    def action_probabilities(self, state, player_id=None):
-        """{action: probability} of the average strategy at `state` (OpenSpiel Policy API)."""
-        del player_id
-        probs = self.batch_action_probabilities([state])[0]
-        return {int(a): float(probs[a]) for a in state.legal_actions()}
-
-    def strategy_array(self, tree, average: str | None = None) -> np.ndarray:
-        """Average strategy on every infoset of `tree` ([N, A], tree order), in
-        large batches (`openspiel_cfrx.nash_conv(game, solver)` uses it).
-        `average`: "network" or "sd_cfr"; default the constructor's `average_policy`."""
-        average = average or self._average_policy_kind
-        if average not in KINDS:
-            raise ValueError(f"average must be 'network' or 'sd_cfr', got {average!r}")
-        if average == "sd_cfr" and not self._keep_iteration_networks:
-            raise ValueError("sd_cfr average needs DeepCFRSolver(..., keep_iteration_networks=True)")
-        return self._average.tree(tree, average, self.train_policy_network)
-
-    def nash_conv(self, average: str | None = None) -> float:
-        """Exact NashConv of the average strategy through the cached game tree
-        (OpenSpiel's convention: the sum of both players' best-response gains)."""
-        from openspiel_cfrx.tree import best_response, get_tree
-
-        tree = get_tree(self._game)
-        return float(best_response(tree, self.strategy_array(tree, average)).nash_conv)
 
     @classmethod
     def settings_from_config(cls, config: dict) -> dict:

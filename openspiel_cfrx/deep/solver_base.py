@@ -189,9 +189,9 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         self.training_seconds = float(counters["training_seconds"])
 
     @classmethod
+    @abc.abstractmethod
     def settings_from_config(cls, config: dict) -> dict:
         """Constructor arguments that rebuild a solver of a checkpoint's `config` (shapes)."""
-        raise NotImplementedError(f"{cls.__name__} cannot be rebuilt from a checkpoint alone")
 
     @classmethod
     def from_checkpoint(cls, path: str, game: pyspiel.Game | None = None, **kwargs):
