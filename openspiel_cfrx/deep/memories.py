@@ -37,10 +37,12 @@ no longer pay.
 
 from __future__ import annotations
 
+import abc
+
 import numpy as np
 
 
-class _ArrayMemory:
+class _ArrayMemory(abc.ABC):
     kind = "base"
 
     def __init__(self, capacity: int, feature_size: int, num_actions: int):
@@ -69,9 +71,9 @@ class _ArrayMemory:
     def __len__(self) -> int:
         return min(self.add_calls, self.capacity)
 
+    @abc.abstractmethod
     def _slots(self, count: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
         """(which of the `count` new entries to write, where) — subclass policy."""
-        raise NotImplementedError
 
     def add(
         self,
@@ -248,11 +250,7 @@ class _ArrayMemory:
             "targets": self.targets[:size].copy(),
             "legal_mask": self.legal_mask[:size].copy(),
             "iteration": self.iteration[:size].copy(),
-            **self._extra_state(),
         }
-
-    def _extra_state(self) -> dict:
-        return {}
 
     def load_state_dict(self, state: dict) -> None:
         if state.get("kind") != self.kind or int(state.get("capacity", -1)) != self.capacity:
@@ -275,12 +273,8 @@ class _ArrayMemory:
         self.legal_mask[:size] = state["legal_mask"]
         self.iteration[:size] = state["iteration"]
         self.add_calls = int(state["add_calls"])
-        self._load_extra_state(state)
         if self._key_id is not None:
             self.track_duplicates(self._max_unique)
-
-    def _load_extra_state(self, state: dict) -> None:
-        pass
 
 
 class ReservoirMemory(_ArrayMemory):
