@@ -1,0 +1,21 @@
+"""Poker public-tree engine (issue 18), first pieces: cards and private hands
+(`cards`), a vectorised hand evaluator (`evaluator`) and terminal values with
+exact card removal in O(H log H) per board (`showdown`).
+
+At a public node (betting history x board) each player holds a vector over the
+C(deck, 2) private hands; chance deals with card removal. A showdown's value
+for every hand at once is a sort by hand strength plus prefix sums of the
+opponent's reach, corrected for the hands that share a card (inclusion-
+exclusion over the two hole cards), instead of an [H x H] matrix. The
+public-tree best response and vector CFR that build on these are not here yet
+(docs/poker_engine.md says what is missing).
+
+Cards follow OpenSpiel's universal_poker numbering: card = rank * num_suits +
+suit, rank 0 = deuce (small decks keep the lowest ranks).
+"""
+
+from openspiel_cfrx.poker.cards import Deck
+from openspiel_cfrx.poker.evaluator import rank_five, rank_hands
+from openspiel_cfrx.poker.showdown import fold_values, showdown_values
+
+__all__ = ["Deck", "fold_values", "rank_five", "rank_hands", "showdown_values"]
