@@ -2,12 +2,24 @@
 evaluator (against the per-hand reference) and O(H log H) terminal values with
 card removal (against the brute-force [H x H] sums)."""
 
+import itertools
+import math
+
 import numpy as np
 import pytest
 
 from games import poker
 from games.poker_exploitability import best_hand_rank
-from openspiel_cfrx.poker import Deck, fold_values, rank_hands, showdown_values
+from openspiel_cfrx.poker import (
+    Deck,
+    canonical_boards,
+    fold_values,
+    hand_permutation,
+    rank_hands,
+    relabel,
+    showdown_values,
+    suit_permutations,
+)
 
 
 def test_deck_hands_and_conflicts():
@@ -87,3 +99,28 @@ def test_ties_and_the_hand_itself_add_nothing():
     # A hand off the board meets C(8 - 3 - 2, 2) = 3 opponent hands that share no card with it.
     folds = fold_values(reach, deck.hand_cards, deck.card_hands)
     np.testing.assert_allclose(folds[~deck.conflicts(board)], 3.0)
+
+
+@pytest.mark.parametrize("num_ranks, num_suits, classes", [(13, 4, 1755), (4, 2, None), (5, 3, None)])
+def test_suit_isomorphic_flops_have_the_same_values_after_permuting_hands(num_ranks, num_suits, classes):
+    deck = Deck(num_ranks, num_suits)
+    boards, multiplicity, board_class, board_perm = canonical_boards(deck, 3)
+    if classes is not None:
+        assert len(boards) == classes
+    assert multiplicity.sum() == math.comb(deck.num_cards, 3)
+    every = np.array(list(itertools.combinations(range(deck.num_cards), 3)))
+    rng = np.random.default_rng(num_ranks)
+    for b in rng.choice(len(every), size=12, replace=False):
+        board, canonical = every[b], boards[board_class[b]]
+        assert sorted(relabel(deck, board, board_perm[b])) == list(canonical)
+        moved = hand_permutation(deck, board_perm[b])
+        ranks, canonical_ranks = rank_hands(deck.hand_cards, board, num_suits), rank_hands(deck.hand_cards,
+                                                                                              canonical, num_suits)  # fmt: skip
+        np.testing.assert_array_equal(ranks, canonical_ranks[moved])
+        reach = np.where(deck.conflicts(board), 0.0, rng.random(deck.num_hands))
+        moved_reach = np.zeros_like(reach)
+        moved_reach[moved] = reach
+        np.testing.assert_allclose(
+            showdown_values(ranks, reach, deck.hand_cards, deck.card_hands),
+            showdown_values(canonical_ranks, moved_reach, deck.hand_cards, deck.card_hands)[moved], atol=1e-12)
+    assert sorted(hand_permutation(deck, suit_permutations(num_suits)[-1])) == list(range(deck.num_hands))

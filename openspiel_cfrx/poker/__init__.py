@@ -1,6 +1,7 @@
 """Poker public-tree engine (issue 18), first pieces: cards and private hands
-(`cards`), a vectorised hand evaluator (`evaluator`) and terminal values with
-exact card removal in O(H log H) per board (`showdown`).
+(`cards`), a vectorised hand evaluator (`evaluator`), terminal values with
+exact card removal in O(H log H) per board (`showdown`) and suit isomorphism
+of boards (`isomorphism`).
 
 At a public node (betting history x board) each player holds a vector over the
 C(deck, 2) private hands; chance deals with card removal. A showdown's value
@@ -16,6 +17,22 @@ suit, rank 0 = deuce (small decks keep the lowest ranks).
 
 from openspiel_cfrx.poker.cards import Deck
 from openspiel_cfrx.poker.evaluator import rank_five, rank_hands
+from openspiel_cfrx.poker.isomorphism import (
+    canonical_boards,
+    hand_permutation,
+    relabel,
+    suit_permutations,
+)
 from openspiel_cfrx.poker.showdown import fold_values, showdown_values
 
-__all__ = ["Deck", "fold_values", "rank_five", "rank_hands", "showdown_values"]
+__all__ = [
+    "Deck",
+    "canonical_boards",
+    "fold_values",
+    "hand_permutation",
+    "rank_five",
+    "rank_hands",
+    "relabel",
+    "showdown_values",
+    "suit_permutations",
+]

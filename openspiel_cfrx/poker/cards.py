@@ -44,6 +44,10 @@ class Deck:
             raise ValueError(f"a hand holds two different cards, got {card1} twice")
         return int(self._index[card1, card2])
 
+    def hand_indices(self, cards1, cards2) -> np.ndarray:
+        """Vectorised `hand_index` (-1 where the two cards are equal)."""
+        return self._index[np.asarray(cards1), np.asarray(cards2)]
+
     def conflicts(self, board) -> np.ndarray:
         """[H] bool: hands sharing a card with `board`."""
         board = np.asarray(board, dtype=np.int64).reshape(-1)
