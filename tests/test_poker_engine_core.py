@@ -6,12 +6,16 @@ import itertools
 import math
 
 import numpy as np
+import pyspiel
 import pytest
 
+import games  # noqa: F401  (registers flop_holdem, hulh)
 from games import poker
 from games.poker_exploitability import best_hand_rank
 from openspiel_cfrx.poker import (
+    BettingRules,
     Deck,
+    UnsupportedPokerGameError,
     canonical_boards,
     fold_values,
     hand_permutation,
@@ -124,3 +128,24 @@ def test_suit_isomorphic_flops_have_the_same_values_after_permuting_hands(num_ra
             showdown_values(ranks, reach, deck.hand_cards, deck.card_hands),
             showdown_values(canonical_ranks, moved_reach, deck.hand_cards, deck.card_hands)[moved], atol=1e-12)
     assert sorted(hand_permutation(deck, suit_permutations(num_suits)[-1])) == list(range(deck.num_hands))
+
+
+@pytest.mark.parametrize("game_string", ["flop_holdem(num_ranks=5,num_suits=2)", "flop_holdem", "hulh",
+                                         "hulh(num_ranks=6,num_suits=3,max_raises=2 2 3 3)"])
+def test_betting_rules_read_from_the_game_equal_the_games_own_spec(game_string):
+    game = pyspiel.load_game(game_string)
+    rules, spec = BettingRules.from_game(game), poker.limit_holdem_spec(game)
+    assert (rules.num_rounds, rules.num_ranks, rules.num_suits) == (spec.num_rounds, spec.num_ranks, spec.num_suits)
+    assert rules.max_raises == spec.max_raises and rules.raise_sizes == spec.raise_size_per_round
+    assert rules.first_player == spec.first_player_per_round and rules.board_cards == spec.board_cards_per_round
+    assert rules.blinds == spec.blinds and rules.big_blind == 100 and rules.deck_size == spec.deck_size
+
+
+@pytest.mark.parametrize("game_string, match", [
+    ("kuhn_poker", "is not poker"),
+    ("universal_poker(betting=nolimit,numPlayers=2)", "nolimit betting"),
+    ("universal_poker(numPlayers=3,stack=2000 2000 2000,blind=50 100 0)", "3 players, nolimit betting"),
+])  # fmt: skip
+def test_unsupported_poker_games_are_refused_naming_why(game_string, match):
+    with pytest.raises(UnsupportedPokerGameError, match=match):
+        BettingRules.from_game(pyspiel.load_game(game_string))

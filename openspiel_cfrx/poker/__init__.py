@@ -1,7 +1,8 @@
 """Poker public-tree engine (issue 18), first pieces: cards and private hands
 (`cards`), a vectorised hand evaluator (`evaluator`), terminal values with
 exact card removal in O(H log H) per board (`showdown`) and suit isomorphism
-of boards (`isomorphism`).
+of boards (`isomorphism`), and the betting rules read from the game through
+pyspiel (`spec.BettingRules.from_game`).
 
 At a public node (betting history x board) each player holds a vector over the
 C(deck, 2) private hands; chance deals with card removal. A showdown's value
@@ -24,9 +25,12 @@ from openspiel_cfrx.poker.isomorphism import (
     suit_permutations,
 )
 from openspiel_cfrx.poker.showdown import fold_values, showdown_values
+from openspiel_cfrx.poker.spec import BettingRules, UnsupportedPokerGameError
 
 __all__ = [
+    "BettingRules",
     "Deck",
+    "UnsupportedPokerGameError",
     "canonical_boards",
     "fold_values",
     "hand_permutation",
