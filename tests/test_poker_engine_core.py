@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pyspiel
 import pytest
+from open_spiel.python import policy as policy_lib
 
 import games  # noqa: F401  (registers flop_holdem, hulh)
 from games import poker
@@ -24,6 +25,7 @@ from openspiel_cfrx.poker import (
     showdown_values,
     suit_permutations,
 )
+from openspiel_cfrx.poker.public_tree import DEAL, PublicTree
 
 
 def test_deck_hands_and_conflicts():
@@ -149,3 +151,58 @@ def test_betting_rules_read_from_the_game_equal_the_games_own_spec(game_string):
 def test_unsupported_poker_games_are_refused_naming_why(game_string, match):
     with pytest.raises(UnsupportedPokerGameError, match=match):
         BettingRules.from_game(pyspiel.load_game(game_string))
+
+
+def _hashed_strategy(tree):
+    """A fixed non-uniform strategy over (public node, board, hand)."""
+    cache = {}
+
+    def strategy(node, board):
+        if (node, board) not in cache:
+            legal = np.zeros(3)
+            legal[list(tree.nodes[node].legal)] = 1.0
+            weights = np.random.default_rng(node * 100_003 + board + 7).random((tree.deck.num_hands, 3)) * legal
+            cache[node, board] = weights / weights.sum(axis=1, keepdims=True)
+        return cache[node, board]
+
+    return strategy
+
+
+class _ArrayPolicy(policy_lib.Policy):
+    """The same strategy as an OpenSpiel Policy on universal_poker states."""
+
+    def __init__(self, game, tree, strategy):
+        super().__init__(game, [0, 1])
+        self.tree, self.strategy = tree, strategy
+        self.board_index = {tuple(b): i for i, b in enumerate(tree.boards.tolist())}
+
+    def action_probabilities(self, state, player_id=None):
+        history, player = state.history(), state.current_player()
+        hand = self.tree.deck.hand_index(*history[2 * player : 2 * player + 2])  # p0 gets cards 1-2, p1 3-4
+        node, board = 0, []
+        for action in history[4:]:
+            current = self.tree.nodes[node]
+            if current.kind == DEAL:
+                board.append(action)
+                if len(board) == len(self.tree.boards[0]):
+                    node = current.children[0]
+            else:
+                node = current.children[current.legal.index(action)]
+        probs = self.strategy(node, self.board_index[tuple(sorted(board))] if board else -1)[hand]
+        return {a: float(probs[a]) for a in state.legal_actions()}
+
+
+@pytest.mark.parametrize("game_string", ["flop_holdem(num_ranks=4,num_suits=2)", "flop_holdem(num_ranks=5,num_suits=2)"])
+def test_public_tree_nash_conv_equals_the_state_based_evaluator(game_string):
+    """Uniform and a hashed non-uniform strategy: the public-tree engine's exact
+    NashConv equals games.poker_exploitability.poker_nash_conv (which agrees
+    with the generic tree engine) to 1e-9."""
+    from games.poker_exploitability import poker_nash_conv
+
+    game = pyspiel.load_game(game_string)
+    tree = PublicTree(game)
+    assert tree.nash_conv(tree.uniform) == pytest.approx(
+        poker_nash_conv(game, policy_lib.UniformRandomPolicy(game)), abs=1e-9)
+    strategy = _hashed_strategy(tree)
+    assert tree.nash_conv(strategy) == pytest.approx(
+        poker_nash_conv(game, _ArrayPolicy(game, tree, strategy)), abs=1e-9)
