@@ -25,6 +25,7 @@ from openspiel_cfrx.eval.team_best_response import (
     TEAM,
     TeamQueryState,
     WorstCaseResult,
+    WorstCaseTooLargeError,
     tensor_strategies,
 )
 
@@ -268,7 +269,7 @@ def nest_team_worst_case(
         count = len(node_start)
         rows_done += len(row_node)
         if rows_done > max_rows:
-            raise ValueError(f"nest path best response exceeded max_rows={max_rows}; lower num_particles or "
+            raise WorstCaseTooLargeError(f"nest path best response exceeded max_rows={max_rows}; lower num_particles or "
                              "num_starts, or restrict the evader with max_slack")  # fmt: skip
         e_old = node_path[:, -1]
         targets = sim.slots[e_old]  # [K, A]

@@ -262,8 +262,12 @@ def test_nest_path_best_response_on_solvers_and_restricted_evader():
     restricted = nest_team_worst_case(game, solver, num_starts=20, num_particles=8, num_eval_games=8, max_slack=0,
                                       seed=3)  # fmt: skip
     assert "distance+0" in restricted.adversary_class
-    with pytest.raises(ValueError, match="max_rows"):
+    with pytest.raises(ValueError, match="max_rows") as refused:
         nest_team_worst_case(game, solver, num_starts=20, num_particles=8, max_rows=10)
+    # Over its limits it says so through the protocol's error, so team_worst_case("auto") falls back.
+    from openspiel_cfrx.eval.team_best_response import WorstCaseTooLargeError
+
+    assert isinstance(refused.value, WorstCaseTooLargeError)
     with pytest.raises(ValueError, match="nest"):
         nest_team_worst_case(pyspiel.load_game("team_goofspiel"), solver)
 
@@ -296,3 +300,28 @@ def test_auto_uses_the_games_own_method_through_the_protocol(monkeypatch):
     result = team_worst_case(game, policy, max_exact_histories=10, **options)
     assert calls == ["answered", "too large"]
     assert result.value == sampled_team_worst_case(game, policy, **options).value
+
+
+def test_auto_prefers_the_tree_and_needs_no_protocol(monkeypatch):
+    """A small game is solved exactly by the tree engine even when it offers
+    `team_worst_case`; a game without the method gets the tree when it fits
+    and the sampled estimate when it does not."""
+    game = pyspiel.load_game("team_goofspiel(num_cards=3,num_agents=2,num_turns=2)")
+    policy = HashProductPolicy(game, salt=5)
+    calls = []
+
+    def counted(self, policy):
+        calls.append("asked")
+        return WorstCaseResult(value=0.25, method="own", ci95=0.0)
+
+    monkeypatch.setattr(type(game), "team_worst_case", counted)
+    small = team_worst_case(game, policy)
+    assert calls == [] and small.method == "exact"
+    assert small.value == exact_team_worst_case(game, policy).value
+    monkeypatch.delattr(type(game), "team_worst_case")
+    assert not hasattr(game, "team_worst_case")
+    assert team_worst_case(game, policy).value == exact_team_worst_case(game, policy).value
+    options = dict(num_particles=20, num_eval_games=20, seed=1)
+    fallback = team_worst_case(game, policy, max_exact_histories=10, **options)
+    assert fallback.method == "sampled"
+    assert fallback.value == sampled_team_worst_case(game, policy, **options).value
