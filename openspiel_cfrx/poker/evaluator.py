@@ -6,10 +6,19 @@ straight; in decks without the ace, e.g. 5 ranks, the lowest straight is
 2-3-4-5-6), encoded as category * 13^5 + the ranks that break ties (base 13):
 larger is stronger, equal is a split pot. The integers equal
 `games.poker_exploitability.best_hand_rank` on the 52-card ids (tested).
+
+Hands are ranked as in the Deep CFR paper's FHP / HULH rules (Brown et al.
+2019, Appendix A: the best five-card hand out of the two private cards and the
+board; ties split the pot). `rank_hands` looks the strength up in a table over
+the 6,175 five-rank multisets (built once, lazily, by `rank_five` itself, so the
+two cannot disagree): the hand + board cards are sorted by rank once, so every
+five-card subset is already in order and its table code is a dot
+product; all C(n, 5) subsets of every hand are looked up in one gather.
 """
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -46,6 +55,27 @@ def rank_five(ranks: np.ndarray, suits: np.ndarray) -> np.ndarray:
     return category * 13**5 + tie_break @ _POWERS
 
 
+@functools.lru_cache(maxsize=1)
+def _strength_table() -> np.ndarray:
+    """[13^5 * 2] int64: `rank_five` of the ranks r0 >= .. >= r4 (code
+    sum r_i 13^(4-i)), times 2, + 1 when suited; -1 for codes that are not a
+    five-card hand (e.g. five of a kind)."""
+    ranks = np.array([combo[::-1] for combo in itertools.combinations_with_replacement(range(13), 5)
+                      if combo[0] != combo[4]], dtype=np.int64)  # fmt: skip
+    codes = ranks @ _POWERS
+    table = np.full(2 * 13**5, -1, dtype=np.int64)
+    offsuit = np.zeros_like(ranks)
+    offsuit[:, 0] = 1
+    table[2 * codes] = rank_five(ranks, offsuit)
+    table[2 * codes + 1] = rank_five(ranks, np.zeros_like(ranks))
+    return table
+
+
+@functools.cache
+def _subsets(num_cards: int) -> np.ndarray:
+    return np.array(list(itertools.combinations(range(num_cards), 5)), dtype=np.int64)  # [C(n, 5), 5]
+
+
 def rank_hands(hand_cards: np.ndarray, board, num_suits: int) -> np.ndarray:
     """Best five-card strength of every hand with the board ([H, 2] cards,
     board of 3-5 cards, card = rank * num_suits + suit) -> [H] int64. Hands
@@ -54,10 +84,17 @@ def rank_hands(hand_cards: np.ndarray, board, num_suits: int) -> np.ndarray:
     board = np.asarray(board, dtype=np.int64).reshape(-1)
     if not 3 <= board.size <= 5:
         raise ValueError(f"a board holds 3 to 5 cards, got {board.size}")
-    cards = np.concatenate([hand_cards, np.broadcast_to(board, (len(hand_cards), board.size))], axis=1)
-    best = np.full(len(hand_cards), -1, dtype=np.int64)
-    for combo in itertools.combinations(range(cards.shape[1]), 5):
-        chosen = cards[:, combo]
-        best = np.maximum(best, rank_five(chosen // num_suits, chosen % num_suits))
-    conflict = (hand_cards[:, :, None] == board[None, None, :]).any(axis=(1, 2))
-    return np.where(conflict, -1, best)
+    cards = np.empty((len(hand_cards), 2 + board.size), dtype=np.int16)
+    cards[:, :2], cards[:, 2:] = hand_cards, board
+    # Ascending rank (ties by card id): every five-card subset is sorted, its
+    # highest card last, so its table code is the dot product with 13^0 .. 13^4.
+    cards = np.sort(cards, axis=1)
+    ranks, suits = cards // num_suits, cards % num_suits
+    subsets = _subsets(cards.shape[1])
+    codes = ranks[:, subsets].astype(np.int64) @ _POWERS[::-1]  # [H, S]
+    suited = suits[:, subsets]
+    suited = (suited == suited[:, :, :1]).all(axis=2)
+    best = _strength_table()[2 * codes + suited].max(axis=1)
+    on_board = np.zeros(max(int(hand_cards.max(initial=0)), int(board.max())) + 1, dtype=bool)
+    on_board[board] = True
+    return np.where(on_board[hand_cards].any(axis=1), -1, best)
