@@ -25,7 +25,7 @@ from openspiel_cfrx.poker import (
     showdown_values,
     suit_permutations,
 )
-from openspiel_cfrx.poker.public_tree import DEAL, PublicTree
+from openspiel_cfrx.poker.public_tree import DEAL, DECISION, PublicTree
 
 
 def test_deck_hands_and_conflicts():
@@ -154,27 +154,23 @@ def test_unsupported_poker_games_are_refused_naming_why(game_string, match):
 
 
 def _hashed_strategy(tree):
-    """A fixed non-uniform strategy over (public node, board, hand)."""
-    cache = {}
-
-    def strategy(node, board):
-        if (node, board) not in cache:
-            legal = np.zeros(3)
-            legal[list(tree.nodes[node].legal)] = 1.0
-            weights = np.random.default_rng(node * 100_003 + board + 7).random((tree.deck.num_hands, 3)) * legal
-            cache[node, board] = weights / weights.sum(axis=1, keepdims=True)
-        return cache[node, board]
-
-    return strategy
+    """A fixed non-uniform strategy over (public node, board, hand): one array per node."""
+    arrays = {}
+    for n, node in enumerate(tree.nodes):
+        if node.kind == DECISION:
+            shape = (tree.num_boards[node.round], tree.deck.num_hands, len(node.legal))
+            weights = np.random.default_rng(n).random(shape) + 0.05
+            arrays[n] = weights / weights.sum(axis=2, keepdims=True)
+    return lambda n, lo, hi: arrays[n][lo:hi]
 
 
 class _ArrayPolicy(policy_lib.Policy):
-    """The same strategy as an OpenSpiel Policy on universal_poker states."""
+    """The same strategy as an OpenSpiel Policy on universal_poker states (every board, no isomorphism)."""
 
     def __init__(self, game, tree, strategy):
         super().__init__(game, [0, 1])
         self.tree, self.strategy = tree, strategy
-        self.board_index = {tuple(b): i for i, b in enumerate(tree.boards.tolist())}
+        self.board_index = {tuple(b): i for i, b in enumerate(tree.first_boards.tolist())}
 
     def action_probabilities(self, state, player_id=None):
         history, player = state.history(), state.current_player()
@@ -184,12 +180,13 @@ class _ArrayPolicy(policy_lib.Policy):
             current = self.tree.nodes[node]
             if current.kind == DEAL:
                 board.append(action)
-                if len(board) == len(self.tree.boards[0]):
+                if len(board) == self.tree.first_boards.shape[1]:
                     node = current.children[0]
             else:
                 node = current.children[current.legal.index(action)]
-        probs = self.strategy(node, self.board_index[tuple(sorted(board))] if board else -1)[hand]
-        return {a: float(probs[a]) for a in state.legal_actions()}
+        b = self.board_index[tuple(sorted(board))] if board else 0
+        probs = self.strategy(node, b, b + 1)[0, hand]
+        return {a: float(probs[self.tree.nodes[node].legal.index(a)]) for a in state.legal_actions()}
 
 
 @pytest.mark.parametrize("game_string", ["flop_holdem(num_ranks=4,num_suits=2)", "flop_holdem(num_ranks=5,num_suits=2)"])
@@ -200,7 +197,7 @@ def test_public_tree_nash_conv_equals_the_state_based_evaluator(game_string):
     from games.poker_exploitability import poker_nash_conv
 
     game = pyspiel.load_game(game_string)
-    tree = PublicTree(game)
+    tree = PublicTree(game, isomorphism=False)
     assert tree.nash_conv(tree.uniform) == pytest.approx(
         poker_nash_conv(game, policy_lib.UniformRandomPolicy(game)), abs=1e-9)
     strategy = _hashed_strategy(tree)

@@ -1,18 +1,46 @@
-"""The public tree of a flop hold'em game and exact best response on it
-(issue 18, first version: one board deal, strategies as arrays or callables).
+"""The public tree of a two-player limit hold'em game (flop hold'em, HULH) and
+exact computations on it with hand vectors (issue 18).
 
-The betting tree does not depend on the cards, so it is read once from the
-game itself (universal_poker's legal actions and acting player, with a fixed
-deal); contributions follow `BettingRules`. Each player's private information
-is a vector over the C(deck, 2) hands; the deal node sums over every board with
-card removal; terminal values come from `showdown` in O(H log H) per board.
+Public tree = betting tree x public chance. The betting tree does not depend on
+the cards, so it is read once from the game itself (universal_poker's legal
+actions and acting player with a fixed deal; contributions from
+`BettingRules`). At every public node each player's private information is a
+vector over the C(deck, 2) hands, and all boards of a round are processed
+together as `[boards, hands]` arrays, in chunks of boards (threads across
+chunks: numpy releases the GIL).
+
+Card removal is exact: a hand meeting the board has zero reach, and terminal
+values sum only over opponent hands sharing no card with the hand
+(`showdown.BoardShowdowns`, O(H) per board after one sort).
+
+Suit isomorphism (`isomorphism=True`): the first board deal visits one board per
+class of suit-relabelled boards (52-card flops: 1,755 of 22,100). For a
+suit-symmetric strategy (uniform, anything CFR computes on this tree, any
+strategy defined on the class representatives) the value of hand h summed over
+the boards of a class is (1 / |stabiliser|) sum over suit permutations s of
+v_rep[s(h)], so the deal sums u = sum_c v_c multiplicity_c / num_suits! and
+then V[h] = sum_s u[s(h)]. Strategies that are not suit-symmetric (a neural
+network's) need `isomorphism=False` (every board).
+
+Conventions (OpenSpiel's): values are chips for the player, averaged over the
+deal; chance probabilities are 1 / (C(n, 2) C(n - 2, 2)) for the hole cards and
+1 / C(n - 4 - k, d) for each board deal of d cards onto k, the number of boards
+compatible with both hands.
+
+A strategy is a callable `strategy(node, lo, hi) -> [hi - lo, H, len(legal)]`:
+the acting player's action probabilities at decision node `node` on the round's
+boards lo:hi (global board indices of that round, see `round_boards`; the
+preflop round has one, empty, board). Rows of hands meeting the board are
+ignored.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import itertools
 import math
+import os
 from collections.abc import Callable
 
 import numpy as np
@@ -20,11 +48,15 @@ import pyspiel
 
 from openspiel_cfrx.poker.cards import Deck
 from openspiel_cfrx.poker.evaluator import rank_hands
-from openspiel_cfrx.poker.showdown import fold_values, showdown_values
+from openspiel_cfrx.poker.isomorphism import canonical_boards, hand_permutation, suit_permutations
+from openspiel_cfrx.poker.showdown import BoardShowdowns, fold_values_batch
 from openspiel_cfrx.poker.spec import BettingRules, UnsupportedPokerGameError
 
 FOLD, CALL, RAISE = 0, 1, 2
 DECISION, DEAL, FOLDED, SHOWDOWN = "decision", "deal", "fold", "showdown"
+MAX, MIX = "max", "mix"  # what a player does at its own decision nodes in a walk
+
+Strategy = Callable[[int, int, int], np.ndarray]
 
 
 @dataclasses.dataclass
@@ -35,101 +67,242 @@ class PublicNode:
     player: int = -1  # decision: the acting player; fold: the player who folded
     legal: tuple[int, ...] = ()
     children: list[int] = dataclasses.field(default_factory=list)
+    actions: tuple[int, ...] = ()  # betting actions from the root (for states)
 
 
 def betting_tree(game: pyspiel.Game, rules: BettingRules) -> list[PublicNode]:
-    """Nodes in depth-first order, node 0 the first decision (one board deal: flop hold'em)."""
-    if sum(1 for cards in rules.board_cards if cards) != 1:
-        raise UnsupportedPokerGameError("the public-tree engine handles one board deal (flop hold'em) so far")
+    """The public nodes in depth-first order; node 0 is the first decision."""
+    if rules.board_cards[0]:
+        raise UnsupportedPokerGameError("the public-tree engine needs round 0 without board cards")
     inner = game.universal_poker_game() if callable(getattr(game, "universal_poker_game", None)) else game
     state = inner.new_initial_state()
     for card in range(4):  # hole cards: any fixed deal (betting does not depend on cards)
         state.apply_action(card)
     nodes: list[PublicNode] = []
 
-    def visit(state, rnd: int, contributions: tuple[int, int]) -> int:
+    def visit(state, rnd: int, contributions: tuple[int, int], actions: tuple[int, ...], dealt: int) -> int:
         index = len(nodes)
         if state.is_terminal():
             folded = [p for p in (0, 1) if contributions[p] < max(contributions)]
             kind = FOLDED if folded else SHOWDOWN
-            nodes.append(PublicNode(kind, rnd, contributions, player=folded[0] if folded else -1))
+            nodes.append(PublicNode(kind, rnd, contributions, folded[0] if folded else -1, actions=actions))
             return index
         if state.is_chance_node():
-            nodes.append(PublicNode(DEAL, rnd, contributions))
-            child = state.clone()
-            for card in range(4, 4 + rules.board_cards[rnd + 1]):
+            nodes.append(PublicNode(DEAL, rnd, contributions, actions=actions))
+            child, count = state.clone(), rules.board_cards[rnd + 1]
+            for card in range(dealt, dealt + count):
                 child.apply_action(card)
-            nodes[index].children.append(visit(child, rnd + 1, contributions))
+            nodes[index].children.append(visit(child, rnd + 1, contributions, actions, dealt + count))
             return index
         player, legal = state.current_player(), tuple(state.legal_actions())
-        nodes.append(PublicNode(DECISION, rnd, contributions, player=player, legal=legal))
+        nodes.append(PublicNode(DECISION, rnd, contributions, player, legal, actions=actions))
         for action in legal:
             spent = list(contributions)
             if action == CALL:
                 spent[player] = max(contributions)
             elif action == RAISE:
                 spent[player] = max(contributions) + rules.raise_sizes[rnd]
-            nodes[index].children.append(visit(state.child(action), rnd, (spent[0], spent[1])))
+            child = visit(state.child(action), rnd, (spent[0], spent[1]), actions + (action,), dealt)
+            nodes[index].children.append(child)
         return index
 
-    visit(state, 0, tuple(rules.blinds))
+    visit(state, 0, tuple(rules.blinds), (), 4)
     return nodes
 
 
-# strategy(node, board_index) -> [H, 3] action probabilities of the acting player's hands
-# (board_index -1 before the deal; the rows of hands that meet the board are ignored).
-Strategy = Callable[[int, int], np.ndarray]
+@dataclasses.dataclass
+class Chunk:
+    """Boards lo:hi of one round, with what terminals need on them."""
+
+    round: int
+    lo: int
+    hi: int
+    boards: np.ndarray  # [b, k] cards
+    free: np.ndarray  # [b, H] hands not meeting the board
+    weights: np.ndarray | None = None  # first deal: class multiplicity / num_suits!
+    showdowns: BoardShowdowns | None = None
 
 
 class PublicTree:
-    """A flop hold'em game's public tree, deck and boards."""
+    """A limit hold'em game's public tree, deck and boards.
 
-    def __init__(self, game: pyspiel.Game):
+    Args:
+      game: a two-player limit universal_poker game (flop_holdem, hulh, ...).
+      isomorphism: visit one board per suit class at the first deal (see module doc).
+      chunk_boards: boards per array block (memory and cache size of a walk).
+      threads: worker threads over board chunks (default: CPU count, at most 4).
+    """
+
+    def __init__(self, game: pyspiel.Game, isomorphism: bool = True, chunk_boards: int = 64,
+                 threads: int | None = None):  # fmt: skip
         self.rules = BettingRules.from_game(game)
         self.deck = Deck(self.rules.num_ranks, self.rules.num_suits)
         self.nodes = betting_tree(game, self.rules)
-        board_size = next(cards for cards in self.rules.board_cards if cards)
-        self.boards = np.array(list(itertools.combinations(range(self.deck.num_cards), board_size)))
-        self.boards_per_deal = math.comb(self.deck.num_cards - 4, board_size)
-        self._ranks: dict[int, np.ndarray] = {}
-        self._free = [~self.deck.conflicts(board) for board in self.boards]
+        self.isomorphism = bool(isomorphism)
+        self.chunk_boards = int(chunk_boards)
+        self.threads = int(threads or min(4, os.cpu_count() or 1))
+        n, H = self.deck.num_cards, self.deck.num_hands
+        cards = np.cumsum(self.rules.board_cards)  # board size per round
+        self.board_size = tuple(int(c) for c in cards)
+        self.num_rounds = len(cards)
+        first = next((r for r in range(self.num_rounds) if cards[r]), None)
+        self.first_deal_round = first
+        self.chance = [1.0 / (math.comb(n, 2) * math.comb(n - 2, 2))]  # per round: chance weight of a deal
+        for r in range(1, self.num_rounds):
+            self.chance.append(self.chance[-1] / math.comb(n - 4 - int(cards[r - 1]), self.rules.board_cards[r]))
+        self.max_abs_utility = float(max(max(node.contributions) for node in self.nodes))
+        if first is None:
+            self.first_boards = np.zeros((1, 0), dtype=np.int64)
+            self.first_weights, self.hand_perms = np.ones(1), np.arange(H)[None]
+        elif self.isomorphism:
+            boards, multiplicity, _, _ = canonical_boards(self.deck, self.board_size[first])
+            perms = suit_permutations(self.deck.num_suits)
+            self.first_boards, self.first_weights = boards, multiplicity / len(perms)
+            self.hand_perms = np.stack([hand_permutation(self.deck, p) for p in perms])
+        else:
+            self.first_boards = np.array(list(itertools.combinations(range(n), self.board_size[first])))
+            self.first_weights, self.hand_perms = np.ones(len(self.first_boards)), np.arange(H)[None]
+        # Boards per round: the first deal's boards, then each board extended by
+        # every combination of the remaining cards (a fixed fan-out per deal).
+        self.fan_out = [1] * self.num_rounds
+        for r in range(1, self.num_rounds):
+            if first is not None and r > first:
+                self.fan_out[r] = math.comb(n - int(cards[r - 1]), self.rules.board_cards[r])
+        self.num_boards = [1 if first is None or r < first else len(self.first_boards) * math.prod(self.fan_out[first + 1:r + 1])
+                           for r in range(self.num_rounds)]  # fmt: skip
+        self._chunks: list[Chunk] | None = None
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
 
-    def uniform(self, node: int, board_index: int) -> np.ndarray:
-        legal = np.zeros(3)
-        legal[list(self.nodes[node].legal)] = 1.0 / len(self.nodes[node].legal)
-        return np.broadcast_to(legal, (self.deck.num_hands, 3))
+    # ----- boards ---------------------------------------------------------
 
-    def ranks(self, board_index: int) -> np.ndarray:
-        if board_index not in self._ranks:
-            self._ranks[board_index] = rank_hands(self.deck.hand_cards, self.boards[board_index], self.deck.num_suits)
-        return self._ranks[board_index]
+    def first_chunks(self) -> list[Chunk]:
+        """The first deal's boards in chunks (cached with their showdown tables)."""
+        if self._chunks is None:
+            self._chunks = []
+            r = self.first_deal_round
+            for lo in range(0, len(self.first_boards), self.chunk_boards):
+                hi = min(lo + self.chunk_boards, len(self.first_boards))
+                chunk = self._chunk(r, lo, hi, self.first_boards[lo:hi])
+                chunk.weights = self.first_weights[lo:hi]
+                self._chunks.append(chunk)
+        return self._chunks
 
-    def best_response_value(self, strategy: Strategy, player: int) -> float:
-        """`player`'s best-response value (chips per game) against `strategy`'s other player."""
-        values = self._values(0, np.ones(self.deck.num_hands), -1, strategy, player)
-        n = self.deck.num_cards
-        return float(values.sum() / (math.comb(n, 2) * math.comb(n - 2, 2)))
+    def _chunk(self, rnd: int, lo: int, hi: int, boards: np.ndarray) -> Chunk:
+        deck = self.deck
+        free = ~deck.contains[:, boards].any(axis=2)  # [H, b]
+        chunk = Chunk(rnd, lo, hi, boards, np.ascontiguousarray(free.T))
+        if self.board_size[rnd] >= 3 and (rnd == self.num_rounds - 1 or self._has_showdown(rnd)):
+            ranks = np.stack([rank_hands(deck.hand_cards, board, deck.num_suits) for board in boards])
+            chunk.showdowns = BoardShowdowns(ranks, deck.hand_cards, deck.card_hands)
+        return chunk
+
+    def _has_showdown(self, rnd: int) -> bool:
+        return any(node.kind == SHOWDOWN and node.round == rnd for node in self.nodes)
+
+    def deal_chunk(self, chunk: Chunk) -> Chunk:
+        """The boards of the next round dealt onto `chunk`'s boards."""
+        rnd, n = chunk.round + 1, self.deck.num_cards
+        extensions = []
+        for board in chunk.boards:
+            rest = np.setdiff1d(np.arange(n), board)
+            for extra in itertools.combinations(rest, self.rules.board_cards[rnd]):
+                extensions.append(np.concatenate([board, extra]))
+        fan = self.fan_out[rnd]
+        return self._chunk(rnd, chunk.lo * fan, chunk.hi * fan, np.array(extensions, dtype=np.int64))
+
+    # ----- walks ----------------------------------------------------------
+
+    def walk(self, strategy: Strategy, modes: tuple[str, str], on_decision=None) -> np.ndarray:
+        """Both players' root values [2, H] (chips x chance, summed over the deal).
+
+        modes[p] = MAX: p best-responds; MIX: p plays `strategy`. Player p's
+        values use the opponent's reach; `on_decision(node, chunk, reaches,
+        strategy, child_values)` (if given) sees every decision node after its
+        children (CFR's hook) and may return the node's values to use instead.
+        """
+        H = self.deck.num_hands
+        root = Chunk(0, 0, 1, np.zeros((1, 0), dtype=np.int64), np.ones((1, H), dtype=bool))
+        values = self._walk(0, root, np.ones((2, 1, H)), strategy, modes, on_decision)
+        return values[:, 0]
+
+    def _walk(self, n: int, chunk: Chunk, reach: np.ndarray, strategy, modes, on_decision) -> np.ndarray:
+        """[2, b, H]: each player's counterfactual values (reach: [2, b, H] plans, no chance)."""
+        node = self.nodes[n]
+        chance = self.chance[node.round]
+        if node.kind == FOLDED:
+            folder = node.player
+            compatible = [fold_values_batch(reach[1 - p], self.deck.hand_cards, self.deck.card_hands) for p in (0, 1)]
+            payoff = [-node.contributions[p] if p == folder else node.contributions[folder] for p in (0, 1)]
+            return np.stack([compatible[p] * (payoff[p] * chance) for p in (0, 1)])
+        if node.kind == SHOWDOWN:
+            stake = node.contributions[0] * chance
+            return np.stack([chunk.showdowns.showdown(reach[1 - p]) * stake for p in (0, 1)])
+        if node.kind == DEAL:
+            child = node.children[0]
+            if chunk.round + 1 == self.first_deal_round:
+                return self._first_deal(child, reach, strategy, modes, on_decision)
+            dealt = self.deal_chunk(chunk)
+            fan = self.fan_out[dealt.round]
+            below = np.repeat(reach, fan, axis=1) * dealt.free
+            values = self._walk(child, dealt, below, strategy, modes, on_decision) * dealt.free
+            return values.reshape(2, chunk.hi - chunk.lo, fan, -1).sum(axis=2)
+        q = node.player
+        probs = np.asarray(strategy(n, chunk.lo, chunk.hi))  # [b, H, A]
+        children = []
+        for a, c in enumerate(node.children):
+            below = reach.copy()
+            below[q] *= probs[:, :, a]
+            children.append(self._walk(c, chunk, below, strategy, modes, on_decision))
+        child_values = np.stack(children, axis=-1)  # [2, b, H, A]
+        if on_decision is not None:
+            replaced = on_decision(n, chunk, reach, probs, child_values)
+            if replaced is not None:
+                return replaced
+        values = np.empty(child_values.shape[:-1])
+        values[1 - q] = child_values[1 - q].sum(axis=-1)
+        if modes[q] == MAX:
+            values[q] = child_values[q].max(axis=-1)
+        else:
+            values[q] = np.einsum("bha,bha->bh", child_values[q], probs)
+        return values
+
+    def _first_deal(self, child: int, reach: np.ndarray, strategy, modes, on_decision) -> np.ndarray:
+        """Values of the first board deal: every (class of) board, summed with its
+        weight, then symmetrised over suit permutations (isomorphism)."""
+
+        def one(chunk: Chunk) -> np.ndarray:
+            below = reach * chunk.free  # [2, b, H]
+            values = self._walk(child, chunk, below, strategy, modes, on_decision)
+            return np.einsum("pbh,b,bh->ph", values, chunk.weights, chunk.free)
+
+        chunks = self.first_chunks()
+        if self.threads > 1 and len(chunks) > 1:
+            if self._pool is None:
+                self._pool = concurrent.futures.ThreadPoolExecutor(self.threads)
+            total = sum(self._pool.map(one, chunks))
+        else:
+            total = sum(one(chunk) for chunk in chunks)
+        return total[:, self.hand_perms].sum(axis=1)[:, None, :]  # [2, 1, H]
+
+    # ----- front doors ----------------------------------------------------
+
+    def uniform(self, node: int, lo: int, hi: int) -> np.ndarray:
+        """The uniform strategy (a `Strategy`)."""
+        legal = len(self.nodes[node].legal)
+        return np.full((hi - lo, self.deck.num_hands, legal), 1.0 / legal)
+
+    def best_response_values(self, strategy: Strategy) -> np.ndarray:
+        """[2]: each player's best-response value (chips per game) against the other's `strategy`."""
+        return self.walk(strategy, (MAX, MAX)).sum(axis=1)
+
+    def expected_values(self, strategy: Strategy) -> np.ndarray:
+        """[2]: each player's expected value (chips per game) when both play `strategy`."""
+        return self.walk(strategy, (MIX, MIX)).sum(axis=1)
 
     def nash_conv(self, strategy: Strategy) -> float:
         """Sum of both players' best-response values (zero-sum: OpenSpiel's NashConv)."""
-        return self.best_response_value(strategy, 0) + self.best_response_value(strategy, 1)
+        return float(self.best_response_values(strategy).sum())
 
-    def _values(self, n: int, opp_reach: np.ndarray, board: int, strategy: Strategy, br: int) -> np.ndarray:
-        """Counterfactual values of `br`'s hands at node n (summed over opponent hands and boards)."""
-        node, deck = self.nodes[n], self.deck
-        if node.kind == FOLDED:
-            payoff = -node.contributions[br] if node.player == br else node.contributions[1 - br]
-            return payoff * fold_values(opp_reach, deck.hand_cards, deck.card_hands)
-        if node.kind == SHOWDOWN:
-            stake = node.contributions[br]
-            return stake * showdown_values(self.ranks(board), opp_reach, deck.hand_cards, deck.card_hands)
-        if node.kind == DEAL:
-            total = np.zeros(deck.num_hands)
-            for b, free in enumerate(self._free):
-                total += np.where(free, self._values(node.children[0], opp_reach * free, b, strategy, br), 0.0)
-            return total / self.boards_per_deal
-        children = [self._values(c, opp_reach * (1.0 if node.player == br else strategy(n, board)[:, a]), board,
-                                 strategy, br) for a, c in zip(node.legal, node.children, strict=True)]  # fmt: skip
-        if node.player == br:
-            return np.max(children, axis=0)
-        return np.sum(children, axis=0)
+    def exploitability(self, strategy: Strategy) -> float:
+        """NashConv / 2 in chips per game (OpenSpiel's `exploitability`)."""
+        return self.nash_conv(strategy) / 2.0

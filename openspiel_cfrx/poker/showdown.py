@@ -69,3 +69,85 @@ def _card_block_sums(reach, card_hands):
     per_card = reach[card_hands].sum(axis=1)
     before = np.concatenate([[0.0], np.cumsum(per_card)[:-1]])
     return before, per_card.sum() - before - per_card
+
+
+class BoardShowdowns:
+    """`showdown_values` / `fold_values` for a batch of boards at once.
+
+    The sort orders depend only on the boards, so they are computed once
+    (ranks [b, H] from `evaluator.rank_hands`) and every later call is a few
+    gathers and one cumulative sum per board: O(H) per board after the
+    O(H log H) set-up. Same sums as the one-board functions: over opponent
+    hands sharing no card with h (total, minus the blocks of h's two cards,
+    plus h itself, which is in both blocks and ties with itself).
+    """
+
+    def __init__(self, ranks: np.ndarray, hand_cards: np.ndarray, card_hands: np.ndarray):
+        ranks = np.asarray(ranks, dtype=np.int64)
+        b, num_hands = ranks.shape
+        num_cards, per_card = card_hands.shape
+        self.hand_cards, self.card_hands = hand_cards, card_hands
+        self.order, self.first, self.after = _runs(ranks)  # over all hands
+        self.block_order, block_first, block_after = _runs(ranks[:, card_hands].reshape(b * num_cards, per_card))
+        # Where hand h sits in the block of its card j (static), then the run bounds there.
+        slot = np.empty((num_cards, num_hands), dtype=np.int64)
+        slot[np.arange(num_cards)[:, None], card_hands] = np.arange(per_card)[None, :]
+        rows = (np.arange(b)[:, None, None] * num_cards + hand_cards.T[None]) * (per_card + 1)  # [b, 2, H]
+        position = slot[hand_cards.T, np.arange(num_hands)[None]][None]  # [1, 2, H]
+        block_first = block_first.reshape(b, num_cards, per_card)
+        block_after = block_after.reshape(b, num_cards, per_card)
+        card = hand_cards.T[None]
+        boards = np.arange(b)[:, None, None]
+        self.card_first = rows + block_first[boards, card, position]  # flat indices into [b*C, per_card+1]
+        self.card_after = rows + block_after[boards, card, position]
+        self.card_total = rows + per_card
+
+    def showdown(self, reach: np.ndarray) -> np.ndarray:
+        """[b, H] sum over compatible opponent hands of reach * sign(rank difference)."""
+        b, num_hands = reach.shape
+        cumulative = _cumulative(np.take_along_axis(reach, self.order, axis=1))  # [b, H + 1]
+        total = cumulative[:, -1:]
+        result = np.take_along_axis(cumulative, self.first, axis=1)  # below
+        result -= total - np.take_along_axis(cumulative, self.after, axis=1)  # minus above
+        num_cards, per_card = self.card_hands.shape
+        blocks = np.take_along_axis(reach[:, self.card_hands].reshape(b * num_cards, per_card), self.block_order, axis=1)
+        flat = _cumulative(blocks).reshape(-1)
+        below = flat[self.card_first]  # [b, 2, H]
+        above = flat[self.card_total] - flat[self.card_after]
+        result -= (below - above).sum(axis=1)
+        return result
+
+    def fold(self, reach: np.ndarray) -> np.ndarray:
+        """[b, H] compatible opponent reach of every hand."""
+        return fold_values_batch(reach, self.hand_cards, self.card_hands)
+
+
+def fold_values_batch(reach: np.ndarray, hand_cards: np.ndarray, card_hands: np.ndarray) -> np.ndarray:
+    """`fold_values` of each row of reach [b, H]."""
+    per_card = reach[:, card_hands].sum(axis=2)  # [b, num_cards]
+    return reach.sum(axis=1, keepdims=True) - per_card[:, hand_cards[:, 0]] - per_card[:, hand_cards[:, 1]] + reach
+
+
+def _cumulative(values: np.ndarray) -> np.ndarray:
+    out = np.zeros((values.shape[0], values.shape[1] + 1))
+    np.cumsum(values, axis=1, out=out[:, 1:])
+    return out
+
+
+def _runs(keys: np.ndarray):
+    """Per row: the sort order, and for each element (in original order) the
+    sorted position where its run of equal keys starts and ends (exclusive)."""
+    rows, n = keys.shape
+    order = np.argsort(keys, axis=1, kind="stable")
+    ordered = np.take_along_axis(keys, order, axis=1)
+    positions = np.broadcast_to(np.arange(n), (rows, n))
+    new = np.ones((rows, n), dtype=bool)
+    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    start = np.maximum.accumulate(np.where(new, positions, 0), axis=1)
+    last = np.ones((rows, n), dtype=bool)
+    last[:, :-1] = new[:, 1:]
+    end = np.minimum.accumulate(np.where(last, positions + 1, n)[:, ::-1], axis=1)[:, ::-1]
+    first, after = np.empty_like(order), np.empty_like(order)
+    np.put_along_axis(first, order, start, axis=1)
+    np.put_along_axis(after, order, end, axis=1)
+    return order, first, after
