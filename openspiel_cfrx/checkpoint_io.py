@@ -13,11 +13,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import glob
+import hashlib
 import os
 import shutil
 import signal
 import threading
 from collections.abc import Callable
+
+import numpy as np
 
 
 class CheckpointWriteError(OSError):
@@ -111,3 +114,14 @@ def atomic_write(path: str, write: Callable[[object], None]) -> None:
                 errno.EACCES, f"cannot write checkpoint {path}: {directory} is not writable; choose another path"
             ) from None
         raise
+
+
+def array_digest(arrays: dict) -> str:
+    """SHA-256 over numpy arrays' names, dtypes, shapes and bytes (sorted by name):
+    the checksum stored inside `.npz` checkpoints."""
+    h = hashlib.sha256()
+    for name in sorted(arrays):
+        value = np.ascontiguousarray(arrays[name])
+        h.update(f"{name}|{value.dtype.str}|{value.shape}|".encode())
+        h.update(value.tobytes())
+    return h.hexdigest()

@@ -45,10 +45,16 @@ from collections.abc import Callable
 
 import numpy as np
 import pyspiel
+from open_spiel.python import policy as policy_lib
 
 from openspiel_cfrx.poker.cards import Deck
 from openspiel_cfrx.poker.evaluator import rank_hands
-from openspiel_cfrx.poker.isomorphism import canonical_boards, hand_permutation, suit_permutations
+from openspiel_cfrx.poker.isomorphism import (
+    canonical_boards,
+    hand_permutation,
+    relabel,
+    suit_permutations,
+)
 from openspiel_cfrx.poker.showdown import BoardShowdowns, fold_values_batch
 from openspiel_cfrx.poker.spec import BettingRules, UnsupportedPokerGameError
 
@@ -155,9 +161,10 @@ class PublicTree:
             self.first_boards = np.zeros((1, 0), dtype=np.int64)
             self.first_weights, self.hand_perms = np.ones(1), np.arange(H)[None]
         elif self.isomorphism:
-            boards, multiplicity, _, _ = canonical_boards(self.deck, self.board_size[first])
+            boards, multiplicity, board_class, board_perm = canonical_boards(self.deck, self.board_size[first])
             perms = suit_permutations(self.deck.num_suits)
             self.first_boards, self.first_weights = boards, multiplicity / len(perms)
+            self._board_class, self._board_perm = board_class, board_perm
             self.hand_perms = np.stack([hand_permutation(self.deck, p) for p in perms])
         else:
             self.first_boards = np.array(list(itertools.combinations(range(n), self.board_size[first])))
@@ -171,6 +178,7 @@ class PublicTree:
         self.num_boards = [1 if first is None or r < first else len(self.first_boards) * math.prod(self.fan_out[first + 1:r + 1])
                            for r in range(self.num_rounds)]  # fmt: skip
         self._chunks: list[Chunk] | None = None
+        self._board_index: dict[tuple[int, ...], int] | None = None
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
 
     # ----- boards ---------------------------------------------------------
@@ -209,6 +217,46 @@ class PublicTree:
                 extensions.append(np.concatenate([board, extra]))
         fan = self.fan_out[rnd]
         return self._chunk(rnd, chunk.lo * fan, chunk.hi * fan, np.array(extensions, dtype=np.int64))
+
+    def locate(self, state) -> tuple[int, int, int]:
+        """(decision node, board index in the node's round, hand index) of the
+        acting player at a universal_poker (or hulh) state: where a `Strategy`
+        keeps that infoset (with isomorphism, the board's class representative
+        and the hand relabelled with it)."""
+        history, player = state.history(), state.current_player()
+        node, dealt = 0, []
+        for action in history[4:]:
+            current = self.nodes[node]
+            if current.kind == DEAL:
+                dealt.append(action)
+                if len(dealt) == self.board_size[current.round + 1]:
+                    node = current.children[0]
+            else:
+                node = current.children[current.legal.index(action)]
+        if self.nodes[node].kind != DECISION:
+            raise ValueError(f"state {state.history_str()!r} is not a decision state")
+        hand = np.array(history[2 * player : 2 * player + 2])  # player 0 holds cards 1-2, player 1 cards 3-4
+        rnd = self.nodes[node].round
+        if not dealt or self.first_deal_round is None or rnd < self.first_deal_round:
+            return node, 0, self.deck.hand_index(*hand)
+        size = self.board_size[self.first_deal_round]
+        if self._board_index is None:
+            combos = itertools.combinations(range(self.deck.num_cards), size)
+            self._board_index = {board: i for i, board in enumerate(combos)}
+        index = self._board_index[tuple(sorted(dealt[:size]))]
+        dealt = np.array(dealt)
+        if self.isomorphism:
+            permutation = self._board_perm[index]
+            index = int(self._board_class[index])
+            hand, dealt = relabel(self.deck, hand, permutation), relabel(self.deck, dealt, permutation)
+        board = list(self.first_boards[index])
+        for r in range(self.first_deal_round + 1, rnd + 1):
+            extra = tuple(sorted(dealt[self.board_size[r - 1] : self.board_size[r]].tolist()))
+            rest = np.setdiff1d(np.arange(self.deck.num_cards), board)
+            options = [tuple(c) for c in itertools.combinations(rest.tolist(), self.rules.board_cards[r])]
+            index = index * self.fan_out[r] + options.index(extra)
+            board += list(extra)
+        return node, index, self.deck.hand_index(*hand)
 
     # ----- walks ----------------------------------------------------------
 
@@ -306,3 +354,19 @@ class PublicTree:
     def exploitability(self, strategy: Strategy) -> float:
         """NashConv / 2 in chips per game (OpenSpiel's `exploitability`)."""
         return self.nash_conv(strategy) / 2.0
+
+
+class PublicTreePolicy(policy_lib.Policy):
+    """A `Strategy` on a public tree as an OpenSpiel policy: answers
+    `action_probabilities(state)` for any decision state of the game by lookup
+    (`PublicTree.locate`), so OpenSpiel's tools and head-to-head play can use it."""
+
+    def __init__(self, game: pyspiel.Game, tree: PublicTree, strategy: Strategy):
+        super().__init__(game, [0, 1])
+        self.tree, self.strategy = tree, strategy
+
+    def action_probabilities(self, state, player_id=None):
+        node, board, hand = self.tree.locate(state)
+        probs = np.asarray(self.strategy(node, board, board + 1))[0, hand]
+        legal = self.tree.nodes[node].legal
+        return {int(a): float(probs[legal.index(a)]) for a in state.legal_actions()}

@@ -55,12 +55,13 @@ class RegretMatching:
         plus: bool = False,
         alpha: float | None = None,
         beta: float | None = None,
+        dtype=np.float64,
     ):
         self.legal = legal
         self.illegal = ~legal
         self.plus = plus
         self.alpha, self.beta = alpha, beta
-        self.cumulative_regret = np.zeros(legal.shape)  # [n, A]
+        self.cumulative_regret = np.zeros(legal.shape, dtype=dtype)  # [n, A] (float32: poker engine)
 
     def observe(self, t, cf_values, infoset_values, strategy, tie_tolerance=None):
         regret = self.cumulative_regret

@@ -17,7 +17,6 @@ OpenSpiel's discounting and t^gamma averaging).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -28,7 +27,7 @@ import numpy as np
 import pyspiel
 from open_spiel.python import policy as policy_lib
 
-from openspiel_cfrx.checkpoint_io import atomic_write
+from openspiel_cfrx.checkpoint_io import array_digest, atomic_write
 from openspiel_cfrx.tabular.driver import TabularCFR
 from openspiel_cfrx.tabular.regret_minimizers import (
     OptimisticFTRLEntropy,
@@ -54,16 +53,6 @@ def _check_real(name: str, value, minimum: float | None = None, strict: bool = F
         relation = ">" if strict else ">="
         raise ValueError(f"{name} must be {relation} {minimum}, got {value}")
     return value
-
-
-def _digest(arrays: dict) -> str:
-    """SHA-256 over the arrays' names, dtypes, shapes and bytes (sorted by name)."""
-    h = hashlib.sha256()
-    for name in sorted(arrays):
-        value = np.ascontiguousarray(arrays[name])
-        h.update(f"{name}|{value.dtype.str}|{value.shape}|".encode())
-        h.update(value.tobytes())
-    return h.hexdigest()
 
 
 class TabularSolver:
@@ -138,7 +127,7 @@ class TabularSolver:
         for p, minimizer in enumerate(self._driver.minimizers):
             for name in minimizer.state_arrays:
                 arrays[f"player{p}/{name}"] = getattr(minimizer, name)
-        arrays["sha256"] = np.array(_digest(arrays))
+        arrays["sha256"] = np.array(array_digest(arrays))
         atomic_write(path, lambda f: np.savez(f, **arrays))
 
     def load(self, path: str) -> None:
@@ -164,7 +153,7 @@ class TabularSolver:
             raise ValueError(f"{path} has format {found!r}, expected {self.CHECKPOINT_FORMAT!r}")
         if found == self.CHECKPOINT_FORMAT:
             stored = str(arrays.pop("sha256", ""))
-            if stored != _digest(arrays):
+            if stored != array_digest(arrays):
                 raise ValueError(
                     f"checkpoint {path} is damaged: its contents do not match the checksum written "
                     "with them; use an earlier checkpoint"

@@ -1,0 +1,292 @@
+"""Vector-form CFR on the poker public tree (issue 18): the lossless solver of
+Deep CFR's Figure 3 dotted line ("vanilla tabular Linear CFR without
+abstraction or sampling" in flop hold'em).
+
+An infoset is (decision node, board, hand). One walk of the public tree
+(`PublicTree.walk`) computes every infoset's counterfactual action values for
+all hands and boards at once; at each decision node of an updated player the
+hook hands them to that node's local regret minimizer — the same classes the
+tabular driver uses (`tabular.regret_minimizers`: RM, RM+, DCFR discounting),
+one per (node, board chunk), over [boards x hands, actions] — accumulates the
+average strategy with the player's own reach (as OpenSpiel's
+`cumulative_policy`) and writes the next strategy in place. A node's strategy
+is read before its subtree is walked and written after, so simultaneous
+updates (both players in one walk) see only the iteration's strategies.
+
+Regrets, strategies and averages are stored in float32 (the walk computes in
+float64); `memory_bytes` is estimated and printed before anything is
+allocated, and a solve that would not fit is refused with the estimate.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import zipfile
+from collections.abc import Callable
+
+import numpy as np
+
+from openspiel_cfrx.checkpoint_io import array_digest, atomic_write
+from openspiel_cfrx.poker.public_tree import DECISION, MIX, Chunk, PublicTree
+from openspiel_cfrx.tabular.driver import TIE_TOLERANCE, averaging_weight
+from openspiel_cfrx.tabular.regret_minimizers import RegretMatching
+
+CHECKPOINT_FORMAT = "openspiel_cfrx/poker_vector_cfr/1"
+
+# name -> (minimizer factory (legal, dtype) -> minimizer, average weight, hyperparameters).
+# The same local minimizers and settings as tabular.solvers' CFR family.
+VARIANTS: dict[str, tuple[Callable, str | Callable[[int], float], dict]] = {
+    "cfr": (lambda legal, dtype: RegretMatching(legal, dtype=dtype), "uniform", {}),
+    "cfr+": (lambda legal, dtype: RegretMatching(legal, plus=True, dtype=dtype), "linear", {}),
+    "lcfr": (lambda legal, dtype: RegretMatching(legal, alpha=1.0, beta=1.0, dtype=dtype), "linear",
+             {"alpha": 1.0, "beta": 1.0, "gamma": 1.0}),
+    "dcfr": (lambda legal, dtype: RegretMatching(legal, alpha=1.5, beta=0.0, dtype=dtype),
+             lambda t: float(t) ** 2, {"alpha": 1.5, "beta": 0.0, "gamma": 2.0}),
+}  # fmt: skip
+
+
+class VectorCFRTooLargeError(MemoryError):
+    """The solve's arrays would not fit in the allowed memory."""
+
+
+class VectorCFR:
+    """CFR, CFR+, LCFR or DCFR on a `PublicTree`.
+
+    Args:
+      tree: the public tree (with `isomorphism=True` the solve runs on suit
+        classes of boards: strategies are suit-symmetric by construction).
+      variant: "cfr", "cfr+", "lcfr" or "dcfr" (`VARIANTS`).
+      alternating_updates: player 0's walk, then player 1's (which sees 0's new
+        strategy); False: both in one walk.
+      dtype: storage of regrets, strategies and averages (float32 default).
+      max_memory_bytes: refuse larger solves (default: 60% of available memory).
+      verbose: print the memory estimate.
+    """
+
+    def __init__(self, tree: PublicTree, variant: str = "cfr+", alternating_updates: bool = True,
+                 dtype=np.float32, max_memory_bytes: int | None = None, verbose: bool = True):  # fmt: skip
+        if variant not in VARIANTS:
+            raise ValueError(f"unknown vector CFR variant {variant!r}; choose from {', '.join(VARIANTS)}")
+        if not isinstance(alternating_updates, bool):
+            raise TypeError(f"alternating_updates must be a bool, got {alternating_updates!r}")
+        self.tree, self.variant, self.alternating_updates = tree, variant, alternating_updates
+        self.dtype = np.dtype(dtype)
+        self._make, averaging, self.hyperparameters = VARIANTS[variant]
+        self._weight = averaging_weight(averaging)
+        self.num_infosets = sum(tree.num_boards[node.round] * tree.deck.num_hands
+                                for node in tree.nodes if node.kind == DECISION)  # fmt: skip
+        limit = max_memory_bytes
+        if limit is None:
+            import psutil
+
+            limit = int(0.6 * psutil.virtual_memory().available)
+        needed = self.memory_bytes()
+        if verbose:
+            print(f"vector {variant}: {self.num_infosets:,} infosets (node x board x hand), "
+                  f"~{needed / 2**30:.2f} GiB of {self.dtype.name} arrays", file=sys.stderr)  # fmt: skip
+        if needed > limit:
+            raise VectorCFRTooLargeError(
+                f"vector {variant} on this game needs ~{needed / 2**30:.1f} GiB (regrets, strategies, "
+                f"averages for {self.num_infosets:,} infosets) but the limit is {limit / 2**30:.1f} GiB; "
+                "use a smaller game, isomorphism=True, or pass max_memory_bytes="
+            )
+        self.iteration = 0
+        self.strategy: dict[tuple[int, int], np.ndarray] = {}  # (node, board lo) -> [b, H, A]
+        self.average: dict[tuple[int, int], np.ndarray] = {}
+        self.minimizers: dict[tuple[int, int], RegretMatching] = {}
+
+    def memory_bytes(self) -> int:
+        """Estimated bytes of the solve's stored arrays."""
+        per_entry = self.dtype.itemsize * 3 + 1  # regret, strategy, average (+ the minimizer's mask)
+        tree = self.tree
+        entries = sum(tree.num_boards[node.round] * tree.deck.num_hands * len(node.legal)
+                      for node in tree.nodes if node.kind == DECISION)  # fmt: skip
+        return int(entries * per_entry)
+
+    # ----- storage ---------------------------------------------------------
+
+    def _arrays(self, n: int, chunk: Chunk):
+        key = (n, chunk.lo)
+        if key not in self.strategy:
+            shape = (chunk.hi - chunk.lo, self.tree.deck.num_hands, len(self.tree.nodes[n].legal))
+            legal = np.ones((shape[0] * shape[1], shape[2]), dtype=bool)
+            self.minimizers[key] = self._make(legal, self.dtype)
+            self.average[key] = np.zeros(shape, dtype=self.dtype)
+            self.strategy[key] = np.full(shape, 1.0 / shape[2], dtype=self.dtype)
+        return self.strategy[key], self.average[key], self.minimizers[key]
+
+    def current_strategy(self, n: int, lo: int, hi: int) -> np.ndarray:
+        """The current strategy (a `public_tree.Strategy`)."""
+        return self._lookup(self.strategy, n, lo, hi, normalise=False)
+
+    def average_strategy(self, n: int, lo: int, hi: int) -> np.ndarray:
+        """The average strategy (a `public_tree.Strategy`): uniform where nothing accumulated."""
+        return self._lookup(self.average, n, lo, hi, normalise=True)
+
+    def _lookup(self, arrays, n, lo, hi, normalise):
+        A = len(self.tree.nodes[n].legal)
+        out = np.full((hi - lo, self.tree.deck.num_hands, A), 1.0 / A)
+        for (node, start), values in arrays.items():
+            stop = start + len(values)
+            if node != n or stop <= lo or start >= hi:
+                continue
+            a, b = max(lo, start), min(hi, stop)
+            block = values[a - start : b - start].astype(np.float64)
+            if normalise:
+                total = block.sum(axis=2, keepdims=True)
+                block = np.where(total > 0, block / np.where(total > 0, total, 1.0), 1.0 / A)
+            out[a - lo : b - lo] = block
+        return out
+
+    # ----- iterations ------------------------------------------------------
+
+    def iterate(self) -> np.ndarray:
+        """One iteration; returns the current strategy's values for both
+        players (of the last walk, chips per game)."""
+        self.iteration += 1
+        t = self.iteration
+        weight = self._weight(t)
+        tree = self.tree
+        groups = ((0,), (1,)) if self.alternating_updates else ((0, 1),)
+        for players in groups:
+
+            def on_decision(n, chunk, reach, probs, child_values, players=players):
+                q = tree.nodes[n].player
+                if q not in players:
+                    return None
+                strategy, average, minimizer = self._arrays(n, chunk)
+                cf = child_values[q]  # [b, H, A]
+                values = child_values.sum(axis=-1)
+                values[q] = np.einsum("bha,bha->bh", cf, probs)
+                # Exact ties (see tabular.driver.TIE_TOLERANCE). The card-removal sums subtract
+                # from the opponent's total reach on the board, so their rounding noise scales
+                # with that total (a hand whose every opponent is blocked gets +-1e-18, not 0).
+                total = reach[1 - q].sum(axis=1) * (TIE_TOLERANCE * tree.max_abs_utility * tree.chance[chunk.round])
+                tolerance = np.broadcast_to(total[:, None], cf.shape[:2])
+                A = cf.shape[-1]
+                minimizer.observe(t, cf.reshape(-1, A), values[q].reshape(-1), probs.reshape(-1, A),
+                                  tolerance.reshape(-1))  # fmt: skip
+                average += (weight * reach[q])[..., None] * probs
+                strategy[...] = minimizer.next_strategy(t, 0, len(cf.reshape(-1, A))).reshape(cf.shape)
+                return values
+
+            root = tree.walk(self.current_strategy_view, (MIX, MIX), on_decision)
+        return root.sum(axis=1)
+
+    def current_strategy_view(self, n: int, lo: int, hi: int) -> np.ndarray:
+        """The stored current strategy of a walk's chunk (float64 view of float32 storage)."""
+        stored = self.strategy.get((n, lo))
+        if stored is None:
+            return self.tree.uniform(n, lo, hi)
+        return stored.astype(np.float64)
+
+    def run(self, iterations: int, evaluate_every: Callable[[int], bool] | None = None,
+            on_evaluation: Callable[[dict], None] | None = None, checkpoint: str | None = None,
+            checkpoint_seconds: float = 600.0, progress: bool = True) -> list[dict]:  # fmt: skip
+        """Runs up to `iterations` total iterations; evaluates the average
+        strategy's exploitability exactly when `evaluate_every(t)`; checkpoints
+        to `checkpoint` every `checkpoint_seconds` and at the end. Returns the
+        evaluation rows (iteration, seconds, nash_conv, exploitability in chips
+        and mbb/g)."""
+        from tqdm import tqdm
+
+        rows, started, last_save = [], time.perf_counter(), time.perf_counter()
+        elapsed_before = getattr(self, "seconds", 0.0)
+        bar = tqdm(total=iterations, initial=self.iteration, disable=not progress, desc=f"vector {self.variant}")
+        while self.iteration < iterations:
+            self.iterate()
+            self.seconds = elapsed_before + time.perf_counter() - started
+            bar.update(1)
+            if evaluate_every is not None and evaluate_every(self.iteration):
+                row = self.evaluate()
+                rows.append(row)
+                bar.set_postfix(mbb=f"{row['exploitability_mbb']:.2f}")
+                if on_evaluation is not None:
+                    on_evaluation(row)
+            if checkpoint and time.perf_counter() - last_save > checkpoint_seconds:
+                self.save(checkpoint)
+                last_save = time.perf_counter()
+        bar.close()
+        if checkpoint:
+            self.save(checkpoint)
+        return rows
+
+    def evaluate(self) -> dict:
+        """The average strategy's exact NashConv / exploitability."""
+        start = time.perf_counter()
+        nash_conv = self.tree.nash_conv(self.average_strategy)
+        big_blind = max(self.tree.rules.blinds)
+        return {
+            "iteration": self.iteration,
+            "seconds": round(getattr(self, "seconds", 0.0), 3),
+            "nash_conv": nash_conv,
+            "exploitability": nash_conv / 2,
+            "exploitability_mbb": nash_conv / 2 * 1000.0 / big_blind,
+            "evaluation_seconds": round(time.perf_counter() - start, 3),
+        }
+
+    # ----- checkpoints -----------------------------------------------------
+
+    def _meta(self) -> dict:
+        rules = self.tree.rules
+        return {
+            "format": CHECKPOINT_FORMAT,
+            "variant": self.variant,
+            "alternating_updates": self.alternating_updates,
+            "rules": repr(rules),
+            "isomorphism": self.tree.isomorphism,
+            "chunk_boards": self.tree.chunk_boards,
+            "dtype": self.dtype.name,
+        }
+
+    def save(self, path: str) -> None:
+        """Everything needed to resume, written atomically (`.npz`, SHA-256 inside)."""
+        arrays = {"iteration": np.array(self.iteration), "seconds": np.array(getattr(self, "seconds", 0.0)),
+                  "meta": np.array(json.dumps(self._meta()))}  # fmt: skip
+        for (n, lo), strategy in self.strategy.items():
+            arrays[f"strategy/{n}/{lo}"] = strategy
+            arrays[f"average/{n}/{lo}"] = self.average[n, lo]
+            minimizer = self.minimizers[n, lo]
+            for name in minimizer.state_arrays:
+                arrays[f"{name}/{n}/{lo}"] = getattr(minimizer, name)
+        arrays["sha256"] = np.array(array_digest(arrays))
+        atomic_write(path, lambda f: np.savez(f, **arrays))
+
+    def load(self, path: str) -> None:
+        """Resumes from `save`'s file; raises ValueError naming what does not match."""
+        if os.path.isfile(path) and os.path.getsize(path) == 0:
+            raise ValueError(f"checkpoint {path} is empty (0 bytes): the run that wrote it was cut off")
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                arrays = {key: data[key] for key in data.files}
+            meta = json.loads(str(arrays.pop("meta")))
+        except FileNotFoundError:
+            raise
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as e:
+            raise ValueError(f"{path} is not a readable vector CFR checkpoint ({type(e).__name__}: "
+                             f"{str(e)[:200]})") from None  # fmt: skip
+        stored = str(arrays.pop("sha256", ""))
+        if stored != array_digest({**arrays, "meta": np.array(json.dumps(meta))}):
+            raise ValueError(f"checkpoint {path} is damaged: its contents do not match its checksum")
+        expected = self._meta()
+        for key, value in expected.items():
+            if meta.get(key) != value:
+                raise ValueError(f"checkpoint {path} was written with {key}={meta.get(key)!r}, this solver "
+                                 f"has {value!r}; construct it the same way to resume")  # fmt: skip
+        self.iteration = int(arrays.pop("iteration"))
+        self.seconds = float(arrays.pop("seconds"))
+        chunks = {}
+        for key in arrays:
+            kind, n, lo = key.split("/")
+            chunks[int(n), int(lo)] = None
+        for n, lo in chunks:
+            strategy = arrays[f"strategy/{n}/{lo}"]
+            chunk = Chunk(self.tree.nodes[n].round, lo, lo + len(strategy), np.zeros((0, 0)), np.zeros((0, 0)))
+            own, average, minimizer = self._arrays(n, chunk)
+            own[...] = strategy
+            average[...] = arrays[f"average/{n}/{lo}"]
+            for name in minimizer.state_arrays:
+                getattr(minimizer, name)[...] = arrays[f"{name}/{n}/{lo}"]
