@@ -260,31 +260,35 @@ class PublicTree:
 
     # ----- walks ----------------------------------------------------------
 
-    def walk(self, strategy: Strategy, modes: tuple[str, str], on_decision=None) -> np.ndarray:
+    def walk(self, strategy: Strategy, modes: tuple[str | None, str | None], on_decision=None) -> np.ndarray:
         """Both players' root values [2, H] (chips x chance, summed over the deal).
 
-        modes[p] = MAX: p best-responds; MIX: p plays `strategy`. Player p's
-        values use the opponent's reach; `on_decision(node, chunk, reaches,
-        strategy, child_values)` (if given) sees every decision node after its
-        children (CFR's hook) and may return the node's values to use instead.
+        modes[p] = MAX: p best-responds; MIX: p plays `strategy`; None: p's
+        values are not computed (zeros). Player p's values use the opponent's
+        reach. `on_decision(node, chunk, reach, probs, action_values)` (if
+        given) sees every decision node of the acting player q after its
+        children, with q's action values [b, H, A]; it may return q's node
+        values [b, H] to use instead (CFR's hook).
         """
         H = self.deck.num_hands
         root = Chunk(0, 0, 1, np.zeros((1, 0), dtype=np.int64), np.ones((1, H), dtype=bool))
         values = self._walk(0, root, np.ones((2, 1, H)), strategy, modes, on_decision)
-        return values[:, 0]
+        return np.stack([v[0] if v is not None else np.zeros(H) for v in values])
 
-    def _walk(self, n: int, chunk: Chunk, reach: np.ndarray, strategy, modes, on_decision) -> np.ndarray:
-        """[2, b, H]: each player's counterfactual values (reach: [2, b, H] plans, no chance)."""
+    def _walk(self, n: int, chunk: Chunk, reach: np.ndarray, strategy, modes, on_decision) -> list:
+        """[v0, v1]: each player's counterfactual values [b, H] (None where modes[p] is None);
+        reach: [2, b, H] plans (no chance)."""
         node = self.nodes[n]
         chance = self.chance[node.round]
+        deck = self.deck
         if node.kind == FOLDED:
             folder = node.player
-            compatible = [fold_values_batch(reach[1 - p], self.deck.hand_cards, self.deck.card_hands) for p in (0, 1)]
-            payoff = [-node.contributions[p] if p == folder else node.contributions[folder] for p in (0, 1)]
-            return np.stack([compatible[p] * (payoff[p] * chance) for p in (0, 1)])
+            return [None if modes[p] is None else fold_values_batch(reach[1 - p], deck.hand_cards, deck.card_hands)
+                    * ((-node.contributions[p] if p == folder else node.contributions[folder]) * chance)
+                    for p in (0, 1)]  # fmt: skip
         if node.kind == SHOWDOWN:
             stake = node.contributions[0] * chance
-            return np.stack([chunk.showdowns.showdown(reach[1 - p]) * stake for p in (0, 1)])
+            return [None if modes[p] is None else chunk.showdowns.showdown(reach[1 - p]) * stake for p in (0, 1)]
         if node.kind == DEAL:
             child = node.children[0]
             if chunk.round + 1 == self.first_deal_round:
@@ -292,27 +296,34 @@ class PublicTree:
             dealt = self.deal_chunk(chunk)
             fan = self.fan_out[dealt.round]
             below = np.repeat(reach, fan, axis=1) * dealt.free
-            values = self._walk(child, dealt, below, strategy, modes, on_decision) * dealt.free
-            return values.reshape(2, chunk.hi - chunk.lo, fan, -1).sum(axis=2)
-        q = node.player
+            values = self._walk(child, dealt, below, strategy, modes, on_decision)
+            return [None if v is None else (v * dealt.free).reshape(chunk.hi - chunk.lo, fan, -1).sum(axis=1)
+                    for v in values]  # fmt: skip
+        q, o = node.player, 1 - node.player
         probs = np.asarray(strategy(n, chunk.lo, chunk.hi))  # [b, H, A]
-        children = []
+        mine, theirs = [], None
         for a, c in enumerate(node.children):
             below = reach.copy()
             below[q] *= probs[:, :, a]
-            children.append(self._walk(c, chunk, below, strategy, modes, on_decision))
-        child_values = np.stack(children, axis=-1)  # [2, b, H, A]
+            values = self._walk(c, chunk, below, strategy, modes, on_decision)
+            mine.append(values[q])
+            if values[o] is not None:
+                theirs = values[o] if theirs is None else theirs + values[o]
+        out = [None, None]
+        out[o] = theirs
+        if modes[q] is None:
+            return out
+        action_values = np.stack(mine, axis=-1)  # [b, H, A]
         if on_decision is not None:
-            replaced = on_decision(n, chunk, reach, probs, child_values)
+            replaced = on_decision(n, chunk, reach, probs, action_values)
             if replaced is not None:
-                return replaced
-        values = np.empty(child_values.shape[:-1])
-        values[1 - q] = child_values[1 - q].sum(axis=-1)
+                out[q] = replaced
+                return out
         if modes[q] == MAX:
-            values[q] = child_values[q].max(axis=-1)
+            out[q] = action_values.max(axis=-1)
         else:
-            values[q] = np.einsum("bha,bha->bh", child_values[q], probs)
-        return values
+            out[q] = np.einsum("bha,bha->bh", action_values, probs)
+        return out
 
     def _first_deal(self, child: int, reach: np.ndarray, strategy, modes, on_decision) -> np.ndarray:
         """Values of the first board deal: every (class of) board, summed with its
@@ -321,7 +332,8 @@ class PublicTree:
         def one(chunk: Chunk) -> np.ndarray:
             below = reach * chunk.free  # [2, b, H]
             values = self._walk(child, chunk, below, strategy, modes, on_decision)
-            return np.einsum("pbh,b,bh->ph", values, chunk.weights, chunk.free)
+            return np.stack([np.zeros(chunk.free.shape[1]) if v is None else np.einsum("bh,b,bh->h", v, chunk.weights, chunk.free)
+                             for v in values])  # fmt: skip
 
         chunks = self.first_chunks()
         if self.threads > 1 and len(chunks) > 1:
@@ -330,7 +342,8 @@ class PublicTree:
             total = sum(self._pool.map(one, chunks))
         else:
             total = sum(one(chunk) for chunk in chunks)
-        return total[:, self.hand_perms].sum(axis=1)[:, None, :]  # [2, 1, H]
+        symmetric = total[:, self.hand_perms].sum(axis=1)[:, None, :]  # [2, 1, H]
+        return [None if modes[p] is None else symmetric[p] for p in (0, 1)]
 
     # ----- front doors ----------------------------------------------------
 

@@ -87,35 +87,47 @@ class BoardShowdowns:
         b, num_hands = ranks.shape
         num_cards, per_card = card_hands.shape
         self.hand_cards, self.card_hands = hand_cards, card_hands
-        self.order, self.first, self.after = _runs(ranks)  # over all hands
-        self.block_order, block_first, block_after = _runs(ranks[:, card_hands].reshape(b * num_cards, per_card))
-        # Where hand h sits in the block of its card j (static), then the run bounds there.
+        order, first, after = _runs(ranks)  # over all hands
+        # Flat indices: into reach [b * H] (sort order) and the cumulative sums [b * (H + 1)].
+        self.order = (order + np.arange(b)[:, None] * num_hands).reshape(-1)
+        rows = np.arange(b)[:, None] * (num_hands + 1)
+        self.first, self.after = (first + rows).reshape(-1), (after + rows).reshape(-1)
+        self.last = np.broadcast_to(rows + num_hands, (b, num_hands)).reshape(-1)
+        block_order, block_first, block_after = _runs(ranks[:, card_hands].reshape(b * num_cards, per_card))
+        # Per board, the hands of each card's block in rank order (one gather of reach).
+        block_hands = card_hands[np.arange(num_cards)[None, :, None], block_order.reshape(b, num_cards, per_card)]
+        self.block_hands = (block_hands.reshape(b, -1) + np.arange(b)[:, None] * num_hands).reshape(-1)
+        # Where hand h sits in the block of its card j (static), then the run bounds there,
+        # as flat indices into the [b * num_cards, per_card + 1] cumulative sums.
         slot = np.empty((num_cards, num_hands), dtype=np.int64)
         slot[np.arange(num_cards)[:, None], card_hands] = np.arange(per_card)[None, :]
-        rows = (np.arange(b)[:, None, None] * num_cards + hand_cards.T[None]) * (per_card + 1)  # [b, 2, H]
-        position = slot[hand_cards.T, np.arange(num_hands)[None]][None]  # [1, 2, H]
+        boards = np.arange(b)[:, None]
         block_first = block_first.reshape(b, num_cards, per_card)
         block_after = block_after.reshape(b, num_cards, per_card)
-        card = hand_cards.T[None]
-        boards = np.arange(b)[:, None, None]
-        self.card_first = rows + block_first[boards, card, position]  # flat indices into [b*C, per_card+1]
-        self.card_after = rows + block_after[boards, card, position]
-        self.card_total = rows + per_card
+        self.card_first, self.card_after, self.card_total = [], [], []
+        for j in (0, 1):
+            card = hand_cards[:, j][None, :]  # [1, H]
+            rows = (boards * num_cards + card) * (per_card + 1)  # [b, H]
+            position = slot[hand_cards[:, j], np.arange(num_hands)][None, :]
+            self.card_first.append((rows + block_first[boards, card, position]).reshape(-1))
+            self.card_after.append((rows + block_after[boards, card, position]).reshape(-1))
+            self.card_total.append((rows + per_card).reshape(-1))
 
     def showdown(self, reach: np.ndarray) -> np.ndarray:
         """[b, H] sum over compatible opponent hands of reach * sign(rank difference)."""
         b, num_hands = reach.shape
-        cumulative = _cumulative(np.take_along_axis(reach, self.order, axis=1))  # [b, H + 1]
-        total = cumulative[:, -1:]
-        result = np.take_along_axis(cumulative, self.first, axis=1)  # below
-        result -= total - np.take_along_axis(cumulative, self.after, axis=1)  # minus above
         num_cards, per_card = self.card_hands.shape
-        blocks = np.take_along_axis(reach[:, self.card_hands].reshape(b * num_cards, per_card), self.block_order, axis=1)
-        flat = _cumulative(blocks).reshape(-1)
-        below = flat[self.card_first]  # [b, 2, H]
-        above = flat[self.card_total] - flat[self.card_after]
-        result -= (below - above).sum(axis=1)
-        return result
+        flat_reach = reach.reshape(-1)
+        cumulative = _cumulative(flat_reach.take(self.order).reshape(b, num_hands)).reshape(-1)  # [b * (H + 1)]
+        result = cumulative.take(self.first)  # below
+        result += cumulative.take(self.after)  # minus above = -(total - not above)
+        result -= cumulative.take(self.last)
+        flat = _cumulative(flat_reach.take(self.block_hands).reshape(b * num_cards, per_card)).reshape(-1)
+        for j in (0, 1):  # minus (below - above) within the block of each of h's cards
+            result -= flat.take(self.card_first[j])
+            result -= flat.take(self.card_after[j])
+            result += flat.take(self.card_total[j])
+        return result.reshape(b, num_hands)
 
     def fold(self, reach: np.ndarray) -> np.ndarray:
         """[b, H] compatible opponent reach of every hand."""
@@ -125,7 +137,11 @@ class BoardShowdowns:
 def fold_values_batch(reach: np.ndarray, hand_cards: np.ndarray, card_hands: np.ndarray) -> np.ndarray:
     """`fold_values` of each row of reach [b, H]."""
     per_card = reach[:, card_hands].sum(axis=2)  # [b, num_cards]
-    return reach.sum(axis=1, keepdims=True) - per_card[:, hand_cards[:, 0]] - per_card[:, hand_cards[:, 1]] + reach
+    out = per_card.take(hand_cards[:, 0], axis=1)
+    out += per_card.take(hand_cards[:, 1], axis=1)
+    np.subtract(reach, out, out=out)
+    out += reach.sum(axis=1, keepdims=True)
+    return out
 
 
 def _cumulative(values: np.ndarray) -> np.ndarray:

@@ -100,7 +100,7 @@ class VectorCFR:
 
     def memory_bytes(self) -> int:
         """Estimated bytes of the solve's stored arrays."""
-        per_entry = self.dtype.itemsize * 3 + 1  # regret, strategy, average (+ the minimizer's mask)
+        per_entry = self.dtype.itemsize * 3 + 2  # regret, strategy, average, legal and illegal masks
         tree = self.tree
         entries = sum(tree.num_boards[node.round] * tree.deck.num_hands * len(node.legal)
                       for node in tree.nodes if node.kind == DECISION)  # fmt: skip
@@ -143,9 +143,8 @@ class VectorCFR:
 
     # ----- iterations ------------------------------------------------------
 
-    def iterate(self) -> np.ndarray:
-        """One iteration; returns the current strategy's values for both
-        players (of the last walk, chips per game)."""
+    def iterate(self) -> None:
+        """One iteration (both players)."""
         self.iteration += 1
         t = self.iteration
         weight = self._weight(t)
@@ -153,28 +152,23 @@ class VectorCFR:
         groups = ((0,), (1,)) if self.alternating_updates else ((0, 1),)
         for players in groups:
 
-            def on_decision(n, chunk, reach, probs, child_values, players=players):
+            def on_decision(n, chunk, reach, probs, cf, players=players):
                 q = tree.nodes[n].player
-                if q not in players:
-                    return None
                 strategy, average, minimizer = self._arrays(n, chunk)
-                cf = child_values[q]  # [b, H, A]
-                values = child_values.sum(axis=-1)
-                values[q] = np.einsum("bha,bha->bh", cf, probs)
+                values = np.einsum("bha,bha->bh", cf, probs)
                 # Exact ties (see tabular.driver.TIE_TOLERANCE). The card-removal sums subtract
                 # from the opponent's total reach on the board, so their rounding noise scales
                 # with that total (a hand whose every opponent is blocked gets +-1e-18, not 0).
                 total = reach[1 - q].sum(axis=1) * (TIE_TOLERANCE * tree.max_abs_utility * tree.chance[chunk.round])
-                tolerance = np.broadcast_to(total[:, None], cf.shape[:2])
+                tolerance = np.repeat(total, cf.shape[1])
                 A = cf.shape[-1]
-                minimizer.observe(t, cf.reshape(-1, A), values[q].reshape(-1), probs.reshape(-1, A),
-                                  tolerance.reshape(-1))  # fmt: skip
+                minimizer.observe(t, cf.reshape(-1, A), values.reshape(-1), probs.reshape(-1, A), tolerance)
                 average += (weight * reach[q])[..., None] * probs
-                strategy[...] = minimizer.next_strategy(t, 0, len(cf.reshape(-1, A))).reshape(cf.shape)
+                strategy[...] = minimizer.next_strategy(t, 0, len(tolerance)).reshape(cf.shape)
                 return values
 
-            root = tree.walk(self.current_strategy_view, (MIX, MIX), on_decision)
-        return root.sum(axis=1)
+            modes = tuple(MIX if p in players else None for p in (0, 1))
+            tree.walk(self.current_strategy_view, modes, on_decision)
 
     def current_strategy_view(self, n: int, lo: int, hi: int) -> np.ndarray:
         """The stored current strategy of a walk's chunk (float64 view of float32 storage)."""
@@ -185,30 +179,37 @@ class VectorCFR:
 
     def run(self, iterations: int, evaluate_every: Callable[[int], bool] | None = None,
             on_evaluation: Callable[[dict], None] | None = None, checkpoint: str | None = None,
-            checkpoint_seconds: float = 600.0, progress: bool = True) -> list[dict]:  # fmt: skip
+            checkpoint_seconds: float = 600.0, progress: bool = True,
+            stop: Callable[[], bool] | None = None) -> list[dict]:  # fmt: skip
         """Runs up to `iterations` total iterations; evaluates the average
         strategy's exploitability exactly when `evaluate_every(t)`; checkpoints
         to `checkpoint` every `checkpoint_seconds` and at the end. Returns the
         evaluation rows (iteration, seconds, nash_conv, exploitability in chips
-        and mbb/g)."""
+        and mbb/g). `stop()` returning True ends the run early (after the
+        iteration's evaluation)."""
         from tqdm import tqdm
 
         rows, started, last_save = [], time.perf_counter(), time.perf_counter()
-        elapsed_before = getattr(self, "seconds", 0.0)
+        elapsed_before, not_solving = getattr(self, "seconds", 0.0), 0.0  # evaluations, checkpoints
         bar = tqdm(total=iterations, initial=self.iteration, disable=not progress, desc=f"vector {self.variant}")
         while self.iteration < iterations:
             self.iterate()
-            self.seconds = elapsed_before + time.perf_counter() - started
+            self.seconds = elapsed_before + time.perf_counter() - started - not_solving
             bar.update(1)
             if evaluate_every is not None and evaluate_every(self.iteration):
                 row = self.evaluate()
+                not_solving += row["evaluation_seconds"]
                 rows.append(row)
                 bar.set_postfix(mbb=f"{row['exploitability_mbb']:.2f}")
                 if on_evaluation is not None:
                     on_evaluation(row)
             if checkpoint and time.perf_counter() - last_save > checkpoint_seconds:
+                saving = time.perf_counter()
                 self.save(checkpoint)
                 last_save = time.perf_counter()
+                not_solving += last_save - saving
+            if stop is not None and stop():
+                break
         bar.close()
         if checkpoint:
             self.save(checkpoint)

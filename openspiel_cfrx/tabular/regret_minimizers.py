@@ -29,11 +29,17 @@ import numpy as np
 
 def _normalise_positive(weights: np.ndarray, legal: np.ndarray) -> np.ndarray:
     """Regret matching: positive part normalised, uniform over legal actions if
-    no weight is positive. weights, legal: [n, A]."""
-    positive = np.where(legal, np.maximum(weights, 0.0), 0.0)
+    no weight is positive. weights, legal: [n, A] (the result has weights' dtype)."""
+    positive = np.maximum(weights, 0.0)
+    positive *= legal
     total = positive.sum(axis=1, keepdims=True)
-    uniform = legal / legal.sum(axis=1, keepdims=True)
-    return np.where(total > 0, positive / np.where(total > 0, total, 1.0), uniform)
+    some = total > 0
+    np.divide(positive, total, out=positive, where=some)
+    none = ~some[:, 0]
+    if none.any():
+        rows = legal[none]
+        positive[none] = rows / rows.sum(axis=1, keepdims=True)
+    return positive
 
 
 class RegretMatching:
