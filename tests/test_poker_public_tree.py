@@ -1,0 +1,170 @@
+"""The poker public-tree engine (issue 18): vectorised boards, suit isomorphism,
+several board deals, on-policy values, vector CFR against the tabular solvers,
+the OpenSpiel policy export, checkpoints and refusals."""
+
+import numpy as np
+import pyspiel
+import pytest
+from open_spiel.python.algorithms import expected_game_score
+
+import games  # noqa: F401  (registers flop_holdem, hulh)
+from games.poker_exploitability import poker_nash_conv
+from openspiel_cfrx import tabular
+from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError, rank_hands
+from openspiel_cfrx.poker.public_tree import DECISION, PublicTreePolicy
+from openspiel_cfrx.poker.vector_cfr import VectorCFR, VectorCFRTooLargeError
+
+SMALL = "flop_holdem(num_ranks=4,num_suits=2)"
+
+
+def _suit_symmetric_strategy(tree):
+    """A non-uniform strategy that depends on cards only through suit-free
+    features (preflop: ranks and suitedness; flop: hand strength on the board)."""
+    deck, cards = tree.deck, tree.deck.hand_cards
+    preflop = deck.rank(cards[:, 0]) * 100 + deck.rank(cards[:, 1]) * 3 + (deck.suit(cards[:, 0]) == deck.suit(cards[:, 1]))
+
+    def strategy(n, lo, hi):
+        node = tree.nodes[n]
+        if node.round == 0:
+            keys = preflop[None].astype(float)
+        else:
+            keys = np.stack([rank_hands(cards, board, deck.num_suits) for board in tree.first_boards[lo:hi]]).astype(float)
+        weights = np.stack([np.sin(keys * (a + 1) * 0.37 + n) + 1.5 for a in range(len(node.legal))], axis=-1)
+        return weights / weights.sum(axis=-1, keepdims=True)
+
+    return strategy
+
+
+def _random_strategy(tree, seed=0):
+    arrays = {}
+    for n, node in enumerate(tree.nodes):
+        if node.kind == DECISION:
+            weights = np.random.default_rng(seed + n).random((tree.num_boards[node.round], tree.deck.num_hands, len(node.legal))) + 0.05
+            arrays[n] = weights / weights.sum(axis=2, keepdims=True)
+    return lambda n, lo, hi: arrays[n][lo:hi]
+
+
+@pytest.mark.parametrize("game_string", [SMALL, "flop_holdem(num_ranks=4,num_suits=2,max_raises=1 2)",
+                                         "flop_holdem(num_ranks=5,num_suits=2,max_raises=2 1)"])  # fmt: skip
+def test_best_response_values_equal_the_state_based_evaluator(game_string):
+    """NashConv equals the state-based poker evaluator (itself checked against the
+    generic tree engine) for uniform and random strategies, through the policy export."""
+    game = pyspiel.load_game(game_string)
+    tree = PublicTree(game, isomorphism=False, chunk_boards=7)
+    for strategy in (tree.uniform, _random_strategy(tree)):
+        policy = PublicTreePolicy(game, tree, strategy)
+        assert tree.nash_conv(strategy) == pytest.approx(poker_nash_conv(game, policy), abs=1e-9)
+
+
+def test_on_policy_values_equal_openspiel():
+    game = pyspiel.load_game("flop_holdem(num_ranks=4,num_suits=2,max_raises=1 1)")
+    tree = PublicTree(game, isomorphism=False, chunk_boards=7)
+    strategy = _random_strategy(tree, seed=3)
+    policy = PublicTreePolicy(game, tree, strategy)
+    expected = expected_game_score.policy_value(game.new_initial_state(), [policy, policy])
+    assert tree.expected_values(strategy) == pytest.approx(expected, abs=1e-9)
+
+
+@pytest.mark.parametrize("game_string", ["flop_holdem(num_ranks=4,num_suits=3)", "flop_holdem(num_ranks=5,num_suits=4)"])
+def test_suit_isomorphism_gives_the_values_of_every_board(game_string):
+    game = pyspiel.load_game(game_string)
+    iso, every = PublicTree(game, isomorphism=True), PublicTree(game, isomorphism=False, threads=1)
+    assert len(iso.first_boards) < len(every.first_boards)
+    for walk in ("best_response_values", "expected_values"):
+        ours = getattr(iso, walk)(_suit_symmetric_strategy(iso))
+        assert ours == pytest.approx(getattr(every, walk)(_suit_symmetric_strategy(every)), abs=1e-9)
+
+
+def test_full_flop_holdem_isomorphism_on_sampled_boards():
+    """Full FHP, uniform strategy: the value summed over a sample of flop classes
+    (weighted by multiplicity, symmetrised) equals the sum over every board of
+    those classes, each board evaluated as itself."""
+    game = pyspiel.load_game("flop_holdem")
+    iso = PublicTree(game, isomorphism=True, chunk_boards=8, threads=1)
+    rng = np.random.default_rng(0)
+    classes = np.sort(rng.choice(len(iso.first_boards), 8, replace=False))
+    members = np.flatnonzero(np.isin(iso._board_class, classes))
+    every = PublicTree(game, isomorphism=False, chunk_boards=64, threads=1)
+    iso.first_boards, iso.first_weights = iso.first_boards[classes], iso.first_weights[classes]
+    every.first_boards, every.first_weights = every.first_boards[members], every.first_weights[members]
+    assert iso.best_response_values(iso.uniform) == pytest.approx(every.best_response_values(every.uniform), rel=1e-12)
+
+
+def test_several_board_deals():
+    """Three rounds (board cards 0, 1, 2) with no raise allowed in the middle round
+    are the same game as two rounds (0, 3): equal best-response values, with and
+    without isomorphism (the deal fan-out, chance weights and deal sums of later rounds)."""
+    base = ("universal_poker(betting=limit,numPlayers=2,numSuits=2,numRanks=4,numHoleCards=2,"
+            "blind=50 100,stack=20000 20000,")  # fmt: skip
+    three = pyspiel.load_game(base + "firstPlayer=1 2 2,numRounds=3,numBoardCards=0 1 2,raiseSize=100 100 100,"
+                              "maxRaises=2 0 2)")  # fmt: skip
+    two = pyspiel.load_game(base + "firstPlayer=1 2,numRounds=2,numBoardCards=0 3,raiseSize=100 100,maxRaises=2 2)")
+    for isomorphism in (False, True):
+        split, joined = PublicTree(three, isomorphism, chunk_boards=3), PublicTree(two, isomorphism)
+        assert split.num_boards[2] == 21 * len(split.first_boards)
+        values = split.best_response_values(split.uniform)
+        assert values == pytest.approx(joined.best_response_values(joined.uniform), abs=1e-9)
+
+
+@pytest.mark.parametrize("variant, isomorphism, alternating", [
+    ("cfr", False, True), ("cfr+", True, True), ("lcfr", True, False), ("dcfr", False, False)])  # fmt: skip
+def test_vector_cfr_equals_the_tabular_solver(variant, isomorphism, alternating):
+    """After 10 iterations the average policy equals openspiel_cfrx's tabular
+    solver row for row to 1e-9 (float64 storage; includes exact ties: a hand
+    whose every opponent hand is blocked has exactly tied actions)."""
+    game = pyspiel.load_game(SMALL)
+    tree = PublicTree(game, isomorphism=isomorphism, chunk_boards=3)
+    ours = VectorCFR(tree, variant, alternating_updates=alternating, dtype=np.float64, verbose=False)
+    reference = tabular.make_solver(variant, game, alternating_updates=alternating)
+    for _ in range(10):
+        ours.iterate()
+        reference.evaluate_and_update_policy()
+    exported, expected = PublicTreePolicy(game, tree, ours.average_strategy), reference.average_policy()
+    worst = max(abs(exported.action_probabilities(state)[a] - p)
+                for state in expected.states for a, p in expected.action_probabilities(state).items())  # fmt: skip
+    assert worst < 1e-9
+    assert tree.nash_conv(ours.average_strategy) == pytest.approx(reference.nash_conv(), abs=1e-9)
+
+
+def test_vector_cfr_float32_converges_and_resumes_exactly(tmp_path):
+    game = pyspiel.load_game("flop_holdem(num_ranks=5,num_suits=2)")
+    tree = PublicTree(game)
+    straight = VectorCFR(tree, "cfr+", verbose=False)
+    rows = straight.run(60, evaluate_every=lambda t: t in (1, 60), progress=False)
+    assert rows[-1]["exploitability_mbb"] < rows[0]["exploitability_mbb"] / 20
+    assert rows[-1]["exploitability_mbb"] < 60.0  # measured 36 mbb/g at 60 iterations
+    path = str(tmp_path / "vcfr.npz")
+    first = VectorCFR(tree, "cfr+", verbose=False)
+    first.run(25, checkpoint=path, progress=False)
+    resumed = VectorCFR(tree, "cfr+", verbose=False)
+    resumed.load(path)
+    assert resumed.iteration == 25
+    resumed.run(60, progress=False)
+    assert resumed.evaluate()["nash_conv"] == rows[-1]["nash_conv"]
+
+
+def test_checkpoints_refuse_damage_and_other_settings(tmp_path):
+    tree = PublicTree(pyspiel.load_game(SMALL))
+    solver = VectorCFR(tree, "cfr+", verbose=False)
+    solver.run(3, progress=False)
+    path = str(tmp_path / "c.npz")
+    solver.save(path)
+    with pytest.raises(ValueError, match="variant='cfr\\+'"):
+        VectorCFR(tree, "dcfr", verbose=False).load(path)
+    data = bytearray(open(path, "rb").read())
+    data[len(data) // 2] ^= 0xFF
+    open(path, "wb").write(bytes(data))
+    with pytest.raises(ValueError, match="damaged|not a readable"):
+        VectorCFR(tree, "cfr+", verbose=False).load(path)
+
+
+def test_refusals_name_the_problem():
+    tree = PublicTree(pyspiel.load_game(SMALL))
+    with pytest.raises(VectorCFRTooLargeError, match=r"needs ~.* GiB"):
+        VectorCFR(tree, "cfr+", max_memory_bytes=1000, verbose=False)
+    with pytest.raises(ValueError, match="unknown vector CFR variant 'cfr-'"):
+        VectorCFR(tree, "cfr-")
+    with pytest.raises(UnsupportedPokerGameError, match="nolimit betting"):
+        PublicTree(pyspiel.load_game("universal_poker(betting=nolimit,numPlayers=2,numRounds=1,numSuits=2,numRanks=4,numHoleCards=1,blind=1 2,stack=10 10)"))
+    with pytest.raises(UnsupportedPokerGameError):
+        PublicTree(pyspiel.load_game("kuhn_poker"))
