@@ -2,6 +2,8 @@
 several board deals, on-policy values, vector CFR against the tabular solvers,
 the OpenSpiel policy export, checkpoints and refusals."""
 
+import math
+
 import numpy as np
 import pyspiel
 import pytest
@@ -168,3 +170,27 @@ def test_refusals_name_the_problem():
         PublicTree(pyspiel.load_game("universal_poker(betting=nolimit,numPlayers=2,numRounds=1,numSuits=2,numRanks=4,numHoleCards=1,blind=1 2,stack=10 10)"))
     with pytest.raises(UnsupportedPokerGameError):
         PublicTree(pyspiel.load_game("kuhn_poker"))
+
+
+def test_network_strategy_builds_the_states_tensors_and_equals_the_state_path():
+    """A Deep CFR policy network evaluated through batched tensors built per
+    public node (no pyspiel states) gives exactly poker_nash_conv's number,
+    which queries the same network on states."""
+    from openspiel_cfrx import DeepCFRSolver
+    from openspiel_cfrx.poker import InformationStateTensors, NetworkStrategy
+
+    game = pyspiel.load_game("flop_holdem(num_ranks=5,num_suits=2)")
+    solver = DeepCFRSolver(game, num_iterations=2, num_traversals=50, policy_network_train_steps=20,
+                           advantage_network_train_steps=20, seed=1)  # fmt: skip
+    solver.solve()
+    tree = PublicTree(game, isomorphism=False)
+    strategy = NetworkStrategy(tree, InformationStateTensors(game, tree, check_states=64), solver.probabilities_from_tensors)
+    assert tree.nash_conv(strategy) == pytest.approx(poker_nash_conv(game, solver), abs=1e-9)
+    # One query per infoset: preflop every hand, on the flop every hand that misses the board.
+    per_node = {0: tree.deck.num_hands, 1: tree.num_boards[1] * math.comb(tree.deck.num_cards - 3, 2)}
+    assert strategy.queries == sum(per_node[n.round] for n in tree.nodes if n.kind == DECISION)
+    with pytest.raises(ValueError, match="isomorphism=False"):
+        NetworkStrategy(PublicTree(game), None, solver.probabilities_from_tensors)
+    with pytest.raises(UnsupportedPokerGameError, match="layout"):
+        hulh = pyspiel.load_game("hulh(num_ranks=3,num_suits=3,max_raises=1 1 1 1)")
+        InformationStateTensors(hulh, PublicTree(hulh, isomorphism=False))

@@ -1,18 +1,23 @@
-"""Poker public-tree engine (issue 18), first pieces: cards and private hands
-(`cards`), a vectorised hand evaluator (`evaluator`), terminal values with
-exact card removal in O(H log H) per board (`showdown`) and suit isomorphism
-of boards (`isomorphism`), and the betting rules read from the game through
-pyspiel (`spec.BettingRules.from_game`); `public_tree.PublicTree`: the betting
-tree read from the game and exact best response / NashConv of strategies given
-per (public node, board, hand), for one board deal (flop hold'em).
+"""Poker public-tree engine (issue 18): exact best response, on-policy value
+and NashConv, and vector-form CFR, on the public tree of two-player limit
+hold'em games (flop hold'em, HULH with small decks, later-round subgames).
 
-At a public node (betting history x board) each player holds a vector over the
-C(deck, 2) private hands; chance deals with card removal. A showdown's value
-for every hand at once is a sort by hand strength plus prefix sums of the
-opponent's reach, corrected for the hands that share a card (inclusion-
-exclusion over the two hole cards), instead of an [H x H] matrix. Vector CFR,
-policy / network front doors and the speed work are not here yet
-(docs/poker_engine.md says what is missing).
+At a public node (betting history x board) each player holds a vector over
+the C(deck, 2) private hands; chance deals with exact card removal; all boards
+of a round are processed as [boards, hands] arrays in chunks; the first deal
+visits one board per suit class (`isomorphism`). A showdown's value for every
+hand at once is a sort by hand strength plus prefix sums of the opponent's
+reach, corrected for the hands that share a card (inclusion-exclusion over the
+two hole cards), instead of an [H x H] matrix.
+
+* `PublicTree(game)`: the tree; `nash_conv / exploitability /
+  best_response_values / expected_values(strategy)` of a strategy given as
+  `strategy(node, lo, hi) -> [boards, H, actions]`; `locate(state)`.
+* `VectorCFR(tree, "cfr+")`: CFR / CFR+ / LCFR / DCFR with tabular's regret
+  minimizers, float32 storage, memory estimate, checkpoints.
+* `PublicTreePolicy`: any such strategy as an OpenSpiel policy (lookup).
+* `NetworkStrategy` + `InformationStateTensors`: a batched network's strategy
+  from inputs built per public node, without pyspiel states.
 
 Cards follow OpenSpiel's universal_poker numbering: card = rank * num_suits +
 suit, rank 0 = deuce (small decks keep the lowest ranks).
@@ -26,15 +31,23 @@ from openspiel_cfrx.poker.isomorphism import (
     relabel,
     suit_permutations,
 )
-from openspiel_cfrx.poker.public_tree import PublicTree
+from openspiel_cfrx.poker.network_policy import InformationStateTensors, NetworkStrategy
+from openspiel_cfrx.poker.public_tree import PublicTree, PublicTreePolicy
 from openspiel_cfrx.poker.showdown import fold_values, showdown_values
 from openspiel_cfrx.poker.spec import BettingRules, UnsupportedPokerGameError
+from openspiel_cfrx.poker.vector_cfr import VARIANTS, VectorCFR, VectorCFRTooLargeError
 
 __all__ = [
     "BettingRules",
     "Deck",
+    "InformationStateTensors",
+    "NetworkStrategy",
     "PublicTree",
+    "PublicTreePolicy",
     "UnsupportedPokerGameError",
+    "VARIANTS",
+    "VectorCFR",
+    "VectorCFRTooLargeError",
     "canonical_boards",
     "fold_values",
     "hand_permutation",

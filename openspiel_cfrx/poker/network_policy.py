@@ -1,0 +1,139 @@
+"""Neural policies on the public tree without pyspiel states (issue 18, path (c)).
+
+At a public node every (board, hand) infoset of the acting player differs from
+every other only in its cards, so the network inputs of all of them are one
+template (the betting part, read once from a representative state) plus the
+card one-hots. `InformationStateTensors` builds them for universal_poker's
+`information_state_tensor` layout:
+
+    [current player (2)] [private cards (deck)] [public cards (deck)] [betting ...]
+
+and checks that layout against pyspiel on random states when constructed (a
+game with another layout, e.g. hulh's per-street board block, is refused).
+`NetworkStrategy` turns a batched network, `probabilities(features [N, F],
+legal_mask [N, A]) -> [N, A]` (e.g. `DeepCFRSolver.probabilities_from_tensors`),
+into a `public_tree.Strategy`, querying only the hands that miss the board.
+A network is not suit-symmetric, so the tree must visit every board
+(`PublicTree(game, isomorphism=False)`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pyspiel
+
+from openspiel_cfrx.poker.public_tree import DEAL, DECISION, PublicTree
+from openspiel_cfrx.poker.spec import UnsupportedPokerGameError
+
+
+class InformationStateTensors:
+    """Batched `information_state_tensor`s of a public node's infosets."""
+
+    def __init__(self, game: pyspiel.Game, tree: PublicTree, check_states: int = 32, seed: int = 0):
+        self.game, self.tree = game, tree
+        self.size = int(np.prod(game.information_state_tensor_shape()))
+        self.num_cards = tree.deck.num_cards
+        self.private, self.public = 2, 2 + self.num_cards
+        self._templates: dict[int, np.ndarray] = {}
+        self._check(check_states, np.random.default_rng(seed))
+
+    def template(self, n: int) -> np.ndarray:
+        """Node n's tensor with the card one-hots cleared (cached)."""
+        if n not in self._templates:
+            state = self.state_at(n, np.arange(4 + self.tree.board_size[-1]))
+            tensor = np.array(state.information_state_tensor(state.current_player()), dtype=np.float32)
+            tensor[self.private : self.public + self.num_cards] = 0.0
+            self._templates[n] = tensor
+        return self._templates[n]
+
+    def state_at(self, n: int, cards) -> pyspiel.State:
+        """A state at decision node n dealing `cards` (4 hole cards, then board cards in order)."""
+        cards = [int(c) for c in cards]
+        state = self.game.new_initial_state()
+        for card in cards[:4]:
+            state.apply_action(card)
+        dealt = 4
+        for action in self.tree.nodes[n].actions:
+            while state.is_chance_node():
+                state.apply_action(cards[dealt])
+                dealt += 1
+            state.apply_action(action)
+        while state.is_chance_node():
+            state.apply_action(cards[dealt])
+            dealt += 1
+        return state
+
+    def tensors(self, n: int, hands: np.ndarray, boards: np.ndarray) -> np.ndarray:
+        """[N, F] float32 inputs of the acting player holding hands[i] (indices)
+        on boards[i] ([N, k] cards)."""
+        out = np.repeat(self.template(n)[None], len(hands), axis=0)
+        rows = np.arange(len(hands))[:, None]
+        out[rows, self.private + self.tree.deck.hand_cards[hands]] = 1.0
+        if boards.shape[1]:
+            out[rows, self.public + boards] = 1.0
+        return out
+
+    def _check(self, count: int, rng: np.random.Generator) -> None:
+        tree = self.tree
+        decisions = [n for n, node in enumerate(tree.nodes) if node.kind == DECISION]
+        for _ in range(count):
+            n = int(rng.choice(decisions))
+            cards = rng.permutation(self.num_cards)[: 4 + tree.board_size[-1]]
+            state = self.state_at(n, cards)
+            player = state.current_player()
+            hand = tree.deck.hand_index(*cards[2 * player : 2 * player + 2])
+            board = np.sort(cards[4 : 4 + tree.board_size[tree.nodes[n].round]])[None]
+            ours = self.tensors(n, np.array([hand]), board)[0]
+            if not np.array_equal(ours, np.asarray(state.information_state_tensor(player), dtype=np.float32)):
+                raise UnsupportedPokerGameError(
+                    f"{self.game}: its information_state_tensor is not universal_poker's layout "
+                    "([player][private cards][public cards][betting]); evaluate the policy through "
+                    "states instead (games.poker_exploitability.poker_nash_conv)"
+                )
+
+
+class NetworkStrategy:
+    """A batched network as a `public_tree.Strategy` (one forward per node and board chunk).
+
+    Args:
+      tree: `PublicTree(game, isomorphism=False)` (flop hold'em: one board deal).
+      inputs: `InformationStateTensors` (or any object with `tensors(n, hands, boards)`).
+      probabilities: `(features [N, F] float32, legal_mask [N, A] bool) -> [N, A]`
+        over the game's distinct actions.
+      batch_rows: rows per network call.
+    """
+
+    def __init__(self, tree: PublicTree, inputs, probabilities: Callable, batch_rows: int = 65536):
+        if tree.isomorphism:
+            raise ValueError("a network is not suit-symmetric: build the tree with isomorphism=False")
+        if any(node.kind == DEAL and node.round + 1 != tree.first_deal_round for node in tree.nodes):
+            raise UnsupportedPokerGameError("the network path handles one board deal (flop hold'em) so far")
+        self.tree, self.inputs, self.probabilities = tree, inputs, probabilities
+        self.batch_rows = int(batch_rows)
+        self.num_actions = 3
+        self.queries, self.network_seconds = 0, 0.0
+
+    def __call__(self, n: int, lo: int, hi: int) -> np.ndarray:
+        tree, node = self.tree, self.tree.nodes[n]
+        H, legal = tree.deck.num_hands, list(node.legal)
+        if node.round == 0:
+            boards, free = np.zeros((1, 0), dtype=np.int64), np.ones((1, H), dtype=bool)
+        else:
+            boards = tree.first_boards[lo:hi]
+            free = ~tree.deck.contains[:, boards].any(axis=2).T  # [b, H]
+        board_of, hand_of = np.nonzero(free)
+        out = np.full((len(boards), H, len(legal)), 1.0 / len(legal))
+        mask = np.zeros((min(self.batch_rows, len(hand_of)), self.num_actions), dtype=bool)
+        mask[:, legal] = True
+        for start in range(0, len(hand_of), self.batch_rows):
+            rows = slice(start, start + self.batch_rows)
+            features = self.inputs.tensors(n, hand_of[rows], boards[board_of[rows]])
+            began = time.perf_counter()
+            probs = np.asarray(self.probabilities(features, mask[: len(features)]), dtype=np.float64)
+            self.network_seconds += time.perf_counter() - began
+            self.queries += len(features)
+            out[board_of[rows], hand_of[rows]] = probs[:, legal]
+        return out
