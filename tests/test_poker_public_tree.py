@@ -109,7 +109,8 @@ def test_several_board_deals():
 
 
 @pytest.mark.parametrize("variant, isomorphism, alternating", [
-    ("cfr", False, True), ("cfr+", True, True), ("lcfr", True, False), ("dcfr", False, False)])  # fmt: skip
+    ("cfr", False, True), ("cfr+", True, True), ("lcfr", True, False), ("dcfr", False, False),
+    ("pcfr+", False, True), ("pcfr+", True, False)])  # fmt: skip
 def test_vector_cfr_equals_the_tabular_solver(variant, isomorphism, alternating):
     """After 10 iterations the average policy equals openspiel_cfrx's tabular
     solver row for row to 1e-9 (float64 storage; includes exact ties: a hand

@@ -32,7 +32,7 @@ import numpy as np
 from openspiel_cfrx.checkpoint_io import array_digest, atomic_write
 from openspiel_cfrx.poker.public_tree import DECISION, MIX, Chunk, PublicTree
 from openspiel_cfrx.tabular.driver import TIE_TOLERANCE, averaging_weight
-from openspiel_cfrx.tabular.regret_minimizers import RegretMatching
+from openspiel_cfrx.tabular.regret_minimizers import PredictiveRegretMatchingPlus, RegretMatching
 
 CHECKPOINT_FORMAT = "openspiel_cfrx/poker_vector_cfr/1"
 
@@ -45,6 +45,7 @@ VARIANTS: dict[str, tuple[Callable, str | Callable[[int], float], dict]] = {
              {"alpha": 1.0, "beta": 1.0, "gamma": 1.0}),
     "dcfr": (lambda legal, dtype: RegretMatching(legal, alpha=1.5, beta=0.0, dtype=dtype),
              lambda t: float(t) ** 2, {"alpha": 1.5, "beta": 0.0, "gamma": 2.0}),
+    "pcfr+": (lambda legal, dtype: PredictiveRegretMatchingPlus(legal, dtype=dtype), "quadratic", {}),
 }  # fmt: skip
 
 
@@ -53,12 +54,13 @@ class VectorCFRTooLargeError(MemoryError):
 
 
 class VectorCFR:
-    """CFR, CFR+, LCFR or DCFR on a `PublicTree`.
+    """CFR, CFR+, LCFR, DCFR or PCFR+ on a `PublicTree`.
 
     Args:
       tree: the public tree (with `isomorphism=True` the solve runs on suit
         classes of boards: strategies are suit-symmetric by construction).
-      variant: "cfr", "cfr+", "lcfr" or "dcfr" (`VARIANTS`).
+      variant: "cfr", "cfr+", "lcfr", "dcfr" or "pcfr+" (`VARIANTS`; PCFR+ walks
+        twice per player: observation, then the prediction pass).
       alternating_updates: player 0's walk, then player 1's (which sees 0's new
         strategy); False: both in one walk.
       dtype: storage of regrets, strategies and averages (float32 default).
@@ -150,9 +152,10 @@ class VectorCFR:
         weight = self._weight(t)
         tree = self.tree
         groups = ((0,), (1,)) if self.alternating_updates else ((0, 1),)
+        predictive = getattr(self._make(np.ones((1, 2), dtype=bool), self.dtype), "predictive", False)
         for players in groups:
 
-            def on_decision(n, chunk, reach, probs, cf, players=players):
+            def observe(n, chunk, reach, probs, cf):
                 q = tree.nodes[n].player
                 strategy, average, minimizer = self._arrays(n, chunk)
                 values = np.einsum("bha,bha->bh", cf, probs)
@@ -164,11 +167,30 @@ class VectorCFR:
                 A = cf.shape[-1]
                 minimizer.observe(t, cf.reshape(-1, A), values.reshape(-1), probs.reshape(-1, A), tolerance)
                 average += (weight * reach[q])[..., None] * probs
-                strategy[...] = minimizer.next_strategy(t, 0, len(tolerance)).reshape(cf.shape)
+                if not predictive:
+                    strategy[...] = minimizer.next_strategy(t, 0, len(tolerance)).reshape(cf.shape)
                 return values
 
+            def decide(n, chunk, reach, probs, cf):
+                # Predictive minimizers (Farina et al. 2021, as tabular.driver): the
+                # prediction is the counterfactual value with the subtree's new decisions,
+                # against the same opponent strategy (read before any write in this walk).
+                # Rows whose action values all tie within the tie tolerance predict exactly
+                # zero regret (as exact arithmetic would, instead of card-removal noise).
+                q = tree.nodes[n].player
+                strategy, _, minimizer = self._arrays(n, chunk)
+                A = cf.shape[-1]
+                total = reach[1 - q].sum(axis=1) * (TIE_TOLERANCE * tree.max_abs_utility * tree.chance[chunk.round])
+                prediction = np.where((cf.max(axis=-1) - cf.min(axis=-1) <= total[:, None])[..., None], 0.0, cf)
+                size = cf.shape[0] * cf.shape[1]
+                new = minimizer.next_strategy(t, 0, size, prediction.reshape(-1, A)).reshape(cf.shape)
+                strategy[...] = new
+                return np.einsum("bha,bha->bh", cf, new)
+
             modes = tuple(MIX if p in players else None for p in (0, 1))
-            tree.walk(self.current_strategy_view, modes, on_decision)
+            tree.walk(self.current_strategy_view, modes, observe)
+            if predictive:
+                tree.walk(self.current_strategy_view, modes, decide)
 
     def current_strategy_view(self, n: int, lo: int, hi: int) -> np.ndarray:
         """The stored current strategy of a walk's chunk (float64 view of float32 storage)."""

@@ -103,13 +103,13 @@ class PredictiveRegretMatchingPlus(RegretMatching):
     predictive = True
     state_arrays = ("cumulative_regret", "last_strategy")
 
-    def __init__(self, legal: np.ndarray):
-        super().__init__(legal, plus=True)
-        self.last_strategy = legal / legal.sum(axis=1, keepdims=True)
+    def __init__(self, legal: np.ndarray, dtype=np.float64):
+        super().__init__(legal, plus=True, dtype=dtype)
+        self.last_strategy = (legal / legal.sum(axis=1, keepdims=True)).astype(dtype)
 
     def observe(self, t, cf_values, infoset_values, strategy, tie_tolerance=None):
         super().observe(t, cf_values, infoset_values, strategy, tie_tolerance)
-        self.last_strategy = strategy.copy()
+        self.last_strategy = strategy.astype(self.cumulative_regret.dtype)
 
     def next_strategy(self, t, lo, hi, prediction=None):
         if prediction is None:
