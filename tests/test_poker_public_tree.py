@@ -13,7 +13,7 @@ import games  # noqa: F401  (registers flop_holdem, hulh)
 from games.poker_exploitability import poker_nash_conv
 from openspiel_cfrx import tabular
 from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError, rank_hands
-from openspiel_cfrx.poker.public_tree import DECISION, PublicTreePolicy
+from openspiel_cfrx.poker.public_tree import DECISION, PokerTreeTooLargeError, PublicTreePolicy
 from openspiel_cfrx.poker.vector_cfr import VectorCFR, VectorCFRTooLargeError
 
 SMALL = "flop_holdem(num_ranks=4,num_suits=2)"
@@ -171,6 +171,10 @@ def test_refusals_name_the_problem():
         PublicTree(pyspiel.load_game("universal_poker(betting=nolimit,numPlayers=2,numRounds=1,numSuits=2,numRanks=4,numHoleCards=1,blind=1 2,stack=10 10)"))
     with pytest.raises(UnsupportedPokerGameError):
         PublicTree(pyspiel.load_game("kuhn_poker"))
+    # Full HULH: one flop's turns and rivers are 2,352 boards x 1,326 hands per array.
+    with pytest.raises(PokerTreeTooLargeError, match=r"needs ~4\.8 GiB per thread .* 2,352 later boards"):
+        PublicTree(pyspiel.load_game("hulh"), max_memory_bytes=10**9)
+    assert PublicTree(pyspiel.load_game("hulh(num_ranks=6,num_suits=4)"), max_memory_bytes=2**30).chunk_boards < 64
 
 
 def test_network_strategy_builds_the_states_tensors_and_equals_the_state_path():

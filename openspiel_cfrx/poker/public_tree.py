@@ -116,6 +116,14 @@ def betting_tree(game: pyspiel.Game, rules: BettingRules) -> list[PublicNode]:
     return nodes
 
 
+class PokerTreeTooLargeError(UnsupportedPokerGameError, MemoryError):
+    """The public tree's walk would not fit in the allowed memory."""
+
+
+def _depth(nodes: list[PublicNode], n: int) -> int:
+    return 1 + max((_depth(nodes, c) for c in nodes[n].children), default=0)
+
+
 @dataclasses.dataclass
 class Chunk:
     """Boards lo:hi of one round, with what terminals need on them."""
@@ -137,10 +145,13 @@ class PublicTree:
       isomorphism: visit one board per suit class at the first deal (see module doc).
       chunk_boards: boards per array block (memory and cache size of a walk).
       threads: worker threads over board chunks (default: CPU count, at most 4).
+      max_memory_bytes: working memory a walk may use (default 60% of available
+        memory); `chunk_boards` is lowered to fit (later deals multiply a chunk's
+        boards), and a tree whose single-board walk does not fit is refused.
     """
 
     def __init__(self, game: pyspiel.Game, isomorphism: bool = True, chunk_boards: int = 64,
-                 threads: int | None = None):  # fmt: skip
+                 threads: int | None = None, max_memory_bytes: int | None = None):  # fmt: skip
         self.rules = BettingRules.from_game(game)
         self.deck = Deck(self.rules.num_ranks, self.rules.num_suits)
         self.nodes = betting_tree(game, self.rules)
@@ -177,9 +188,34 @@ class PublicTree:
                 self.fan_out[r] = math.comb(n - int(cards[r - 1]), self.rules.board_cards[r])
         self.num_boards = [1 if first is None or r < first else len(self.first_boards) * math.prod(self.fan_out[first + 1:r + 1])
                            for r in range(self.num_rounds)]  # fmt: skip
+        self._fit_chunks(max_memory_bytes)
         self._chunks: list[Chunk] | None = None
         self._board_index: dict[tuple[int, ...], int] | None = None
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def working_bytes(self, chunk_boards: int) -> int:
+        """Estimated peak bytes of one walk per thread with `chunk_boards` first-deal boards
+        per chunk: the deepest round's boards x hands, float64, ~8 arrays per tree level."""
+        first = self.first_deal_round or 0
+        boards = chunk_boards * math.prod(self.fan_out[first + 1 :])
+        depth = max(1, max(_depth(self.nodes, 0), 1))
+        return int(boards * self.deck.num_hands * 8 * 8 * depth)
+
+    def _fit_chunks(self, limit: int | None) -> None:
+        if limit is None:
+            import psutil
+
+            limit = int(0.6 * psutil.virtual_memory().available)
+        per_thread = limit // max(1, self.threads)
+        while self.chunk_boards > 1 and self.working_bytes(self.chunk_boards) > per_thread:
+            self.chunk_boards //= 2
+        if self.working_bytes(self.chunk_boards) > per_thread:
+            raise PokerTreeTooLargeError(
+                f"a walk of this game's public tree needs ~{self.working_bytes(1) / 2**30:.1f} GiB per thread "
+                f"even one first-deal board at a time ({math.prod(self.fan_out[(self.first_deal_round or 0) + 1:]):,} "
+                f"later boards x {self.deck.num_hands:,} hands), over the {per_thread / 2**30:.1f} GiB allowed; "
+                "use a smaller deck or fewer rounds, or pass max_memory_bytes="
+            )
 
     # ----- boards ---------------------------------------------------------
 
