@@ -172,7 +172,7 @@ def test_refusals_name_the_problem():
     with pytest.raises(UnsupportedPokerGameError):
         PublicTree(pyspiel.load_game("kuhn_poker"))
     # Full HULH: one flop's turns and rivers are 2,352 boards x 1,326 hands per array.
-    with pytest.raises(PokerTreeTooLargeError, match=r"needs ~4\.8 GiB per thread .* 2,352 later boards"):
+    with pytest.raises(PokerTreeTooLargeError, match=r"needs ~4\.8 GiB per thread .*2,352 later boards"):
         PublicTree(pyspiel.load_game("hulh"), max_memory_bytes=10**9)
     assert PublicTree(pyspiel.load_game("hulh(num_ranks=6,num_suits=4)"), max_memory_bytes=2**30).chunk_boards < 64
 
