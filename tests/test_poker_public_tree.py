@@ -211,3 +211,37 @@ def test_lossless_cfr_plus_solves_8x4_flop_holdem_to_one_mbb():
     solver.run(600, evaluate_every=lambda t: t % 50 == 0, on_evaluation=lambda row: seen.append(row["exploitability_mbb"]),
                progress=False, stop=lambda: bool(seen) and seen[-1] <= 1.0)  # fmt: skip
     assert seen[-1] <= 1.0, seen
+
+
+@pytest.mark.parametrize("isomorphism", [False, True])
+def test_locate_finds_the_betting_board_and_hand_of_hulh_states(isomorphism):
+    """Random decision states of a four-round game: the located node has the
+    state's betting, and the located board and hand are the state's cards
+    relabelled by one suit permutation (the identity without isomorphism)."""
+    from openspiel_cfrx.poker import relabel, suit_permutations
+
+    game = pyspiel.load_game("hulh(num_ranks=3,num_suits=3,max_raises=1 1 1 1)")
+    tree = PublicTree(game, isomorphism=isomorphism)
+    rng = np.random.default_rng(0)
+    perms = suit_permutations(3) if isomorphism else np.arange(3)[None]
+    checked, rounds = 0, set()
+    for _ in range(500):
+        state, cards, betting = game.new_initial_state(), [], []
+        while not state.is_terminal():
+            action = int(rng.choice(state.legal_actions()))
+            (cards if state.is_chance_node() else betting).append(action)
+            state.apply_action(action)
+            if not state.is_terminal() and not state.is_chance_node() and rng.random() < 0.1:
+                break
+        if state.is_terminal() or state.is_chance_node():
+            continue
+        n, board, hand = tree.locate(state)
+        node, player = tree.nodes[n], state.current_player()
+        assert list(node.actions) == betting
+        located = (sorted(tree.board_cards(node.round, board).tolist()), sorted(tree.deck.hand_cards[hand].tolist()))
+        matches = [(sorted(relabel(tree.deck, cards[4:], p).tolist()), sorted(relabel(tree.deck, cards[2 * player: 2 * player + 2], p).tolist()))
+                   for p in perms]  # fmt: skip
+        assert located in matches
+        checked += 1
+        rounds.add(node.round)
+    assert checked >= 100 and rounds == {0, 1, 2, 3}

@@ -254,6 +254,21 @@ class PublicTree:
         fan = self.fan_out[rnd]
         return self._chunk(rnd, chunk.lo * fan, chunk.hi * fan, np.array(extensions, dtype=np.int64))
 
+    def board_cards(self, rnd: int, index: int) -> np.ndarray:
+        """The cards of board `index` of round `rnd` (first-deal cards, then each later deal's)."""
+        first = self.first_deal_round
+        if first is None or rnd < first:
+            return np.zeros(0, dtype=np.int64)
+        digits = []
+        for r in range(rnd, first, -1):
+            index, j = divmod(index, self.fan_out[r])
+            digits.append((r, j))
+        board = list(self.first_boards[index])
+        for r, j in reversed(digits):
+            rest = np.setdiff1d(np.arange(self.deck.num_cards), board)
+            board += list(next(itertools.islice(itertools.combinations(rest.tolist(), self.rules.board_cards[r]), j, None)))
+        return np.array(board, dtype=np.int64)
+
     def locate(self, state) -> tuple[int, int, int]:
         """(decision node, board index in the node's round, hand index) of the
         acting player at a universal_poker (or hulh) state: where a `Strategy`
