@@ -152,6 +152,10 @@ class PublicTree:
 
     def __init__(self, game: pyspiel.Game, isomorphism: bool = True, chunk_boards: int = 64,
                  threads: int | None = None, max_memory_bytes: int | None = None):  # fmt: skip
+        if isinstance(chunk_boards, bool) or int(chunk_boards) != chunk_boards or chunk_boards < 1:
+            raise ValueError(f"chunk_boards must be an int >= 1, got {chunk_boards!r}")
+        if threads is not None and (isinstance(threads, bool) or int(threads) != threads or threads < 1):
+            raise ValueError(f"threads must be an int >= 1 (or None: CPU count, at most 4), got {threads!r}")
         self.rules = BettingRules.from_game(game)
         self.deck = Deck(self.rules.num_ranks, self.rules.num_suits)
         self.nodes = betting_tree(game, self.rules)
@@ -198,7 +202,7 @@ class PublicTree:
         per chunk: the deepest round's boards x hands, float64, ~8 arrays per tree level."""
         first = self.first_deal_round or 0
         boards = chunk_boards * math.prod(self.fan_out[first + 1 :])
-        depth = max(1, max(_depth(self.nodes, 0), 1))
+        depth = _depth(self.nodes, 0)
         return int(boards * self.deck.num_hands * 8 * 8 * depth)
 
     def _fit_chunks(self, limit: int | None) -> None:
