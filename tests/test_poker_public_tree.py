@@ -110,15 +110,18 @@ def test_several_board_deals():
 
 @pytest.mark.parametrize("variant, isomorphism, alternating", [
     ("cfr", False, True), ("cfr+", True, True), ("lcfr", True, False), ("dcfr", False, False),
-    ("pcfr+", False, True), ("pcfr+", True, False)])  # fmt: skip
+    ("pcfr+", False, True), ("pcfr+", True, False), ("oftrl", True, False), ("oftrl", False, True)])  # fmt: skip
 def test_vector_cfr_equals_the_tabular_solver(variant, isomorphism, alternating):
     """After 10 iterations the average policy equals openspiel_cfrx's tabular
     solver row for row to 1e-9 (float64 storage; includes exact ties: a hand
-    whose every opponent hand is blocked has exactly tied actions)."""
+    whose every opponent hand is blocked has exactly tied actions). For OFTRL
+    this also checks the public tree's stability schedule (per-infoset
+    stepsizes) against the tabular one."""
     game = pyspiel.load_game(SMALL)
     tree = PublicTree(game, isomorphism=isomorphism, chunk_boards=3)
-    ours = VectorCFR(tree, variant, alternating_updates=alternating, dtype=np.float64, verbose=False)
-    reference = tabular.make_solver(variant, game, alternating_updates=alternating)
+    options = {"stepsize_scale": 1e6} if variant == "oftrl" else {}  # OFTRL: strategies that move in 10 iterations
+    ours = VectorCFR(tree, variant, alternating_updates=alternating, dtype=np.float64, verbose=False, **options)
+    reference = tabular.make_solver(variant, game, alternating_updates=alternating, **options)
     for _ in range(10):
         ours.iterate()
         reference.evaluate_and_update_policy()

@@ -21,6 +21,7 @@ allocated, and a solve that would not fit is refused with the estimate.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -30,23 +31,77 @@ from collections.abc import Callable
 import numpy as np
 
 from openspiel_cfrx.checkpoint_io import array_digest, atomic_write
-from openspiel_cfrx.poker.public_tree import DECISION, MIX, Chunk, PublicTree
+from openspiel_cfrx.poker.public_tree import DEAL, DECISION, MIX, Chunk, PublicTree
 from openspiel_cfrx.tabular.driver import TIE_TOLERANCE, averaging_weight
-from openspiel_cfrx.tabular.regret_minimizers import PredictiveRegretMatchingPlus, RegretMatching
+from openspiel_cfrx.tabular.regret_minimizers import (
+    OptimisticFTRLEntropy,
+    PredictiveRegretMatchingPlus,
+    RegretMatching,
+)
 
 CHECKPOINT_FORMAT = "openspiel_cfrx/poker_vector_cfr/1"
 
-# name -> (minimizer factory (legal, dtype) -> minimizer, average weight, hyperparameters).
-# The same local minimizers and settings as tabular.solvers' CFR family.
+# name -> (minimizer factory (legal, dtype, stepsizes) -> minimizer, average weight, hyperparameters):
+# the same local minimizers and settings as tabular.solvers' CFR family. OFTRL's
+# stepsizes per infoset come from `public_stability_schedule`.
 VARIANTS: dict[str, tuple[Callable, str | Callable[[int], float], dict]] = {
-    "cfr": (lambda legal, dtype: RegretMatching(legal, dtype=dtype), "uniform", {}),
-    "cfr+": (lambda legal, dtype: RegretMatching(legal, plus=True, dtype=dtype), "linear", {}),
-    "lcfr": (lambda legal, dtype: RegretMatching(legal, alpha=1.0, beta=1.0, dtype=dtype), "linear",
+    "cfr": (lambda legal, dtype, eta: RegretMatching(legal, dtype=dtype), "uniform", {}),
+    "cfr+": (lambda legal, dtype, eta: RegretMatching(legal, plus=True, dtype=dtype), "linear", {}),
+    "lcfr": (lambda legal, dtype, eta: RegretMatching(legal, alpha=1.0, beta=1.0, dtype=dtype), "linear",
              {"alpha": 1.0, "beta": 1.0, "gamma": 1.0}),
-    "dcfr": (lambda legal, dtype: RegretMatching(legal, alpha=1.5, beta=0.0, dtype=dtype),
+    "dcfr": (lambda legal, dtype, eta: RegretMatching(legal, alpha=1.5, beta=0.0, dtype=dtype),
              lambda t: float(t) ** 2, {"alpha": 1.5, "beta": 0.0, "gamma": 2.0}),
-    "pcfr+": (lambda legal, dtype: PredictiveRegretMatchingPlus(legal, dtype=dtype), "quadratic", {}),
+    "pcfr+": (lambda legal, dtype, eta: PredictiveRegretMatchingPlus(legal, dtype=dtype), "quadratic", {}),
+    "oftrl": (lambda legal, dtype, eta: OptimisticFTRLEntropy(legal, eta[0], eta[1], dtype=dtype), "uniform", {}),
 }  # fmt: skip
+
+
+def public_stability_schedule(tree: PublicTree, player: int, kappa_star: float) -> dict[int, float]:
+    """kappa_j of stable-predictive CFR (Farina et al. 2019, eqs. 14-16, as
+    `tabular.stability`) for every decision node of `player` on the public tree.
+
+    An infoset is (node, board, hand); its sequential decision process has the
+    same shape for every board and hand, so each quantity is one number per
+    node: below an observation node (infoset, action) the player's next
+    infosets are its next decision nodes, each counted once per board a later
+    deal can show with the player's hand (C(cards - 2 - board, dealt)); below
+    the virtual root, once per private hand.
+    """
+    if not kappa_star > 0:
+        raise ValueError(f"kappa_star must be > 0, got {kappa_star}")
+    nodes, n = tree.nodes, tree.deck.num_cards
+
+    def next_own(c: int, count: int) -> list[tuple[int, int]]:
+        node = nodes[c]
+        if node.kind == DECISION:
+            if node.player == player:
+                return [(c, count)]
+            return [pair for child in node.children for pair in next_own(child, count)]
+        if node.kind == DEAL:
+            boards = math.comb(n - 2 - tree.board_size[node.round], tree.rules.board_cards[node.round + 1])
+            return next_own(node.children[0], count * boards)
+        return []
+
+    bound: dict[int, float] = {}
+
+    def norm_bound(j: int) -> float:  # (16)
+        if j not in bound:
+            squares = [sum(m * norm_bound(c) ** 2 for c, m in next_own(child, 1)) for child in nodes[j].children]
+            bound[j] = math.sqrt(1.0 + max(squares))
+        return bound[j]
+
+    gamma: dict[int, float] = {}
+    root = next_own(0, tree.deck.num_hands)
+    for c, _ in root:  # (14) from the virtual root decision node with one action
+        gamma[c] = kappa_star / 2.0 / math.sqrt(sum(m for _, m in root))
+    order = [j for j in range(len(nodes)) if nodes[j].kind == DECISION and nodes[j].player == player]
+    for j in order:  # depth-first order: parents before children
+        observation = gamma[j] / (2.0 * math.sqrt(len(nodes[j].legal)))
+        for child in nodes[j].children:
+            below = next_own(child, 1)
+            for c, _ in below:
+                gamma[c] = observation / math.sqrt(sum(m for _, m in below))
+    return {j: gamma[j] / (2.0 * math.sqrt(len(nodes[j].legal)) * norm_bound(j)) for j in order}  # (15)
 
 
 class VectorCFRTooLargeError(MemoryError):
@@ -54,22 +109,26 @@ class VectorCFRTooLargeError(MemoryError):
 
 
 class VectorCFR:
-    """CFR, CFR+, LCFR, DCFR or PCFR+ on a `PublicTree`.
+    """CFR, CFR+, LCFR, DCFR, PCFR+ or OFTRL on a `PublicTree`.
 
     Args:
       tree: the public tree (with `isomorphism=True` the solve runs on suit
         classes of boards: strategies are suit-symmetric by construction).
-      variant: "cfr", "cfr+", "lcfr", "dcfr" or "pcfr+" (`VARIANTS`; PCFR+ walks
-        twice per player: observation, then the prediction pass).
+      variant: "cfr", "cfr+", "lcfr", "dcfr", "pcfr+" or "oftrl" (`VARIANTS`;
+        the predictive ones walk twice per player: observation, then the
+        prediction pass with the subtree's new decisions).
       alternating_updates: player 0's walk, then player 1's (which sees 0's new
         strategy); False: both in one walk.
       dtype: storage of regrets, strategies and averages (float32 default).
       max_memory_bytes: refuse larger solves (default: 60% of available memory).
       verbose: print the memory estimate.
+      kappa, horizon, stepsize_scale: OFTRL only, as `tabular.OFTRLCFRSolver`
+        (kappa_star default horizon^-1/4; stepsize_scale 1 = theory).
     """
 
     def __init__(self, tree: PublicTree, variant: str = "cfr+", alternating_updates: bool = True,
-                 dtype=np.float32, max_memory_bytes: int | None = None, verbose: bool = True):  # fmt: skip
+                 dtype=np.float32, max_memory_bytes: int | None = None, verbose: bool = True,
+                 kappa: float | None = None, horizon: int = 1000, stepsize_scale: float = 1.0):  # fmt: skip
         if variant not in VARIANTS:
             raise ValueError(f"unknown vector CFR variant {variant!r}; choose from {', '.join(VARIANTS)}")
         if not isinstance(alternating_updates, bool):
@@ -77,6 +136,19 @@ class VectorCFR:
         self.tree, self.variant, self.alternating_updates = tree, variant, alternating_updates
         self.dtype = np.dtype(dtype)
         self._make, averaging, self.hyperparameters = VARIANTS[variant]
+        self._stepsizes: dict[int, tuple[float, float]] = {}
+        if variant == "oftrl":
+            if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
+                raise ValueError(f"horizon must be a positive int (planned iterations), got {horizon!r}")
+            if not stepsize_scale > 0:
+                raise ValueError(f"stepsize_scale must be > 0, got {stepsize_scale!r}")
+            kappa = float(horizon) ** -0.25 if kappa is None else float(kappa)
+            self.hyperparameters = {"kappa": kappa, "horizon": int(horizon), "stepsize_scale": float(stepsize_scale)}
+            # Counterfactual utilities are bounded by max|u| (as tabular.OFTRLCFRSolver):
+            # losses scaled by 1 / (3 max|u|) have infinity-norm <= 1/3.
+            for p in (0, 1):
+                for n, value in public_stability_schedule(tree, p, kappa).items():
+                    self._stepsizes[n] = (stepsize_scale * value, 3.0 * tree.max_abs_utility)
         self._weight = averaging_weight(averaging)
         self.num_infosets = sum(tree.num_boards[node.round] * tree.deck.num_hands
                                 for node in tree.nodes if node.kind == DECISION)  # fmt: skip
@@ -115,7 +187,9 @@ class VectorCFR:
         if key not in self.strategy:
             shape = (chunk.hi - chunk.lo, self.tree.deck.num_hands, len(self.tree.nodes[n].legal))
             legal = np.ones((shape[0] * shape[1], shape[2]), dtype=bool)
-            self.minimizers[key] = self._make(legal, self.dtype)
+            scale = self._stepsizes.get(n)
+            self.minimizers[key] = self._make(legal, self.dtype, None if scale is None else
+                                              (np.full(len(legal), scale[0]), scale[1]))  # fmt: skip
             self.average[key] = np.zeros(shape, dtype=self.dtype)
             self.strategy[key] = np.full(shape, 1.0 / shape[2], dtype=self.dtype)
         return self.strategy[key], self.average[key], self.minimizers[key]
@@ -152,7 +226,7 @@ class VectorCFR:
         weight = self._weight(t)
         tree = self.tree
         groups = ((0,), (1,)) if self.alternating_updates else ((0, 1),)
-        predictive = getattr(self._make(np.ones((1, 2), dtype=bool), self.dtype), "predictive", False)
+        predictive = self.variant in ("pcfr+", "oftrl")
         for players in groups:
 
             def observe(n, chunk, reach, probs, cf):
@@ -263,6 +337,7 @@ class VectorCFR:
             "isomorphism": self.tree.isomorphism,
             "chunk_boards": self.tree.chunk_boards,
             "dtype": self.dtype.name,
+            "hyperparameters": self.hyperparameters,
         }
 
     def save(self, path: str) -> None:

@@ -143,11 +143,11 @@ class OptimisticFTRLEntropy:
     predictive = True
     state_arrays = ("cumulative_utility",)
 
-    def __init__(self, legal: np.ndarray, stepsizes: np.ndarray, utility_scale: float):
+    def __init__(self, legal: np.ndarray, stepsizes: np.ndarray, utility_scale: float, dtype=np.float64):
         self.legal = legal
         self.stepsizes = stepsizes
         self.utility_scale = utility_scale
-        self.cumulative_utility = np.zeros(legal.shape)  # -L, unscaled: [n, A]
+        self.cumulative_utility = np.zeros(legal.shape, dtype=dtype)  # -L, unscaled: [n, A]
 
     def observe(self, t, cf_values, infoset_values, strategy, tie_tolerance=None):
         self.cumulative_utility += np.where(self.legal, cf_values, 0.0)
