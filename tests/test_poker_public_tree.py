@@ -149,6 +149,26 @@ def test_vector_cfr_float32_converges_and_resumes_exactly(tmp_path):
     assert resumed.evaluate()["nash_conv"] == rows[-1]["nash_conv"]
 
 
+def test_saved_strategy_reloads_as_an_openspiel_policy(tmp_path):
+    from openspiel_cfrx.poker.vector_cfr import load_strategy, save_strategy
+
+    game = pyspiel.load_game(SMALL)
+    tree = PublicTree(game)
+    solver = VectorCFR(tree, "cfr+", verbose=False)
+    solver.run(20, progress=False)
+    path = str(tmp_path / "strategy.npz")
+    assert save_strategy(path, tree, solver.average_strategy) > 0
+    loaded = load_strategy(path, tree)
+    assert tree.nash_conv(loaded) == pytest.approx(tree.nash_conv(solver.average_strategy), abs=1e-5)
+    state = game.new_initial_state()
+    for action in (0, 1, 2, 3):
+        state.apply_action(action)
+    probs = PublicTreePolicy(game, tree, loaded).action_probabilities(state)
+    assert set(probs) == set(state.legal_actions()) and sum(probs.values()) == pytest.approx(1.0, abs=1e-6)
+    with pytest.raises(ValueError, match="isomorphism=True, this tree False"):
+        load_strategy(path, PublicTree(game, isomorphism=False))
+
+
 def test_checkpoints_refuse_damage_and_other_settings(tmp_path):
     tree = PublicTree(pyspiel.load_game(SMALL))
     solver = VectorCFR(tree, "cfr+", verbose=False)
