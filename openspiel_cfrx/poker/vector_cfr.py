@@ -163,7 +163,7 @@ class VectorCFR:
                   f"~{needed / 2**30:.2f} GiB of {self.dtype.name} arrays", file=sys.stderr)  # fmt: skip
         if needed > limit:
             raise VectorCFRTooLargeError(
-                f"vector {variant} on this game needs ~{needed / 2**30:.1f} GiB (regrets, strategies, "
+                f"vector {variant} on this game needs ~{needed / 2**30:.1f} GiB (regrets, strategies and "
                 f"averages for {self.num_infosets:,} infosets) but the limit is {limit / 2**30:.1f} GiB; "
                 "use a smaller game, isomorphism=True, or pass max_memory_bytes="
             )
@@ -174,7 +174,8 @@ class VectorCFR:
 
     def memory_bytes(self) -> int:
         """Estimated bytes of the solve's stored arrays."""
-        per_entry = self.dtype.itemsize * 3 + 2  # regret, strategy, average, legal and illegal masks
+        # strategy, average and the minimizer's state (PCFR+ keeps the last strategy too)
+        per_entry = self.dtype.itemsize * (3 if self.variant != "pcfr+" else 4)
         tree = self.tree
         entries = sum(tree.num_boards[node.round] * tree.deck.num_hands * len(node.legal)
                       for node in tree.nodes if node.kind == DECISION)  # fmt: skip
@@ -186,7 +187,7 @@ class VectorCFR:
         key = (n, chunk.lo)
         if key not in self.strategy:
             shape = (chunk.hi - chunk.lo, self.tree.deck.num_hands, len(self.tree.nodes[n].legal))
-            legal = np.ones((shape[0] * shape[1], shape[2]), dtype=bool)
+            legal = np.broadcast_to(True, (shape[0] * shape[1], shape[2]))  # every action legal: no storage
             scale = self._stepsizes.get(n)
             self.minimizers[key] = self._make(legal, self.dtype, None if scale is None else
                                               (np.full(len(legal), scale[0]), scale[1]))  # fmt: skip

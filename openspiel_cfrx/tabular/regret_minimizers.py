@@ -27,11 +27,15 @@ from __future__ import annotations
 import numpy as np
 
 
-def _normalise_positive(weights: np.ndarray, legal: np.ndarray) -> np.ndarray:
+def _normalise_positive(weights: np.ndarray, legal: np.ndarray | None) -> np.ndarray:
     """Regret matching: positive part normalised, uniform over legal actions if
-    no weight is positive. weights, legal: [n, A] (the result has weights' dtype)."""
+    no weight is positive. weights, legal: [n, A] (None: every action legal;
+    the result has weights' dtype)."""
     positive = np.maximum(weights, 0.0)
-    positive *= legal
+    if legal is None:
+        legal = np.broadcast_to(True, weights.shape)
+    else:
+        positive *= legal
     total = positive.sum(axis=1, keepdims=True)
     some = total > 0
     np.divide(positive, total, out=positive, where=some)
@@ -64,7 +68,8 @@ class RegretMatching:
         dtype=np.float64,
     ):
         self.legal = legal
-        self.illegal = ~legal
+        # Every action legal (the poker engine's nodes): no mask work or storage.
+        self.illegal = None if legal.all() else ~legal
         self.plus = plus
         self.alpha, self.beta = alpha, beta
         self.cumulative_regret = np.zeros(legal.shape, dtype=dtype)  # [n, A] (float32: poker engine)
@@ -76,8 +81,10 @@ class RegretMatching:
             dropped = self.illegal
         else:  # exact ties stay exact (zero regret), not +-1e-16 noise
             dropped = np.abs(instant) <= tie_tolerance[:, None]
-            dropped |= self.illegal
-        np.copyto(instant, 0.0, where=dropped)
+            if self.illegal is not None:
+                dropped |= self.illegal
+        if dropped is not None:
+            np.copyto(instant, 0.0, where=dropped)
         regret += instant
         if self.alpha is not None:
             pos = t**self.alpha / (t**self.alpha + 1.0)
@@ -87,7 +94,7 @@ class RegretMatching:
             np.maximum(regret, 0.0, out=regret)
 
     def next_strategy(self, t, lo, hi, prediction=None):
-        return _normalise_positive(self.cumulative_regret[lo:hi], self.legal[lo:hi])
+        return _normalise_positive(self.cumulative_regret[lo:hi], None if self.illegal is None else self.legal[lo:hi])
 
 
 class PredictiveRegretMatchingPlus(RegretMatching):
@@ -117,7 +124,7 @@ class PredictiveRegretMatchingPlus(RegretMatching):
         played = self.last_strategy[lo:hi]
         predicted_regret = prediction - np.vecdot(prediction, played)[:, None]
         return _normalise_positive(
-            self.cumulative_regret[lo:hi] + predicted_regret, self.legal[lo:hi]
+            self.cumulative_regret[lo:hi] + predicted_regret, None if self.illegal is None else self.legal[lo:hi]
         )
 
 
