@@ -205,8 +205,13 @@ class VectorCFR:
 
     def _lookup(self, arrays, n, lo, hi, normalise):
         A = len(self.tree.nodes[n].legal)
+        stored = arrays.get((n, lo))
+        if stored is not None and len(stored) == hi - lo:  # a walk's chunk: one block
+            items = [((n, lo), stored)]
+        else:  # any other range: every overlapping block
+            items = [(key, values) for key, values in arrays.items() if key[0] == n]
         out = np.full((hi - lo, self.tree.deck.num_hands, A), 1.0 / A)
-        for (node, start), values in arrays.items():
+        for (node, start), values in items:
             stop = start + len(values)
             if node != n or stop <= lo or start >= hi:
                 continue
