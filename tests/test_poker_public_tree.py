@@ -268,3 +268,67 @@ def test_locate_finds_the_betting_board_and_hand_of_hulh_states(isomorphism):
         checked += 1
         rounds.add(node.round)
     assert checked >= 100 and rounds == {0, 1, 2, 3}
+
+
+def _brute_force_subgame(tree, board, reach, strategy):
+    """Best-response and on-policy values of a one-round subgame from explicit
+    [H, H] hand-pair matrices (no card-removal algebra, no showdown sort)."""
+    deck = tree.deck
+    ranks = rank_hands(deck.hand_cards, np.array(board), deck.num_suits)
+    free = ~deck.conflicts(board)
+    compatible = (deck.contains.astype(int) @ deck.contains.T.astype(int) == 0) & free[:, None] & free[None, :]
+    sign = np.sign(ranks[:, None] - ranks[None, :]) * compatible
+    reach = reach * free
+    pairs = reach[0] @ compatible @ reach[1]
+
+    def values(n, opp, p, mode):  # [H] values of p's hands against opponent reach opp
+        node = tree.nodes[n]
+        if node.kind == "fold":
+            payoff = -node.contributions[p] if node.player == p else node.contributions[node.player]
+            return payoff * (compatible @ opp)
+        if node.kind == "showdown":
+            return node.contributions[p] * (sign @ opp)
+        probs = strategy(n, 0, 1)[0]
+        if node.player == p:
+            children = np.stack([values(c, opp, p, mode) for c in node.children], axis=-1)
+            return children.max(axis=-1) if mode == "max" else (children * probs).sum(axis=-1)
+        return sum(values(c, opp * probs[:, a], p, mode) for a, c in enumerate(node.children))
+
+    return [np.array([reach[p] @ values(0, reach[1 - p], p, mode) / pairs for p in (0, 1)]) for mode in ("max", "mix")]
+
+
+def test_subgames_with_given_ranges():
+    """A flop subgame of 4x2 FHP with random ranges (zeros included): best-response
+    and on-policy values equal an explicit hand-pair computation; ranges are
+    normalised (scaling them changes nothing); a forced preflop's full game is
+    the average of its flop subgames."""
+    from openspiel_cfrx.poker.public_tree import Subgame
+
+    game = pyspiel.load_game(SMALL)
+    H = 28
+    rng = np.random.default_rng(5)
+    reach = rng.random((2, H)) * (rng.random((2, H)) > 0.2)
+    board = (1, 4, 6)
+    tree = PublicTree(game, subgame=Subgame((1, 2, 1), board, reach))  # call, raise, call preflop
+    assert tree.nodes[0].round == 1 and tree.nodes[0].contributions == (200, 200)
+    strategy = _random_strategy(tree, seed=2)
+    best, on_policy = _brute_force_subgame(tree, board, reach, strategy)
+    assert tree.best_response_values(strategy) == pytest.approx(best, abs=1e-9)
+    assert tree.expected_values(strategy) == pytest.approx(on_policy, abs=1e-9)
+    scaled = PublicTree(game, subgame=Subgame((1, 2, 1), board, reach * [[3.0], [0.5]]))
+    assert scaled.best_response_values(strategy) == pytest.approx(best, abs=1e-9)
+
+    forced = pyspiel.load_game("universal_poker(betting=limit,numPlayers=2,numSuits=2,numRanks=4,numHoleCards=2,"
+                               "blind=100 100,stack=20000 20000,firstPlayer=1 2,numRounds=2,numBoardCards=0 3,"
+                               "raiseSize=100 100,maxRaises=0 2)")  # fmt: skip
+    full = PublicTree(forced, isomorphism=False)
+    parts = [PublicTree(forced, subgame=Subgame((1, 1), b, np.ones((2, H)))) for b in full.first_boards]
+    assert full.best_response_values(full.uniform) == pytest.approx(
+        np.mean([t.best_response_values(t.uniform) for t in parts], axis=0), abs=1e-9)
+    solver = VectorCFR(tree, "dcfr", verbose=False)
+    rows = solver.run(100, evaluate_every=lambda t: t in (1, 100), progress=False)
+    assert rows[-1]["nash_conv"] < rows[0]["nash_conv"] / 100
+    with pytest.raises(ValueError, match="must hold 3 distinct cards"):
+        PublicTree(game, subgame=Subgame((1, 1), (1, 2), reach))
+    with pytest.raises(ValueError, match="not a sequence of calls and raises"):
+        PublicTree(game, subgame=Subgame((1, 0), board, reach))

@@ -32,7 +32,7 @@ from openspiel_cfrx.poker.isomorphism import (
     suit_permutations,
 )
 from openspiel_cfrx.poker.network_policy import InformationStateTensors, NetworkStrategy
-from openspiel_cfrx.poker.public_tree import PublicTree, PublicTreePolicy
+from openspiel_cfrx.poker.public_tree import PublicTree, PublicTreePolicy, Subgame
 from openspiel_cfrx.poker.showdown import fold_values, showdown_values
 from openspiel_cfrx.poker.spec import BettingRules, UnsupportedPokerGameError
 from openspiel_cfrx.poker.vector_cfr import VARIANTS, VectorCFR, VectorCFRTooLargeError
@@ -44,6 +44,7 @@ __all__ = [
     "NetworkStrategy",
     "PublicTree",
     "PublicTreePolicy",
+    "Subgame",
     "UnsupportedPokerGameError",
     "VARIANTS",
     "VectorCFR",

@@ -76,8 +76,9 @@ class PublicNode:
     actions: tuple[int, ...] = ()  # betting actions from the root (for states)
 
 
-def betting_tree(game: pyspiel.Game, rules: BettingRules) -> list[PublicNode]:
-    """The public nodes in depth-first order; node 0 is the first decision."""
+def betting_tree(game: pyspiel.Game, rules: BettingRules, prefix: tuple[int, ...] = ()) -> list[PublicNode]:
+    """The public nodes in depth-first order; node 0 is the first decision
+    (after the betting actions `prefix`, for a subgame)."""
     if rules.board_cards[0]:
         raise UnsupportedPokerGameError("the public-tree engine needs round 0 without board cards")
     inner = game.universal_poker_game() if callable(getattr(game, "universal_poker_game", None)) else game
@@ -85,6 +86,23 @@ def betting_tree(game: pyspiel.Game, rules: BettingRules) -> list[PublicNode]:
     for card in range(4):  # hole cards: any fixed deal (betting does not depend on cards)
         state.apply_action(card)
     nodes: list[PublicNode] = []
+    rnd, dealt, spent = 0, 4, list(rules.blinds)
+    for action in tuple(prefix) + (None,):
+        while state.is_chance_node():
+            for _ in range(rules.board_cards[rnd + 1]):
+                state.apply_action(dealt)
+                dealt += 1
+            rnd += 1
+        if action is None:
+            break
+        if state.is_terminal() or action not in state.legal_actions() or action == FOLD:
+            raise ValueError(f"subgame betting {tuple(prefix)} is not a sequence of calls and raises of this game "
+                             f"(at {action!r})")  # fmt: skip
+        player = state.current_player()
+        spent[player] = max(spent) + (rules.raise_sizes[rnd] if action == RAISE else 0)
+        state.apply_action(action)
+    if state.is_terminal():
+        raise ValueError(f"subgame betting {tuple(prefix)} ends the game")
 
     def visit(state, rnd: int, contributions: tuple[int, int], actions: tuple[int, ...], dealt: int) -> int:
         index = len(nodes)
@@ -112,8 +130,26 @@ def betting_tree(game: pyspiel.Game, rules: BettingRules) -> list[PublicNode]:
             nodes[index].children.append(child)
         return index
 
-    visit(state, 0, tuple(rules.blinds), (), 4)
+    visit(state, rnd, (spent[0], spent[1]), tuple(prefix), dealt)
     return nodes
+
+
+@dataclasses.dataclass
+class Subgame:
+    """A subgame that starts at a later decision point with given ranges.
+
+    betting: the betting actions (calls 1 and raises 2, no chance actions) from
+      the game's first decision to the subgame's root decision.
+    board: the board cards dealt by then (as many as that round shows).
+    reach: [2, H] each player's weight of holding each hand at the root (its
+      range: chance x its own reach); hands meeting the board are ignored. The
+      subgame's values are expected chips given the root is reached: deals of
+      hands are weighted r0[h0] r1[h1] over compatible pairs, normalised.
+    """
+
+    betting: tuple[int, ...]
+    board: tuple[int, ...]
+    reach: np.ndarray
 
 
 class PokerTreeTooLargeError(UnsupportedPokerGameError, MemoryError):
@@ -148,18 +184,23 @@ class PublicTree:
       max_memory_bytes: working memory a walk may use (default 60% of available
         memory); `chunk_boards` is lowered to fit (later deals multiply a chunk's
         boards), and a tree whose single-board walk does not fit is refused.
+      subgame: start at a later decision point with a fixed board and given
+        ranges (`Subgame`); its board is the root round's only board, later
+        deals extend it (isomorphism does not apply).
     """
 
     def __init__(self, game: pyspiel.Game, isomorphism: bool = True, chunk_boards: int = 64,
-                 threads: int | None = None, max_memory_bytes: int | None = None):  # fmt: skip
+                 threads: int | None = None, max_memory_bytes: int | None = None,
+                 subgame: Subgame | None = None):  # fmt: skip
         if isinstance(chunk_boards, bool) or int(chunk_boards) != chunk_boards or chunk_boards < 1:
             raise ValueError(f"chunk_boards must be an int >= 1, got {chunk_boards!r}")
         if threads is not None and (isinstance(threads, bool) or int(threads) != threads or threads < 1):
             raise ValueError(f"threads must be an int >= 1 (or None: CPU count, at most 4), got {threads!r}")
         self.rules = BettingRules.from_game(game)
         self.deck = Deck(self.rules.num_ranks, self.rules.num_suits)
-        self.nodes = betting_tree(game, self.rules)
-        self.isomorphism = bool(isomorphism)
+        self.subgame = subgame
+        self.nodes = betting_tree(game, self.rules, subgame.betting if subgame else ())
+        self.isomorphism = bool(isomorphism) and subgame is None
         self.chunk_boards = int(chunk_boards)
         self.threads = int(threads or min(4, os.cpu_count() or 1))
         n, H = self.deck.num_cards, self.deck.num_hands
@@ -167,12 +208,18 @@ class PublicTree:
         self.board_size = tuple(int(c) for c in cards)
         self.num_rounds = len(cards)
         first = next((r for r in range(self.num_rounds) if cards[r]), None)
+        self.root_round = self.nodes[0].round
+        if subgame is not None:
+            first = self.root_round  # the subgame's board is the "first deal": one board
         self.first_deal_round = first
         self.chance = [1.0 / (math.comb(n, 2) * math.comb(n - 2, 2))]  # per round: chance weight of a deal
         for r in range(1, self.num_rounds):
             self.chance.append(self.chance[-1] / math.comb(n - 4 - int(cards[r - 1]), self.rules.board_cards[r]))
         self.max_abs_utility = float(max(max(node.contributions) for node in self.nodes))
-        if first is None:
+        self.root_reach = np.ones((2, H))
+        if subgame is not None:
+            self._set_subgame_root(subgame)
+        elif first is None:
             self.first_boards = np.zeros((1, 0), dtype=np.int64)
             self.first_weights, self.hand_perms = np.ones(1), np.arange(H)[None]
         elif self.isomorphism:
@@ -196,6 +243,32 @@ class PublicTree:
         self._chunks: list[Chunk] | None = None
         self._board_index: dict[tuple[int, ...], int] | None = None
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def _set_subgame_root(self, subgame: Subgame) -> None:
+        r0, deck = self.root_round, self.deck
+        board = np.array(sorted(int(c) for c in subgame.board), dtype=np.int64)
+        if len(board) != self.board_size[r0] or len(set(board.tolist())) != len(board) or (
+                len(board) and not 0 <= board.min() <= board.max() < deck.num_cards):  # fmt: skip
+            raise ValueError(f"subgame board {tuple(subgame.board)} must hold {self.board_size[r0]} distinct "
+                             f"cards of 0..{deck.num_cards - 1} at round {r0}")  # fmt: skip
+        reach = np.asarray(subgame.reach, dtype=np.float64)
+        if reach.shape != (2, deck.num_hands) or not np.all(np.isfinite(reach)) or reach.min() < 0:
+            raise ValueError(f"subgame reach must be finite, >= 0, of shape (2, {deck.num_hands}); got "
+                             f"shape {reach.shape}")  # fmt: skip
+        free = ~deck.conflicts(board)
+        reach = reach * free
+        pairs = float((reach[0] * fold_values_batch(reach[1][None], deck.hand_cards, deck.card_hands)[0]).sum())
+        if not pairs > 0:
+            raise ValueError("subgame reach: no pair of compatible hands has positive weight")
+        self.root_reach = reach
+        # Values are conditional on reaching the root: chance 1 / (weight of all hand pairs) there,
+        # then 1 / C(cards left, dealt) per later deal.
+        self.chance[r0] = 1.0 / pairs
+        for r in range(r0 + 1, self.num_rounds):
+            self.chance[r] = self.chance[r - 1] / math.comb(
+                deck.num_cards - 4 - self.board_size[r - 1], self.rules.board_cards[r])  # fmt: skip
+        self.first_boards, self.first_weights = board[None], np.ones(1)
+        self.hand_perms = np.arange(deck.num_hands)[None]
 
     def working_bytes(self, chunk_boards: int) -> int:
         """Estimated peak bytes of one walk per thread with `chunk_boards` first-deal boards
@@ -278,6 +351,8 @@ class PublicTree:
         acting player at a universal_poker (or hulh) state: where a `Strategy`
         keeps that infoset (with isomorphism, the board's class representative
         and the hand relabelled with it)."""
+        if self.subgame is not None:
+            raise ValueError("locate maps states of the whole game; this tree is a subgame")
         history, player = state.history(), state.current_player()
         node, dealt = 0, []
         for action in history[4:]:
@@ -316,7 +391,8 @@ class PublicTree:
     # ----- walks ----------------------------------------------------------
 
     def walk(self, strategy: Strategy, modes: tuple[str | None, str | None], on_decision=None) -> np.ndarray:
-        """Both players' root values [2, H] (chips x chance, summed over the deal).
+        """Both players' root values [2, H] (chips x chance, summed over the deal; in a
+        subgame weighted by the player's own root range).
 
         modes[p] = MAX: p best-responds; MIX: p plays `strategy`; None: p's
         values are not computed (zeros). Player p's values use the opponent's
@@ -326,9 +402,15 @@ class PublicTree:
         values [b, H] to use instead (CFR's hook).
         """
         H = self.deck.num_hands
-        root = Chunk(0, 0, 1, np.zeros((1, 0), dtype=np.int64), np.ones((1, H), dtype=bool))
-        values = self._walk(0, root, np.ones((2, 1, H)), strategy, modes, on_decision)
-        return np.stack([v[0] if v is not None else np.zeros(H) for v in values])
+        if self.subgame is None:
+            root = Chunk(0, 0, 1, np.zeros((1, 0), dtype=np.int64), np.ones((1, H), dtype=bool))
+        else:
+            root = self.first_chunks()[0]
+        values = self._walk(0, root, (self.root_reach * root.free)[:, None, :].copy(), strategy, modes, on_decision)
+        # Player p's root values weighted by p's own root reach (1 in the whole game; the
+        # range in a subgame); hands meeting the root board do not exist.
+        own = self.root_reach * root.free
+        return np.stack([v[0] * own[p] if v is not None else np.zeros(H) for p, v in enumerate(values)])
 
     def _walk(self, n: int, chunk: Chunk, reach: np.ndarray, strategy, modes, on_decision) -> list:
         """[v0, v1]: each player's counterfactual values [b, H] (None where modes[p] is None);
