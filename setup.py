@@ -26,5 +26,6 @@ setup(
     ],
     extras_require={
         "test": ["pytest>=7", "ruff>=0.5", "eval7>=0.1.11"],  # eval7: independent hand evaluator
+        "ray": ["ray>=2.40"],  # traversals on Ray workers (num_workers > 1)
     },
 )

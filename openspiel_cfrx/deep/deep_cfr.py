@@ -19,6 +19,9 @@ Every switch the paper ablates (Figure 4) is a constructor argument:
 
 from __future__ import annotations
 
+import copy
+import functools
+import random
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -31,6 +34,7 @@ from openspiel_cfrx.deep.average_strategy import (
     AverageStrategy,
     IterationNetworks,
 )
+from openspiel_cfrx.deep.distributed import RaySampler, game_modules
 from openspiel_cfrx.deep.memories import make_memory
 from openspiel_cfrx.deep.networks import (
     ProbabilityNetwork,
@@ -56,7 +60,7 @@ SETTING_RULES = {
     "regret_matching_fallback": FALLBACKS, "strategy_memory_capacity": "int>=1|None",
     "gradient_clip": "real>0|None", "traversal_batch_size": "int>=1", "aggregate_duplicates": "bool",
     "traversal_backend": BACKENDS, "num_threads": "int>=1|None", "average_policy": KINDS,
-    "callback_every": "int>=1",
+    "callback_every": "int>=1", "num_workers": "int>=1",
 }  # fmt: skip
 
 
@@ -89,6 +93,10 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         extracted tree: same samples, faster), "vectorized" (numpy arrays over
         the extracted tree: same distribution, fastest for small games); `sampler.py`.
       num_threads: if set, `torch.set_num_threads(num_threads)` (process-wide).
+      num_workers, ray_address: traversals on `num_workers` Ray actors
+        (`distributed.py`; same seed and worker count = same run); 1 runs them
+        in-process without importing Ray. `ray_address` None starts a local
+        Ray instance, "auto" / "host:port" / "ray://host:port" join a cluster.
       average_policy: "network" (paper) or "sd_cfr" (exact mixture of kept iteration networks).
       keep_iteration_networks: keep every iteration's networks (default: when
         average_policy="sd_cfr"); lets `strategy_array(tree, average="sd_cfr")` work.
@@ -129,6 +137,8 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         schedule: Schedule | None = None,
         traversal_backend: str = "state",
         num_threads: int | None = None,
+        num_workers: int = 1,
+        ray_address: str | None = None,
         average_policy: str = "network",
         keep_iteration_networks: bool | None = None,
         progress: bool = False,
@@ -172,8 +182,14 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         batch_sizes = (a["batch_size_advantage"] or 0, a["batch_size_strategy"] or 0, 4096)
         for mem in self._memories if a["aggregate_duplicates"] else ():
             mem.track_duplicates(max_unique=max(batch_sizes))
-        self._sampler = make_sampler(a["traversal_backend"], self._game, self._encoder, self._num_actions,
-                                     int(a["traversal_batch_size"]), self.py_rng, self.np_rng)  # fmt: skip
+        local = functools.partial(make_sampler, a["traversal_backend"], self._game, self._encoder, self._num_actions,
+                                  int(a["traversal_batch_size"]))  # fmt: skip
+        if a["num_workers"] == 1:
+            self._sampler = local(self.py_rng, self.np_rng)
+        else:
+            self._sampler = RaySampler(functools.partial(local, random.Random(0), np.random.default_rng(0)),
+                                       game_modules(self._game), int(a["num_workers"]), self._seed,
+                                       a["ray_address"])  # fmt: skip
         self._kept = IterationNetworks(self._advantage[0].network, self._fallback, self._linear_weighting)
         self._average = AverageStrategy(self._game, self._encoder, self._num_actions, self._feature_size,
                                         trainer(a["policy_network_layers"], 2), self._memories[2], self._kept,
@@ -188,6 +204,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         for player in (0, 1):
             with self.timed("traversal"):
                 stats["nodes"] += self.collect(player, self.traversals(t))
+            stats.setdefault("events", []).extend(self._sampler.take_events())
             with self.timed("training"):
                 loss = self.train_advantage_network(player)
             check_loss(loss, f"player {player}'s advantage network", t)
@@ -202,7 +219,8 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         iteration t; regrets go to M_V,p and the opponent's strategies to M_Pi,
         with weight t (lines 10 and 13). Returns nodes touched."""
         nodes = 0
-        for samples in self._sampler.collect(self.current_strategy, traverser, self._iteration, num_traversals):
+        strategy = self.strategy_snapshot() if self._sampler.distributed else self.current_strategy
+        for samples in self._sampler.collect(strategy, traverser, self._iteration, num_traversals):
             self._store(traverser, samples)
             nodes += samples.nodes
         return nodes
@@ -217,12 +235,15 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
     def current_strategy(self, player: int, features, mask) -> np.ndarray:
         """sigma^t(I) = regret matching on V(I, . | theta_p) (eq. 4); uniform
         before the first training ("returns 0 for all inputs", line 2)."""
-        mask = np.asarray(mask)
-        if not self._trained[player]:
-            return uniform_strategy(mask)
-        with torch.inference_mode():
-            advantages = self._advantage[player].network(torch.as_tensor(features, device=self._device))
-        return regret_matching(advantages.cpu().numpy(), mask, self._fallback)
+        return AdvantageStrategy(self.advantage_networks, self._trained, self._fallback, self._device)(
+            player, features, mask)
+
+    def strategy_snapshot(self) -> AdvantageStrategy:
+        """sigma^t as a picklable object holding CPU copies of the advantage
+        networks (what Ray workers receive once per traversal round)."""
+        nets = [copy.deepcopy(net).cpu() if trained else None
+                for net, trained in zip(self.advantage_networks, self._trained, strict=True)]  # fmt: skip
+        return AdvantageStrategy(nets, list(self._trained), self._fallback, torch.device("cpu"))
 
     def linear_scale(self) -> float | None:
         """Linear CFR: a sample from iteration t' weighs t' * 2/T at the current
@@ -331,11 +352,29 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         return settings
 
 
+class AdvantageStrategy:
+    """sigma^t(I): regret matching on a player's advantage network (eq. 4), or
+    uniform before its first training; `strategy(player, features, mask)`."""
+
+    def __init__(self, networks, trained, fallback: str, device):
+        self.networks, self.trained, self.fallback, self.device = networks, trained, fallback, device
+
+    def __call__(self, player: int, features, mask) -> np.ndarray:
+        mask = np.asarray(mask)
+        if not self.trained[player]:
+            return uniform_strategy(mask)
+        with torch.inference_mode():
+            advantages = self.networks[player](torch.as_tensor(features, device=self.device))
+        return regret_matching(advantages.cpu().numpy(), mask, self.fallback)
+
+
 def _check_arguments(game, args: dict) -> bool:
     """Validates the constructor's arguments; returns whether to keep iteration networks."""
     check_game_supported(game)
     check_settings(args, SETTING_RULES)
     check_device(args["device"])
+    if args["ray_address"] is not None and not isinstance(args["ray_address"], str):
+        raise ValueError(f"ray_address must be None, 'auto', 'host:port' or 'ray://host:port', got {args['ray_address']!r}")
     keep = args["keep_iteration_networks"]
     keep = args["average_policy"] == "sd_cfr" if keep is None else bool(keep)
     if args["average_policy"] == "sd_cfr" and not keep:

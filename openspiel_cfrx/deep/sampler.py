@@ -15,7 +15,8 @@ next one is drawn. Backends (Deep CFR, Algorithm 2 of Brown et al. 2019):
 The current strategies reach a sampler as a `StrategyFn`:
 `strategy(player, features [B, F] float32, legal_mask [B, A] bool) -> [B, A]`
 (for Deep CFR: regret matching on the player's advantage network). A new
-backend (e.g. distributed workers) implements `Sampler.collect`.
+backend implements `Sampler.collect`; `distributed.RaySampler` runs any of
+these on Ray workers (then `strategy` must be picklable: a snapshot).
 """
 
 from __future__ import annotations
@@ -70,11 +71,25 @@ class Samples:
 
 
 class Sampler(abc.ABC):
-    """Runs traversals; `collect` yields their `Samples` in a reproducible order."""
+    """Runs traversals; `collect` yields their `Samples` in a reproducible order.
+
+    `rng` is the sampler's random stream (random.Random or a numpy Generator);
+    `distributed` samplers need a picklable `strategy`."""
+
+    distributed = False
+    rng: random.Random | np.random.Generator
 
     @abc.abstractmethod
     def collect(self, strategy: StrategyFn, traverser: int, iteration: int, count: int) -> Iterator[Samples]:
         """`count` traversals for `traverser` at `iteration`, in chunks."""
+
+    def reseed(self, seed: int) -> None:
+        """A fresh random stream of the same kind, seeded by `seed`."""
+        self.rng = random.Random(seed) if isinstance(self.rng, random.Random) else np.random.default_rng(seed)
+
+    def take_events(self) -> list[str]:
+        """Notable events since the last call (e.g. a restarted worker), for the log line."""
+        return []
 
 
 def answer_queries(strategy: StrategyFn, num_actions: int) -> Callable[[list], list]:

@@ -94,9 +94,10 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         return {"nodes": stats["nodes"]}
 
     def log_line(self, stats: dict) -> str:
+        events = "".join(f"; {event}" for event in stats.get("events", ()))
         return (f"iteration {stats['iteration']}: nodes {stats['nodes']} ({stats['nodes_per_second']:.0f}/s), "
                 f"{stats['seconds']:.2f}s (traverse {stats['traversal_seconds']:.2f}s, "
-                f"train {stats['training_seconds']:.2f}s)")  # fmt: skip
+                f"train {stats['training_seconds']:.2f}s){events}")  # fmt: skip
 
     # ----------------------------------------------------------------- the loop
     @property
@@ -146,6 +147,8 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
                      seconds=time.perf_counter() - start,
                      nodes_per_second=stats["nodes"] / max(traversal_s, 1e-9))  # fmt: skip
         self.history.append(stats)
+        for event in stats.get("events", ()):  # e.g. a restarted worker: always reported
+            logger.warning("iteration %d: %s", t, event)
         if self._log_every and t % self._log_every == 0:
             line = self.log_line(stats)
             logger.info(line)

@@ -1,0 +1,226 @@
+"""Traversals on Ray workers: a `Sampler` whose K traversals run on N actors.
+
+Deep CFR's cost is K traversals per iteration and player (Algorithm 1 lines
+3-5, Algorithm 2) plus SGD; the traversals of one iteration are independent
+given sigma^t, so they spread over processes. `RaySampler.collect` does, per
+call (one traverser p at iteration t):
+
+1. the learner puts sigma^t (a picklable snapshot of the current networks:
+   `solver.strategy_snapshot()`) in Ray's object store once;
+2. worker w runs its share K_w (K split as evenly as possible) with its own
+   in-process sampler (any backend: pyspiel states, tree, vectorised, CFR-MIX's
+   probes) and a random stream seeded from (seed, t, p, w) alone;
+3. the learner takes each worker's chunks, as compact numpy arrays, in worker
+   order, and the solver inserts them into its memories in that order.
+
+So a fixed seed and worker count reproduce a run exactly, whatever the timing.
+A worker that dies during its share (a crash, a lost node, `ray.kill`) is
+replaced by a new actor and the share re-run from the same seed: the memories
+receive exactly the samples a healthy worker would have returned, never part
+of a share. What happened goes to `take_events()` (the iteration's log line).
+
+Ray is optional (`pip install 'openspiel_cfrx[ray]'`); nothing here imports it
+until a `RaySampler` is built. Workers need this package importable (installed
+on every node of a cluster) and import the modules that register the game
+(`game_modules`) before unpickling it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import pickle
+import socket
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from openspiel_cfrx.deep.sampler import Sampler
+
+RAY_INSTALL_HINT = "pip install 'openspiel_cfrx[ray]' (or: pip install -c constraints.txt ray)"
+MAX_RESTARTS_PER_SHARE = 3
+
+
+class RayUnavailableError(ImportError):
+    """num_workers > 1 without Ray installed."""
+
+
+class RayConnectionError(ConnectionError):
+    """A Ray address that cannot be reached."""
+
+
+def import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailableError(f"num_workers > 1 runs traversals on Ray, which is not installed: {RAY_INSTALL_HINT}") from None
+    return ray
+
+
+def connect(num_workers: int, address: str | None):
+    """Ray, initialised: an existing connection of this process, else a new
+    local instance sized to the machine (address None), else the cluster at
+    `address` ("auto", "host:port" or "ray://host:port")."""
+    ray = import_ray()
+    if ray.is_initialized():
+        return ray
+    quiet = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    if address is None:
+        ray.init(address="local", num_cpus=max(os.cpu_count() or 1, int(num_workers)), **quiet)
+        return ray
+    _check_reachable(address)
+    try:
+        ray.init(address=address, **quiet)
+    except (ConnectionError, ValueError, RuntimeError) as e:
+        first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise RayConnectionError(f"cannot join the Ray cluster at {address!r}: {first_line} "
+                                 "(start one with `ray start --head`, or pass ray_address=None for a local instance)") from None  # fmt: skip
+    return ray
+
+
+def _check_reachable(address: str, timeout: float = 5.0) -> None:
+    """A "host:port" address must accept a TCP connection within `timeout`
+    seconds (Ray itself retries for minutes before giving up)."""
+    if address == "auto" or address.startswith("ray://") or ":" not in address:
+        return  # "auto" and bad formats fail fast inside ray.init; ray:// has its own client
+    host, _, port = address.rpartition(":")
+    try:
+        socket.create_connection((host, int(port)), timeout=timeout).close()
+    except (OSError, ValueError) as e:
+        raise RayConnectionError(f"cannot reach a Ray cluster at {address!r} ({e}); start its head with "
+                                 "`ray start --head` and pass the address it prints, or ray_address=None "
+                                 "for a local instance") from None  # fmt: skip
+
+
+def game_modules(game) -> list[str]:
+    """Python modules a worker must import before it can load `game` (those
+    that registered a Python-implemented game with pyspiel); [] for C++ games."""
+    module = type(game).__module__
+    return [] if module.startswith("pyspiel") or module == "builtins" else [module]
+
+
+def share_seed(seed: int, iteration: int, traverser: int, worker: int) -> int:
+    """The random seed of worker `worker`'s share at (iteration, traverser)."""
+    return int(np.random.SeedSequence([seed, iteration, traverser, worker]).generate_state(1, np.uint64)[0])
+
+
+def split(count: int, parts: int) -> list[int]:
+    """`count` as `parts` integers differing by at most one (first ones larger)."""
+    return [count // parts + (w < count % parts) for w in range(parts)]
+
+
+class TraversalWorker:
+    """A Ray actor's body: one in-process sampler, built from a pickled factory
+    after importing the game's modules; one share of traversals per call."""
+
+    def __init__(self, factory: bytes, modules: list[str], torch_threads: int = 1):
+        for module in modules:
+            importlib.import_module(module)
+        try:
+            import torch
+
+            torch.set_num_threads(torch_threads)
+        except ImportError:  # pragma: no cover - torch is a dependency
+            pass
+        self.sampler = pickle.loads(factory)()
+
+    def pid(self) -> int:
+        return os.getpid()
+
+    def collect(self, strategy, traverser: int, iteration: int, count: int, seed: int) -> list:
+        """Every chunk of `count` traversals, drawn with a stream seeded by `seed`."""
+        self.sampler.reseed(seed)
+        return list(self.sampler.collect(strategy, traverser, iteration, count))
+
+
+class RaySampler(Sampler):
+    """`num_workers` Ray actors, each holding the sampler `factory()` builds
+    (a picklable zero-argument callable, e.g. a `functools.partial` of
+    `make_sampler`). `collect`'s `strategy` must be picklable (a snapshot of
+    the networks, not a bound method of the solver).
+
+    Args:
+      factory: builds a worker's in-process sampler (with `reseed(seed)`).
+      modules: imported by each worker first (`game_modules(game)`).
+      num_workers: actors (>= 2; one in-process sampler is the 1-worker path).
+      seed: the solver's seed; shares are seeded by (seed, t, p, worker).
+      address: None (local instance), "auto", "host:port" or "ray://host:port".
+      cpus_per_worker: CPUs each actor holds while alive (None: Ray's actor
+        default, 1 to place and 0 to run, so several solvers can share a
+        local instance); actors are spread over a cluster's nodes.
+    """
+
+    distributed = True
+
+    def __init__(self, factory: Callable[[], Sampler], modules: list[str], num_workers: int, seed: int,
+                 address: str | None = None, cpus_per_worker: float | None = None):  # fmt: skip
+        if int(num_workers) < 2:
+            raise ValueError(f"RaySampler needs num_workers >= 2, got {num_workers} (1 worker runs in-process)")
+        self._ray = connect(num_workers, address)
+        self.num_workers, self.seed = int(num_workers), int(seed)
+        self._payload, self._modules = self._ray.cloudpickle.dumps(factory), list(modules)
+        options = {"scheduling_strategy": "SPREAD"}
+        if cpus_per_worker is not None:
+            options["num_cpus"] = cpus_per_worker
+        self._actor_class = self._ray.remote(**options)(TraversalWorker)
+        self.workers = [self._start_worker() for _ in range(self.num_workers)]
+        self._ray.get([w.pid.remote() for w in self.workers])  # built (game, tree) before the first iteration
+        self._events: list[str] = []
+        self.on_dispatch: Callable[[list], None] | None = None  # called with the workers once shares are sent
+        self.timings = {"broadcast": 0.0, "wait": 0.0}
+        self.restarts = 0
+
+    def _start_worker(self):
+        return self._actor_class.remote(self._payload, self._modules)
+
+    def collect(self, strategy, traverser, iteration, count):
+        ray = self._ray
+        start = time.perf_counter()
+        strategy_ref = ray.put(strategy)  # once per call; every worker reads the same object
+        self.timings["broadcast"] += time.perf_counter() - start
+        shares = split(int(count), self.num_workers)
+        seeds = [share_seed(self.seed, iteration, traverser, w) for w in range(self.num_workers)]
+        pending = [self.workers[w].collect.remote(strategy_ref, traverser, iteration, shares[w], seeds[w])
+                   if shares[w] else None for w in range(self.num_workers)]  # fmt: skip
+        if self.on_dispatch is not None:
+            self.on_dispatch(list(self.workers))
+        for w, ref in enumerate(pending):
+            if ref is None:
+                continue
+            chunks = self._result(w, ref, strategy_ref, traverser, iteration, shares[w], seeds[w])
+            yield from chunks
+
+    def _result(self, w, ref, strategy_ref, traverser, iteration, share, seed) -> list:
+        """Worker w's chunks; a dead worker is replaced and its share re-run."""
+        ray = self._ray
+        for attempt in range(MAX_RESTARTS_PER_SHARE + 1):
+            start = time.perf_counter()
+            try:
+                return ray.get(ref)
+            except ray.exceptions.RayActorError as e:
+                if attempt == MAX_RESTARTS_PER_SHARE:
+                    raise RuntimeError(f"traversal worker {w} died {attempt + 1} times on its share of "
+                                       f"iteration {iteration} (last: {type(e).__name__}); giving up") from e  # fmt: skip
+                self.workers[w] = self._start_worker()
+                self.restarts += 1
+                self._events.append(f"worker {w} died ({type(e).__name__}); restarted, its {share} traversals "
+                                    f"for player {traverser} re-run from their seed")  # fmt: skip
+                ref = self.workers[w].collect.remote(strategy_ref, traverser, iteration, share, seed)
+            finally:
+                self.timings["wait"] += time.perf_counter() - start
+        raise AssertionError("unreachable")
+
+    def take_events(self) -> list[str]:
+        events, self._events = self._events, []
+        return events
+
+    def reseed(self, seed: int) -> None:
+        self.seed = int(seed)
+
+    def close(self) -> None:
+        """Stops the workers (the Ray instance stays up for others)."""
+        for worker in self.workers:
+            self._ray.kill(worker)
+        self.workers = []
+
