@@ -330,6 +330,11 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         return self._average.trainer.network
 
     @property
+    def sampler(self):
+        """Where the traversals run (`sampler.py`; a `distributed.RaySampler` when num_workers > 1)."""
+        return self._sampler
+
+    @property
     def encoder(self):
         """The networks' input: `encoder(state, player) -> floats`."""
         return self._encoder

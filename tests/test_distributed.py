@@ -1,0 +1,138 @@
+"""Traversals on Ray workers (issue 20): a local 2-worker instance on this machine only."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pyspiel
+import pytest
+
+from openspiel_cfrx.deep import DeepCFRSolver
+from openspiel_cfrx.deep.distributed import RayUnavailableError, split
+
+ray = pytest.importorskip("ray")
+
+FAST = dict(advantage_network_train_steps=20, policy_network_train_steps=5, batch_size_advantage=64,
+            batch_size_strategy=64, advantage_network_layers=(16,), policy_network_layers=(16,))  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    """One local Ray instance with 2 CPUs for the module (never another address)."""
+    started = not ray.is_initialized()
+    if started:
+        ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    yield ray
+    if started:
+        ray.shutdown()
+
+
+def _memories(solver):
+    return [memory.state_dict() for memory in (*solver.advantage_buffers, solver.strategy_buffer)]
+
+
+def _assert_same_memories(a, b):
+    for left, right in zip(_memories(a), _memories(b), strict=True):
+        for key in ("features", "targets", "legal_mask", "iteration"):
+            np.testing.assert_array_equal(left[key], right[key])
+
+
+def test_split_is_even_and_complete():
+    assert split(10, 3) == [4, 3, 3] and split(1, 2) == [1, 0] and sum(split(12345, 7)) == 12345
+
+
+def test_two_workers_sample_like_the_in_process_sampler_lemma_1(local_ray):
+    """Lemma 1 on Kuhn under uniform sigma^1: the mean sampled regret of
+    player 1's King facing a bet is exactly (fold -1.5, call +1.5), the Queen's
+    is (-0.5, +0.5); both samplers agree in the number of visits too."""
+    kuhn = pyspiel.load_game("kuhn_poker")
+    results = {}
+    for workers in (1, 2):
+        solver = DeepCFRSolver(kuhn, num_traversals=6000, memory_capacity=10**6, seed=5, num_workers=workers, **FAST)
+        solver.collect(1, 6000)
+        memory = solver.advantage_buffers[1].state_dict()
+        features, regrets = memory["features"], memory["targets"]
+        facing_bet = (features[:, 5] == 0) & (features[:, 6] == 1)
+        king, queen = facing_bet & (features[:, 4] == 1), facing_bet & (features[:, 3] == 1)
+        results[workers] = (regrets[king].mean(axis=0), regrets[queen].mean(axis=0), queen.sum(), len(regrets))
+        np.testing.assert_allclose(results[workers][0], [-1.5, 1.5], atol=1e-6)
+        np.testing.assert_allclose(results[workers][1], [-0.5, 0.5], atol=0.12)
+    assert results[2][2] == pytest.approx(results[1][2], rel=0.1)  # Queen-facing-bet visits
+    assert results[2][3] == pytest.approx(results[1][3], rel=0.05)  # all traverser visits
+
+
+def test_same_seed_and_workers_reproduce_a_run_exactly(local_ray):
+    leduc = pyspiel.load_game("leduc_poker")
+    runs = []
+    for _ in range(2):
+        solver = DeepCFRSolver(leduc, num_iterations=2, num_traversals=300, seed=7, num_workers=2, **FAST)
+        solver.solve()
+        runs.append(solver)
+    _assert_same_memories(*runs)
+    state = leduc.new_initial_state().child(0).child(3)
+    assert runs[0].action_probabilities(state) == runs[1].action_probabilities(state)
+    assert runs[0].nodes_touched == runs[1].nodes_touched
+
+
+def test_a_worker_killed_mid_iteration_is_replaced_and_its_share_rerun(local_ray, caplog):
+    """ray.kill on one actor while it runs its share: the iteration completes,
+    the log line says so, and the memories hold exactly a clean run's samples
+    (no partial share; same size and contents)."""
+    leduc = pyspiel.load_game("leduc_poker")
+    settings = dict(num_iterations=2, num_traversals=3000, seed=11, num_workers=2, log_every=1, **FAST)
+    clean = DeepCFRSolver(leduc, **settings)
+    clean.solve()
+    faulty = DeepCFRSolver(leduc, **settings)
+    kills = []
+
+    def kill_worker_1(workers):
+        if faulty.iteration == 1 and not kills:  # during iteration 2, player 0's round
+            ray.kill(workers[1], no_restart=True)
+            kills.append(workers[1])
+
+    faulty.sampler.on_dispatch = kill_worker_1
+    with caplog.at_level("WARNING"):
+        faulty.solve()
+    assert kills and faulty.sampler.restarts == 1
+    events = faulty.history[1]["events"]
+    assert len(events) == 1 and "worker 1 died" in events[0] and "re-run" in events[0]
+    assert "worker 1 died" in caplog.text
+    _assert_same_memories(clean, faulty)
+    assert [len(m) for m in faulty.advantage_buffers] == [len(m) for m in clean.advantage_buffers]
+
+
+def test_missing_ray_is_one_clear_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(RayUnavailableError, match=r"pip install 'openspiel_cfrx\[ray\]'"):
+        DeepCFRSolver(pyspiel.load_game("kuhn_poker"), num_workers=2)
+
+
+def test_one_worker_never_imports_ray():
+    code = ("import sys, pyspiel; from openspiel_cfrx.deep import DeepCFRSolver; "
+            "DeepCFRSolver(pyspiel.load_game('kuhn_poker'), num_iterations=1, num_traversals=5).solve(); "
+            "assert 'ray' not in sys.modules")  # fmt: skip
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+@pytest.mark.parametrize(
+    "address, message",
+    [("127.0.0.1:9", r"cannot reach a Ray cluster at '127.0.0.1:9'.*ray start --head"),
+     ("nonsense", r"cannot join the Ray cluster at 'nonsense'"),
+     (7, r"ray_address must be None")],
+)  # fmt: skip
+def test_bad_address_is_one_clear_error_quickly(address, message):
+    """In a fresh process (this one may already be connected); bounded time."""
+    code = ("import pyspiel; from openspiel_cfrx.deep import DeepCFRSolver\n"
+            "try:\n"
+            f"    DeepCFRSolver(pyspiel.load_game('kuhn_poker'), num_workers=2, ray_address={address!r})\n"
+            "except Exception as e:\n"
+            "    print(type(e).__name__ + ': ' + str(e))\n")  # fmt: skip
+    env = dict(os.environ, RAY_ADDRESS="")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    last = out.stdout.strip().splitlines()[-1]
+    assert len(out.stdout.strip().splitlines()) == 1
+    assert re.search(message, last), last
