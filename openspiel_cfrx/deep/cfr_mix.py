@@ -37,8 +37,10 @@ general not a product).
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
+import random
 from collections.abc import Callable, Sequence
 
 import pyspiel
@@ -46,6 +48,7 @@ import torch
 
 from openspiel_cfrx import team as team_lib
 from openspiel_cfrx.deep.agent_network import AgentNetwork
+from openspiel_cfrx.deep.distributed import RaySampler
 from openspiel_cfrx.deep.probe_traversal import AgentView
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.deep.solver_base import NeuralSolver
@@ -82,6 +85,7 @@ SETTING_RULES = {
     "learning_rate": "real>0", "gradient_clip": "real>0|None", "memory_capacity": "int>=1",
     "anchor_ratio": "real>=0", "linear_averaging": "bool", "infoset_encoding": INFOSET_ENCODINGS,
     "num_threads": "int>=1|None", "seed": "int>=0", "traversal_batch_size": "int>=1", "callback_every": "int>=1",
+    "num_workers": "int>=1", "ray_address": "address|None",
 }  # fmt: skip
 
 
@@ -114,6 +118,10 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
       share_parameters: overrides the variant's parameter sharing.
       network: registered network name for the agent networks.
       num_threads: `torch.set_num_threads` (process-wide); default 1.
+      num_workers, ray_address: probe traversals on `num_workers` Ray actors
+        (`distributed.py`; same seed and worker count = same run); 1 runs them
+        in-process without importing Ray; ray_address None starts a local
+        instance, "auto" / "host:port" / "ray://host:port" join a cluster.
       seed: all randomness derives from it.
       callback, callback_every: `callback(solver)` after every N-th iteration.
       schedule: `openspiel_cfrx.deep.Schedule` (traversal and regret-step
@@ -152,6 +160,8 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         device: str = "cpu",
         seed: int = 0,
         traversal_batch_size: int = 256,
+        num_workers: int = 1,
+        ray_address: str | None = None,
         schedule: Schedule | None = None,
         progress: bool = False,
         log_every: int = 0,
@@ -176,8 +186,12 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         self._steps, self._batch_size = (int(regret_train_steps), int(policy_train_steps)), int(batch_size)
         self._anchor_ratio, self._linear_averaging = float(anchor_ratio), bool(linear_averaging)
         self._build_models(dict(locals()), feature_size)
-        self._sampler = ProbeSampler(game, self._views, config["regret_targets"], self._joint_cap,
-                                     int(traversal_batch_size), self.py_rng)  # fmt: skip
+        local = functools.partial(ProbeSampler, game, self._views, config["regret_targets"], self._joint_cap,
+                                  int(traversal_batch_size))  # fmt: skip
+        if num_workers == 1:
+            self._sampler = local(self.py_rng)
+        else:
+            self._sampler = RaySampler(functools.partial(local, random.Random(0)), int(num_workers), self._seed, ray_address)  # fmt: skip
         self.probes = 0
         self.config = _config(game, variant, config, infoset_encoding, self._views, feature_size,
                               regret_network_layers, policy_network_layers, network, memory_capacity, joint_cap)
@@ -211,8 +225,10 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         stats.update(regret_loss=[None, None], policy_loss=[None, None])
         k = self.schedule.traversals(self._num_traversals, t)
         for player in (0, 1):
+            strategy = self.strategy_snapshot() if self._sampler.distributed else self.answer
             with self.timed("traversal"):
-                record = merge_records(self._sampler.collect(self.answer, player, t, k))
+                record = merge_records(self._sampler.collect(strategy, player, t, k))
+            stats.setdefault("events", []).extend(self._sampler.take_events())
             stats["nodes"] += record.nodes
             self.probes += record.probes
             with self.timed("training"):
@@ -281,6 +297,11 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         self.probes = int(state["probes"])
 
     # ------------------------------------------------------------ introspection
+    @property
+    def sampler(self):
+        """Where the probe traversals run (a `distributed.RaySampler` when num_workers > 1)."""
+        return self._sampler
+
     @property
     def views(self) -> list[AgentView]:
         return list(self._views)

@@ -34,7 +34,7 @@ from openspiel_cfrx.deep.average_strategy import (
     AverageStrategy,
     IterationNetworks,
 )
-from openspiel_cfrx.deep.distributed import RaySampler, game_modules
+from openspiel_cfrx.deep.distributed import RaySampler
 from openspiel_cfrx.deep.memories import make_memory
 from openspiel_cfrx.deep.networks import (
     ProbabilityNetwork,
@@ -61,6 +61,7 @@ SETTING_RULES = {
     "gradient_clip": "real>0|None", "traversal_batch_size": "int>=1", "aggregate_duplicates": "bool",
     "traversal_backend": BACKENDS, "num_threads": "int>=1|None", "average_policy": KINDS,
     "callback_every": "int>=1", "num_workers": "int>=1",
+    "ray_address": "address|None",
 }  # fmt: skip
 
 
@@ -188,7 +189,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
             self._sampler = local(self.py_rng, self.np_rng)
         else:
             self._sampler = RaySampler(functools.partial(local, random.Random(0), np.random.default_rng(0)),
-                                       game_modules(self._game), int(a["num_workers"]), self._seed,
+                                       int(a["num_workers"]), self._seed,
                                        a["ray_address"])  # fmt: skip
         self._kept = IterationNetworks(self._advantage[0].network, self._fallback, self._linear_weighting)
         self._average = AverageStrategy(self._game, self._encoder, self._num_actions, self._feature_size,
@@ -378,8 +379,6 @@ def _check_arguments(game, args: dict) -> bool:
     check_game_supported(game)
     check_settings(args, SETTING_RULES)
     check_device(args["device"])
-    if args["ray_address"] is not None and not isinstance(args["ray_address"], str):
-        raise ValueError(f"ray_address must be None, 'auto', 'host:port' or 'ray://host:port', got {args['ray_address']!r}")
     keep = args["keep_iteration_networks"]
     keep = args["average_policy"] == "sd_cfr" if keep is None else bool(keep)
     if args["average_policy"] == "sd_cfr" and not keep:

@@ -21,13 +21,16 @@ of a share. What happened goes to `take_events()` (the iteration's log line).
 
 Ray is optional (`pip install 'openspiel_cfrx[ray]'`); nothing here imports it
 until a `RaySampler` is built. Workers need this package importable (installed
-on every node of a cluster) and import the modules that register the game
-(`game_modules`) before unpickling it.
+on every node of a cluster). The sampler factory travels pickled with every
+pyspiel game in it replaced by its game string and the modules that register
+it (`dumps`), so Python-implemented games (registered by `import games`, say)
+are rebuilt by `load_game` on the worker.
 """
 
 from __future__ import annotations
 
 import importlib
+import io
 import os
 import pickle
 import socket
@@ -100,6 +103,30 @@ def game_modules(game) -> list[str]:
     return [] if module.startswith("pyspiel") or module == "builtins" else [module]
 
 
+def load_game(game_string: str, modules: list[str]):
+    """pyspiel.load_game after importing the modules that register the game."""
+    import pyspiel
+
+    for module in modules:
+        importlib.import_module(module)
+    return pyspiel.load_game(game_string)
+
+
+def dumps(obj, cloudpickle) -> bytes:
+    """`cloudpickle.dumps(obj)` with each pyspiel game as `load_game(str(game), game_modules(game))`."""
+    import pyspiel
+
+    class GamePickler(cloudpickle.CloudPickler):
+        def reducer_override(self, value):
+            if isinstance(value, pyspiel.Game):
+                return load_game, (str(value), game_modules(value))
+            return super().reducer_override(value)
+
+    buffer = io.BytesIO()
+    GamePickler(buffer).dump(obj)
+    return buffer.getvalue()
+
+
 def share_seed(seed: int, iteration: int, traverser: int, worker: int) -> int:
     """The random seed of worker `worker`'s share at (iteration, traverser)."""
     return int(np.random.SeedSequence([seed, iteration, traverser, worker]).generate_state(1, np.uint64)[0])
@@ -111,12 +138,10 @@ def split(count: int, parts: int) -> list[int]:
 
 
 class TraversalWorker:
-    """A Ray actor's body: one in-process sampler, built from a pickled factory
-    after importing the game's modules; one share of traversals per call."""
+    """A Ray actor's body: one in-process sampler built from a pickled factory
+    (`dumps`); one share of traversals per call."""
 
-    def __init__(self, factory: bytes, modules: list[str], torch_threads: int = 1):
-        for module in modules:
-            importlib.import_module(module)
+    def __init__(self, factory: bytes, torch_threads: int = 1):
         try:
             import torch
 
@@ -142,7 +167,6 @@ class RaySampler(Sampler):
 
     Args:
       factory: builds a worker's in-process sampler (with `reseed(seed)`).
-      modules: imported by each worker first (`game_modules(game)`).
       num_workers: actors (>= 2; one in-process sampler is the 1-worker path).
       seed: the solver's seed; shares are seeded by (seed, t, p, worker).
       address: None (local instance), "auto", "host:port" or "ray://host:port".
@@ -153,13 +177,13 @@ class RaySampler(Sampler):
 
     distributed = True
 
-    def __init__(self, factory: Callable[[], Sampler], modules: list[str], num_workers: int, seed: int,
+    def __init__(self, factory: Callable[[], Sampler], num_workers: int, seed: int,
                  address: str | None = None, cpus_per_worker: float | None = None):  # fmt: skip
         if int(num_workers) < 2:
             raise ValueError(f"RaySampler needs num_workers >= 2, got {num_workers} (1 worker runs in-process)")
         self._ray = connect(num_workers, address)
         self.num_workers, self.seed = int(num_workers), int(seed)
-        self._payload, self._modules = self._ray.cloudpickle.dumps(factory), list(modules)
+        self._payload = dumps(factory, self._ray.cloudpickle)
         options = {"scheduling_strategy": "SPREAD"}
         if cpus_per_worker is not None:
             options["num_cpus"] = cpus_per_worker
@@ -172,7 +196,7 @@ class RaySampler(Sampler):
         self.restarts = 0
 
     def _start_worker(self):
-        return self._actor_class.remote(self._payload, self._modules)
+        return self._actor_class.remote(self._payload)
 
     def collect(self, strategy, traverser, iteration, count):
         ray = self._ray

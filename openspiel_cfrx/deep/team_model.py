@@ -31,6 +31,25 @@ _EVAL_BATCH = 4096
 TINY = 1e-12
 
 
+class TeamValues:
+    """A player's network outputs in real units: all a strategy needs of a `TeamModel`."""
+
+    def __init__(self, view: AgentView, net, scale: float, trained: bool, device):
+        self.view, self.net, self.scale, self.trained, self.device = view, net, scale, trained, device
+
+    @torch.inference_mode()
+    def values(self, features: np.ndarray, agent_features: np.ndarray) -> np.ndarray:
+        """[B, n, A] (zeros before the first training)."""
+        if not self.trained:
+            return np.zeros((features.shape[0], self.view.num_agents, self.view.max_actions))
+        out = []
+        for lo in range(0, features.shape[0], _EVAL_BATCH):
+            x = torch.from_numpy(features[lo : lo + _EVAL_BATCH]).to(self.device)
+            xa = torch.from_numpy(agent_features[lo : lo + _EVAL_BATCH]).to(self.device)
+            out.append(self.net(x, xa).cpu().numpy().astype(np.float64))
+        return np.concatenate(out) * self.scale
+
+
 class TeamModel:
     """One player's network (regret or average strategy) with its trainer,
     memory, scale and update rules."""
@@ -58,17 +77,14 @@ class TeamModel:
         f, fa, _, pairs = self.packer.unpack(rows)
         return mix(net(f, fa), pairs)
 
-    @torch.inference_mode()
     def values(self, features: np.ndarray, agent_features: np.ndarray) -> np.ndarray:
         """Network outputs in real units [B, n, A] (zeros before the first training)."""
-        if not self.trained:
-            return np.zeros((features.shape[0], self.view.num_agents, self.view.max_actions))
-        out = []
-        for lo in range(0, features.shape[0], _EVAL_BATCH):
-            x = torch.from_numpy(features[lo : lo + _EVAL_BATCH]).to(self.device)
-            xa = torch.from_numpy(agent_features[lo : lo + _EVAL_BATCH]).to(self.device)
-            out.append(self.net(x, xa).cpu().numpy().astype(np.float64))
-        return np.concatenate(out) * self.scale
+        return TeamValues(self.view, self.net, self.scale, self.trained, self.device).values(features, agent_features)
+
+    def snapshot(self) -> TeamValues:
+        """The model's outputs as a picklable object with a CPU copy of the network (for Ray workers)."""
+        net = copy.deepcopy(self.net).cpu() if self.trained else None
+        return TeamValues(self.view, net, self.scale, self.trained, torch.device("cpu"))
 
     @torch.inference_mode()
     def _prev_mixed(self, rows: np.ndarray) -> np.ndarray:
@@ -232,9 +248,8 @@ def team_views(game, team_view: str, adversary_actions: int, infoset_encoding: s
     return views, int(game.compact_information_state_size())
 
 
-def width_error(game, player: int, action: int, width: int, adversary_declared: bool) -> str:
-    """The message for a legal action beyond a network head's width."""
-    name = game.get_type().short_name
+def width_error(name: str, player: int, action: int, width: int, adversary_declared: bool) -> str:
+    """The message for a legal action beyond a network head's width in game `name`."""
     if player != 1:
         return (f"player {player} of game '{name}' has legal action {action} but its network has {width} outputs: "
                 "the game's agent_num_actions() / num_distinct_actions() are too small")  # fmt: skip

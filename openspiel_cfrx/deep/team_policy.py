@@ -27,6 +27,35 @@ def regret_matching_plus(values: np.ndarray, legal: np.ndarray) -> np.ndarray:
     return regret_matching(values, legal, "uniform", min_total=TINY)
 
 
+class TeamAnswer:
+    """Answers a round of probe queries with per-agent strategies [n, A] from
+    each player's model (`values(features, agent_features)`), one forward pass per player."""
+
+    def __init__(self, models, game_name: str, adversary_declared: bool):
+        self.models, self.game_name, self.adversary_declared = models, game_name, adversary_declared
+
+    def __call__(self, queries: list[Query]) -> list[np.ndarray]:
+        answers: list = [None] * len(queries)
+        by_player: dict[int, list[int]] = {}
+        for index, query in enumerate(queries):
+            by_player.setdefault(query.player, []).append(index)
+        for player, indices in by_player.items():
+            view, batch = self.models[player].view, [queries[i] for i in indices]
+            legal = np.zeros((len(batch), view.num_agents, view.max_actions), dtype=bool)
+            for r, query in enumerate(batch):
+                for agent, actions in enumerate(query.legal):
+                    if actions and actions[-1] >= view.max_actions:
+                        raise ValueError(width_error(self.game_name, query.player, actions[-1], view.max_actions,
+                                                     self.adversary_declared))  # fmt: skip
+                    legal[r, agent, actions] = True
+            values = self.models[player].values(np.stack([q.features for q in batch]).astype(np.float32, copy=False),
+                                                np.stack([q.agent_features for q in batch]).astype(np.float32,
+                                                                                                    copy=False))
+            for i, row in zip(indices, regret_matching_plus(values, legal), strict=True):
+                answers[i] = row
+        return answers
+
+
 class TeamPolicy:
     """Per-agent, joint and OpenSpiel views of the current and average strategies."""
 
@@ -44,24 +73,12 @@ class TeamPolicy:
         """Per-agent strategies [n, A] for a round of probe queries: RM+ on each agent's
         R_i (Theorem 2; current) or the normalised S_i (average), one forward pass per player."""
         models = self._policy_models if average else self._regret_models
-        answers: list = [None] * len(queries)
-        by_player: dict[int, list[int]] = {}
-        for index, query in enumerate(queries):
-            by_player.setdefault(query.player, []).append(index)
-        for player, indices in by_player.items():
-            view, batch = models[player].view, [queries[i] for i in indices]
-            legal = np.zeros((len(batch), view.num_agents, view.max_actions), dtype=bool)
-            for r, query in enumerate(batch):
-                for agent, actions in enumerate(query.legal):
-                    if actions and actions[-1] >= view.max_actions:
-                        raise ValueError(width_error(self._game, query.player, actions[-1], view.max_actions,
-                                                     self._adversary_declared))  # fmt: skip
-                    legal[r, agent, actions] = True
-            values = models[player].values(np.stack([q.features for q in batch]).astype(np.float32, copy=False),
-                                           np.stack([q.agent_features for q in batch]).astype(np.float32, copy=False))
-            for i, row in zip(indices, regret_matching_plus(values, legal), strict=True):
-                answers[i] = row
-        return answers
+        return TeamAnswer(models, self._game.get_type().short_name, self._adversary_declared)(queries)
+
+    def strategy_snapshot(self) -> TeamAnswer:
+        """The current strategy (RM+ on the regret networks) as a picklable
+        object with CPU copies of the networks (what Ray workers receive)."""
+        return TeamAnswer([model.snapshot() for model in self._regret_models], self._game.get_type().short_name, self._adversary_declared)
 
     def _queries(self, states) -> list[Query]:
         return [make_query(self._views[s.current_player()], s) for s in states]
