@@ -64,6 +64,25 @@ def define_common_flags(
     flags.DEFINE_string("device", "cpu", device_help)
 
 
+def define_worker_flags() -> None:
+    """--num_workers / --ray_address: traversals on Ray workers (`openspiel_cfrx.deep.distributed`)."""
+    flags.DEFINE_integer("num_workers", 1, "Traversal workers: 1 runs them in this process (no Ray); N > 1 runs "
+                         "them on N Ray actors (pip install 'openspiel_cfrx[ray]'), same results for the same "
+                         "--seed and N.")  # fmt: skip
+    flags.DEFINE_string("ray_address", "", "With --num_workers > 1: '' starts a local Ray instance; 'auto' or "
+                        "host:port joins a running cluster (`ray start --head` prints the address).")  # fmt: skip
+
+
+def worker_settings() -> dict:
+    """The solver arguments of --num_workers / --ray_address (one-line error if invalid)."""
+    values = flags.FLAGS
+    if values.num_workers < 1:
+        usage_error(f"--num_workers must be >= 1, got {values.num_workers}")
+    if values.ray_address and values.num_workers == 1:
+        usage_error("--ray_address needs --num_workers > 1 (one worker runs in this process)")
+    return {"num_workers": values.num_workers, "ray_address": values.ray_address or None}
+
+
 def check_device(device: str, torch_device: bool, cpu_only_reason: str = "") -> str:
     """Validates --device (see `define_common_flags`); exits with a one-line
     error for an unknown device, a GPU on a CPU-only binary, or cuda without CUDA."""
@@ -174,6 +193,7 @@ def guarded(main):
     import functools
 
     from openspiel_cfrx.checkpoint_io import CheckpointWriteError
+    from openspiel_cfrx.deep.distributed import RayConnectionError, RayUnavailableError
     from openspiel_cfrx.deep.validation import TrainingDivergedError
 
     @functools.wraps(main)
@@ -182,7 +202,8 @@ def guarded(main):
             return main(argv)
         except KeyboardInterrupt:
             sys.exit("interrupted (Ctrl-C); outputs written so far are kept")
-        except (ValueError, TrainingDivergedError, CheckpointWriteError) as e:
+        except (ValueError, TrainingDivergedError, CheckpointWriteError, RayUnavailableError,
+                RayConnectionError) as e:  # fmt: skip
             sys.exit(f"error: {' '.join(str(e).split())}")
 
     return run

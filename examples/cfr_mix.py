@@ -37,9 +37,11 @@ from examples._common import (  # noqa: E402
     check_device,
     check_writable_dir,
     define_common_flags,
+    define_worker_flags,
     guarded,
     load_game_or_exit,
     usage_error,
+    worker_settings,
     write_csv_rows,
 )
 from openspiel_cfrx.deep.cfr_mix import VARIANTS, CFRMixSolver  # noqa: E402
@@ -63,6 +65,7 @@ define_common_flags(
     torch_device=True,
     device_help="Passed to CFRMixSolver / DeepCFRSolver(device=...) of every variant.",
 )
+define_worker_flags()
 flags.DEFINE_list("variants", ["cfr_mix", "cfr_mix_no_sharing", "deep_cfr_mix", "independent"],
                   f"Comma-separated variants, from: {', '.join(VARIANTS)}, or deep_cfr "
                   "(openspiel_cfrx.DeepCFRSolver on joint team actions).")
@@ -95,8 +98,10 @@ class Point:
 
 
 def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, joint_cap: int, seed: int,
-                device: str = "cpu", infoset_encoding: str = "tensor"):
-    """(step(), policy) for a variant name (CFRMixSolver variants or "deep_cfr")."""
+                device: str = "cpu", infoset_encoding: str = "tensor", workers: dict | None = None):
+    """(step(), policy) for a variant name (CFRMixSolver variants or "deep_cfr");
+    `workers`: num_workers / ray_address of the solver."""
+    workers = workers or {}
     if variant == "deep_cfr":
         if infoset_encoding != "tensor":
             usage_error("--infoset_encoding=compact applies to the CFRMixSolver variants only; drop deep_cfr "
@@ -106,14 +111,14 @@ def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, j
         solver = DeepCFRSolver(game, policy_network_layers=hidden, advantage_network_layers=hidden,
                                num_traversals=traversals, advantage_network_train_steps=train_steps,
                                policy_network_train_steps=train_steps, seed=seed, num_threads=1,
-                               device=device)  # fmt: skip
+                               device=device, **workers)  # fmt: skip
         return solver.run_iteration, solver
     if variant not in VARIANTS:
         usage_error(f"unknown variant {variant!r}; choose from {', '.join(VARIANTS)}, deep_cfr")
     solver = CFRMixSolver(game, variant=variant, num_traversals=traversals, regret_network_layers=hidden,
                           policy_network_layers=hidden, regret_train_steps=train_steps,
                           policy_train_steps=train_steps, joint_cap=joint_cap, seed=seed,
-                          device=device, infoset_encoding=infoset_encoding)  # fmt: skip
+                          device=device, infoset_encoding=infoset_encoding, **workers)  # fmt: skip
     return solver.run_iteration, solver
 
 
@@ -145,7 +150,7 @@ class _Uniform:
 
 def run_variants(game, variants, seconds, iterations, traversals, hidden, train_steps, joint_cap, eval_every,
                  exact, particles, eval_games, seed, log=print, device="cpu", checkpoint_dir="", output_dir="",
-                 previous=(), infoset_encoding="tensor") -> list[Point]:  # fmt: skip
+                 previous=(), infoset_encoding="tensor", workers: dict | None = None) -> list[Point]:  # fmt: skip
     """Runs each variant; with `checkpoint_dir`, resumes a variant from
     `<checkpoint_dir>/<variant>.pt` when present (keeping its `previous`
     points up to the resumed iteration, e.g. read from curves.csv) and, at
@@ -154,7 +159,7 @@ def run_variants(game, variants, seconds, iterations, traversals, hidden, train_
     points = []
     for index, variant in enumerate(variants):
         step, policy = make_solver(game, variant, traversals, hidden, train_steps, joint_cap, seed, device,
-                                   infoset_encoding)  # fmt: skip
+                                   infoset_encoding, workers)  # fmt: skip
         checkpoint = os.path.join(checkpoint_dir, f"{variant}.pt") if checkpoint_dir else ""
         if checkpoint and os.path.exists(checkpoint):
             from openspiel_cfrx.deep import CheckpointError
@@ -268,7 +273,7 @@ def main(argv):
                           FLAGS.train_steps, FLAGS.joint_cap, FLAGS.eval_every, exact, FLAGS.particles,
                           FLAGS.eval_games, FLAGS.seed, device=FLAGS.device, checkpoint_dir=FLAGS.checkpoint_dir,
                           output_dir=FLAGS.output_dir, previous=previous,
-                          infoset_encoding=FLAGS.infoset_encoding)  # fmt: skip
+                          infoset_encoding=FLAGS.infoset_encoding, workers=worker_settings())  # fmt: skip
     if not points:
         print("nothing to do: every variant already at --iterations or --seconds")
         return

@@ -34,10 +34,12 @@ from examples._common import (  # noqa: E402
     check_device,
     check_writable_dir,
     define_common_flags,
+    define_worker_flags,
     guarded,
     load_game_or_exit,
     resumed_rows,
     usage_error,
+    worker_settings,
     write_csv_rows,
 )
 from openspiel_cfrx.deep import Schedule  # noqa: E402
@@ -59,6 +61,7 @@ define_common_flags(
     torch_device=True,
     device_help="Passed to DeepCFRSolver(device=...).",
 )
+define_worker_flags()
 flags.DEFINE_integer("traversals", 2000, "External-sampling traversals per player per iteration (K in the paper).")
 flags.DEFINE_integer("advantage_steps", 100, "SGD (Adam) steps per advantage-network training, i.e. per player "
                      "per iteration.")
@@ -131,6 +134,7 @@ def main(argv):
             num_threads=FLAGS.threads,
             keep_iteration_networks=FLAGS.sd_cfr,
             traversal_backend=FLAGS.traversal_backend,
+            **worker_settings(),
             log_every=0 if FLAGS.progress else 1,
             verbose=False,  # absl already shows the logging lines
         )
