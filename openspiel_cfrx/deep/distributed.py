@@ -153,10 +153,13 @@ class TraversalWorker:
     def pid(self) -> int:
         return os.getpid()
 
-    def collect(self, strategy, traverser: int, iteration: int, count: int, seed: int) -> list:
-        """Every chunk of `count` traversals, drawn with a stream seeded by `seed`."""
+    def collect(self, strategy, traverser: int, iteration: int, count: int, seed: int) -> tuple[list, float]:
+        """Every chunk of `count` traversals, drawn with a stream seeded by
+        `seed`, and the seconds they took here."""
+        start = time.perf_counter()
         self.sampler.reseed(seed)
-        return list(self.sampler.collect(strategy, traverser, iteration, count))
+        chunks = list(self.sampler.collect(strategy, traverser, iteration, count))
+        return chunks, time.perf_counter() - start
 
 
 class RaySampler(Sampler):
@@ -192,7 +195,9 @@ class RaySampler(Sampler):
         self._ray.get([w.pid.remote() for w in self.workers])  # built (game, tree) before the first iteration
         self._events: list[str] = []
         self.on_dispatch: Callable[[list], None] | None = None  # called with the workers once shares are sent
-        self.timings = {"broadcast": 0.0, "wait": 0.0}
+        # seconds: ray.put of sigma^t; waiting for results; the slowest worker's
+        # own traversal time per round (the rest of a round's wall time is overhead)
+        self.timings = {"broadcast": 0.0, "wait": 0.0, "slowest_worker": 0.0}
         self.restarts = 0
 
     def _start_worker(self):
@@ -209,14 +214,17 @@ class RaySampler(Sampler):
                    if shares[w] else None for w in range(self.num_workers)]  # fmt: skip
         if self.on_dispatch is not None:
             self.on_dispatch(list(self.workers))
+        slowest = 0.0
         for w, ref in enumerate(pending):
             if ref is None:
                 continue
-            chunks = self._result(w, ref, strategy_ref, traverser, iteration, shares[w], seeds[w])
+            chunks, seconds = self._result(w, ref, strategy_ref, traverser, iteration, shares[w], seeds[w])
+            slowest = max(slowest, seconds)
             yield from chunks
+        self.timings["slowest_worker"] += slowest
 
-    def _result(self, w, ref, strategy_ref, traverser, iteration, share, seed) -> list:
-        """Worker w's chunks; a dead worker is replaced and its share re-run."""
+    def _result(self, w, ref, strategy_ref, traverser, iteration, share, seed) -> tuple[list, float]:
+        """Worker w's (chunks, seconds); a dead worker is replaced and its share re-run."""
         ray = self._ray
         for attempt in range(MAX_RESTARTS_PER_SHARE + 1):
             start = time.perf_counter()
