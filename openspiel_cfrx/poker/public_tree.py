@@ -187,19 +187,27 @@ class PublicTree:
       subgame: start at a later decision point with a fixed board and given
         ranges (`Subgame`); its board is the root round's only board, later
         deals extend it (isomorphism does not apply).
+      betting: instead of `game`, a (rules, nodes) pair: rules with the deck
+        (num_ranks, num_suits), blinds and per-round board_cards, and public
+        nodes from their root (e.g. `nolimit.nolimit_betting_tree`); needs a
+        `subgame` (board, ranges; its `betting` must be empty).
     """
 
-    def __init__(self, game: pyspiel.Game, isomorphism: bool = True, chunk_boards: int = 64,
+    def __init__(self, game: pyspiel.Game | None = None, isomorphism: bool = True, chunk_boards: int = 64,
                  threads: int | None = None, max_memory_bytes: int | None = None,
-                 subgame: Subgame | None = None):  # fmt: skip
+                 subgame: Subgame | None = None, betting: tuple | None = None):  # fmt: skip
         if isinstance(chunk_boards, bool) or int(chunk_boards) != chunk_boards or chunk_boards < 1:
             raise ValueError(f"chunk_boards must be an int >= 1, got {chunk_boards!r}")
         if threads is not None and (isinstance(threads, bool) or int(threads) != threads or threads < 1):
             raise ValueError(f"threads must be an int >= 1 (or None: CPU count, at most 4), got {threads!r}")
-        self.rules = BettingRules.from_game(game)
+        if (game is None) == (betting is None):
+            raise ValueError("PublicTree needs exactly one of a game or betting=(rules, nodes)")
+        if betting is not None and (subgame is None or tuple(subgame.betting)):
+            raise ValueError("PublicTree(betting=...) needs a subgame with its board and ranges (and no betting prefix)")
+        self.rules = BettingRules.from_game(game) if game is not None else betting[0]
         self.deck = Deck(self.rules.num_ranks, self.rules.num_suits)
         self.subgame = subgame
-        self.nodes = betting_tree(game, self.rules, subgame.betting if subgame else ())
+        self.nodes = betting_tree(game, self.rules, subgame.betting if subgame else ()) if game is not None else list(betting[1])
         self.isomorphism = bool(isomorphism) and subgame is None
         self.chunk_boards = int(chunk_boards)
         self.threads = int(threads or min(4, os.cpu_count() or 1))

@@ -1,0 +1,118 @@
+"""The Libratus endgames (heads-up no-limit hold'em subgames) of the OFTRL-CFR
+paper's Section 6, read from the public data files
+(`../shared/data/libratus_endgames/`, format in its README.md):
+
+    -round 3|4     (3: turn + river, 4: river; 1-based like the data)
+    -board 7s9h9cTc
+    -pot 500       (each player has put in half)
+    -reach p_1 ... p_2652   (out-of-position player's 1,326 hands, then the button's)
+
+Hands are ordered 2s2h, 2s2d, 2s2c, 2s3s, ..., AdAc: cards by rank (deuce
+first), suits s, h, d, c within a rank, pairs in that card order. The engine
+numbers cards rank * 4 + suit with suits c, d, h, s (universal_poker's
+order), so the reach vectors are permuted into the engine's hand order here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import os
+
+import numpy as np
+
+from openspiel_cfrx.poker import Deck, PublicTree, Subgame
+from openspiel_cfrx.poker.nolimit import BetAbstraction, NoLimitRules, nolimit_betting_tree
+
+RANKS = "23456789TJQKA"
+DATA_SUITS = "shdc"  # the data's suit order within a rank
+ENGINE_SUITS = "cdhs"  # universal_poker's (the engine's) suit order
+DEFAULT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data",
+                           "libratus_endgames")  # fmt: skip
+
+
+def engine_card(text: str) -> int:
+    """'Ts' -> the engine's card index."""
+    if len(text) != 2 or text[0] not in RANKS or text[1] not in ENGINE_SUITS:
+        raise ValueError(f"bad card {text!r}: expected a rank of {RANKS} and a suit of {ENGINE_SUITS}")
+    return RANKS.index(text[0]) * 4 + ENGINE_SUITS.index(text[1])
+
+
+def data_hand_order(deck: Deck) -> np.ndarray:
+    """[1326] engine hand index of the data's k-th hand."""
+    cards = [RANKS.index(r) * 4 + ENGINE_SUITS.index(s) for r in RANKS for s in DATA_SUITS]
+    return np.array([deck.hand_index(a, b) for a, b in itertools.combinations(cards, 2)], dtype=np.int64)
+
+
+@dataclasses.dataclass
+class Endgame:
+    """One endgame: engine round of the root (2 = turn, 3 = river), board
+    (engine cards), pot (chips, half from each player) and ranges [2, 1326]
+    in engine hand order (row 0: the out-of-position player, first to act)."""
+
+    name: str
+    round: int
+    board: tuple[int, ...]
+    pot: int
+    reach: np.ndarray
+
+    def rules(self, abstraction: BetAbstraction | None = None) -> NoLimitRules:
+        return NoLimitRules(abstraction=abstraction or BetAbstraction())
+
+    def tree(self, abstraction: BetAbstraction | None = None, **kwargs) -> PublicTree:
+        """The public tree of the endgame under the paper's abstraction (or `abstraction`)."""
+        rules = self.rules(abstraction)
+        nodes = nolimit_betting_tree(rules, self.round, (self.pot // 2, self.pot - self.pot // 2))
+        return PublicTree(betting=(rules, nodes), subgame=Subgame((), self.board, self.reach), **kwargs)
+
+
+def read_endgame(path: str) -> Endgame:
+    """Parses one data file; ValueError naming the file and the problem."""
+    fields: dict[str, list[str]] = {}
+    try:
+        with open(path) as f:
+            tokens = f.read().split()
+    except OSError as e:
+        raise ValueError(f"cannot read endgame file {path!r}: {e.strerror}") from None
+    key = None
+    for token in tokens:
+        if token.startswith("-") and not _is_number(token):
+            key = token[1:]
+            fields[key] = []
+        elif key is None:
+            raise ValueError(f"{path}: expected '-round', '-board', '-pot', '-reach' fields, got {token!r}")
+        else:
+            fields[key].append(token)
+    missing = {"round", "board", "pot", "reach"} - set(fields)
+    if missing:
+        raise ValueError(f"{path}: missing field(s) {', '.join(sorted(missing))}")
+    data_round, board_text, pot = int(fields["round"][0]), fields["board"][0], int(fields["pot"][0])
+    if data_round not in (3, 4):
+        raise ValueError(f"{path}: round must be 3 (turn) or 4 (river), got {data_round}")
+    board = tuple(engine_card(board_text[i : i + 2]) for i in range(0, len(board_text), 2))
+    if len(board) != data_round + 1:
+        raise ValueError(f"{path}: round {data_round} needs {data_round + 1} board cards, got {board_text!r}")
+    reach = np.array([float(x) for x in fields["reach"]])
+    if reach.shape != (2652,) or not np.all(np.isfinite(reach)) or reach.min() < 0:
+        raise ValueError(f"{path}: reach must be 2,652 finite probabilities >= 0, got {reach.size}")
+    deck = Deck(13, 4)
+    ranges = np.zeros((2, deck.num_hands))
+    order = data_hand_order(deck)
+    ranges[:, order] = reach.reshape(2, deck.num_hands)
+    name = os.path.splitext(os.path.basename(path))[0]
+    return Endgame(name, data_round - 1, board, pot, ranges)
+
+
+def load_endgame(number: int, directory: str = DEFAULT_DIR) -> Endgame:
+    """Subgame 1-4 of the paper from the data directory."""
+    if number not in (1, 2, 3, 4):
+        raise ValueError(f"the Libratus endgames are numbered 1-4, got {number}")
+    return read_endgame(os.path.join(directory, f"subgame{number}.txt"))
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,67 @@
+"""Issue 19 (progress): the Libratus endgame data, the no-limit bet abstraction, the engine on them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from games.libratus_endgames import engine_card, load_endgame, read_endgame
+from openspiel_cfrx.poker import Deck, VectorCFR
+from openspiel_cfrx.poker.nolimit import BetAbstraction, NoLimitRules, nolimit_betting_tree
+
+
+@pytest.mark.parametrize("number", [1, 2, 3, 4])
+def test_data_hand_order_maps_to_engine_hands(number):
+    """Every hand meeting the board has reach 0 in the data, and only those:
+    a wrong card or suit mapping would put weight on impossible hands."""
+    endgame = load_endgame(number)
+    conflicts = Deck(13, 4).conflicts(endgame.board)
+    assert endgame.reach.shape == (2, 1326)
+    assert np.all(endgame.reach[:, conflicts] == 0)
+    assert np.all((endgame.reach[:, ~conflicts] > 0).sum(axis=1) > 300)
+    assert endgame.round == {1: 2, 2: 2, 3: 3, 4: 3}[number]
+    assert endgame.pot == {1: 500, 2: 4780, 3: 500, 4: 3750}[number]
+
+
+def test_cards_use_the_engines_suit_order():
+    assert engine_card("2c") == 0 and engine_card("2s") == 3 and engine_card("Ah") == 50
+
+
+def test_paper_abstraction_on_a_river_pot_of_3750():
+    """First bet: 0.5x pot, 1x pot, all-in; a raise: 1x pot (after calling) or all-in."""
+    nodes = nolimit_betting_tree(NoLimitRules(), 3, (1875, 1875))
+    root = nodes[0]
+    assert root.player == 0 and root.legal == (1, 2, 3, 4)  # check, 1875, 3750, all-in (no fold)
+    bets = [nodes[c].contributions[0] for c in root.children[1:]]
+    assert bets == [1875 + 1875, 1875 + 3750, 20000]
+    facing_pot = nodes[root.children[2]]  # P0 bet the pot: 5625 vs 1875
+    assert facing_pot.player == 1 and facing_pot.legal == (0, 1, 2, 3)
+    raises = [nodes[c].contributions[1] for c in facing_pot.children[2:]]
+    assert raises == [5625 + 2 * 5625, 20000]
+    facing_all_in = nodes[facing_pot.children[3]]
+    assert facing_all_in.legal == (0, 1)  # fold or call only
+    assert len(nodes) == 57
+
+
+def test_small_bets_are_raised_to_the_minimum_and_merged():
+    rules = NoLimitRules(abstraction=BetAbstraction(first=(0.01, 0.02), later=(1.0,)))
+    root = nolimit_betting_tree(rules, 3, (100, 100))[0]
+    assert root.legal == (1, 2, 3)  # both tiny fractions became the 100-chip minimum bet, plus all-in
+
+
+def test_bad_files_are_one_line(tmp_path):
+    bad = tmp_path / "bad.txt"
+    bad.write_text("-round 5\n-board 2c3c4c5c6c\n-pot 100\n-reach 0.1\n")
+    with pytest.raises(ValueError, match="round must be 3 .turn. or 4 .river."):
+        read_endgame(str(bad))
+    with pytest.raises(ValueError, match="cannot read endgame file"):
+        read_endgame(str(tmp_path / "missing.txt"))
+
+
+def test_dcfr_lowers_the_saddle_point_gap_on_subgame_4():
+    tree = load_endgame(4).tree(threads=1)
+    uniform = tree.exploitability(tree.uniform)
+    solver = VectorCFR(tree, "dcfr", dtype=np.float64, verbose=False)
+    solver.run(100)
+    gap = solver.evaluate()["exploitability"]
+    assert gap < uniform / 50
