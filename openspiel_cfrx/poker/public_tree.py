@@ -41,6 +41,7 @@ import dataclasses
 import itertools
 import math
 import os
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -156,6 +157,11 @@ class PokerTreeTooLargeError(UnsupportedPokerGameError, MemoryError):
     """The public tree's walk would not fit in the allowed memory."""
 
 
+def _nbytes(obj) -> int:
+    """Bytes of the numpy arrays among `obj`'s attributes."""
+    return sum(v.nbytes for v in vars(obj).values() if isinstance(v, np.ndarray))
+
+
 def _depth(nodes: list[PublicNode], n: int) -> int:
     return 1 + max((_depth(nodes, c) for c in nodes[n].children), default=0)
 
@@ -249,6 +255,9 @@ class PublicTree:
                            for r in range(self.num_rounds)]  # fmt: skip
         self._fit_chunks(max_memory_bytes)
         self._chunks: list[Chunk] | None = None
+        self.deal_cache_bytes = 2**30  # later deals' chunks kept across walks (`deal_chunk`)
+        self._dealt: dict[tuple[int, int], Chunk] = {}
+        self._dealt_bytes, self._dealt_lock = 0, threading.Lock()
         self._board_index: dict[tuple[int, ...], int] | None = None
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
 
@@ -329,7 +338,20 @@ class PublicTree:
         return any(node.kind == SHOWDOWN and node.round == rnd for node in self.nodes)
 
     def deal_chunk(self, chunk: Chunk) -> Chunk:
-        """The boards of the next round dealt onto `chunk`'s boards."""
+        """The boards of the next round dealt onto `chunk`'s boards, with their
+        showdown tables; kept for later walks while the kept chunks take at most
+        `deal_cache_bytes` (a subgame's few river boards always are)."""
+        key = (chunk.round + 1, chunk.lo)
+        dealt = self._dealt.get(key)
+        if dealt is None:
+            dealt = self._deal(chunk)
+            size = _nbytes(dealt) + (_nbytes(dealt.showdowns) if dealt.showdowns is not None else 0)
+            with self._dealt_lock:
+                if self._dealt_bytes + size <= self.deal_cache_bytes:
+                    self._dealt[key], self._dealt_bytes = dealt, self._dealt_bytes + size
+        return dealt
+
+    def _deal(self, chunk: Chunk) -> Chunk:
         rnd, n = chunk.round + 1, self.deck.num_cards
         extensions = []
         for board in chunk.boards:
