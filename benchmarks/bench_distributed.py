@@ -15,9 +15,11 @@ times `--iterations` Deep CFR iterations and reports, per iteration:
 The projection to more workers is arithmetic on the measured parts (say so
 when quoting it): traversal time(N) = T_1 * w / N + overhead(N), with the
 per-worker compute w = (slowest worker time at 2 workers * 2) / T_1
-(each worker's speed relative to the in-process sampler) and overhead(N)
-grown linearly from the 2-worker measurement (samples moved and inserted do
-not grow with N; dispatch does).
+(each worker's speed relative to the in-process sampler, so imbalance and
+per-process slowdown carry over) and overhead(N) = overhead(2) + 2 rounds x
+(N - 2) x d, where d is the measured round-trip of an empty call per worker
+(the broadcast is one put whatever N; the samples moved and inserted do not
+grow with N). It assumes N real cores with nothing else running.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_distributed.py \
         --output=benchmarks/results/distributed.md
@@ -76,6 +78,14 @@ def run_case(case: dict) -> dict:
     result = {"nodes_per_iteration": sum(r["nodes"] for r in rows) / n, "traversal_s": traversal,
               "training_s": sum(r["training_seconds"] for r in rows) / n, "iteration_s": wall / n}  # fmt: skip
     if after:
+        import ray
+
+        trips = []
+        for _ in range(20):
+            start = time.perf_counter()
+            ray.get([w.pid.remote() for w in solver.sampler.workers])
+            trips.append(time.perf_counter() - start)
+        result["dispatch_per_worker_s"] = sorted(trips)[len(trips) // 2] / len(solver.sampler.workers)
         result["slowest_worker_s"] = (after["slowest_worker"] - timings["slowest_worker"]) / n
         result["broadcast_s"] = (after["broadcast"] - timings["broadcast"]) / n
         result["overhead_s"] = traversal - result["slowest_worker_s"]
@@ -120,8 +130,8 @@ def main(argv):
         "--output=benchmarks/results/distributed.md`",
         "",
         "| workload | workers | nodes/iteration | traversal s | nodes/s | speed-up | training s | iteration s | "
-        "slowest worker s | overhead s (share of iteration) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "slowest worker s | overhead s (share of iteration) | of which broadcast s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (workload, n), r in results.items():
         base = results[workload, workers[0]]
@@ -129,9 +139,10 @@ def main(argv):
         overhead = (f"{r['overhead_s']:.3f} ({100 * r['overhead_s'] / r['iteration_s']:.1f}%)"
                     if "overhead_s" in r else "-")  # fmt: skip
         slowest = f"{r['slowest_worker_s']:.3f}" if "slowest_worker_s" in r else "-"
+        broadcast = f"{r['broadcast_s']:.3f}" if "broadcast_s" in r else "-"
         lines.append(f"| {workload} | {n} | {r['nodes_per_iteration']:,.0f} | {r['traversal_s']:.3f} | {rate:,.0f} | "
                      f"{rate / base_rate:.2f}x | {r['training_s']:.3f} | {r['iteration_s']:.3f} | {slowest} | "
-                     f"{overhead} |")  # fmt: skip
+                     f"{overhead} | {broadcast} |")  # fmt: skip
     lines += ["", "**Projection** (arithmetic on the measured parts, not a measurement; see the module docstring):", ""]
     lines += ["| workload | workers | projected traversal s | projected traversal speed-up |", "|---|---:|---:|---:|"]
     two = max(n for n in workers if n > 1) if any(n > 1 for n in workers) else None
@@ -141,7 +152,7 @@ def main(argv):
         t1, r = results[workload, 1]["traversal_s"], results[workload, two]
         per_worker = r["slowest_worker_s"] * two / t1  # a worker's time per in-process second of traversal
         for n in [int(p) for p in FLAGS.projection]:
-            projected = t1 * per_worker / n + r["overhead_s"] * n / two
+            projected = t1 * per_worker / n + r["overhead_s"] + 2 * (n - two) * r["dispatch_per_worker_s"]
             lines.append(f"| {workload} | {n} | {projected:.3f} | {t1 / projected:.1f}x |")
     text = "\n".join(lines) + "\n"
     print(text)

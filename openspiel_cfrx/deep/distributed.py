@@ -7,13 +7,16 @@ call (one traverser p at iteration t):
 
 1. the learner puts sigma^t (a picklable snapshot of the current networks:
    `solver.strategy_snapshot()`) in Ray's object store once;
-2. worker w runs its share K_w (K split as evenly as possible) with its own
-   in-process sampler (any backend: pyspiel states, tree, vectorised, CFR-MIX's
-   probes) and a random stream seeded from (seed, t, p, w) alone;
-3. the learner takes each worker's chunks, as compact numpy arrays, in worker
+2. K is cut into 4N shares (as even as possible); each worker runs one share
+   at a time with its own in-process sampler (any backend: pyspiel states,
+   tree, vectorised, CFR-MIX's probes) and a random stream seeded from
+   (seed, t, p, share) alone, and gets the next unsent share when it
+   finishes (so a slow worker or a long share does not hold the round);
+3. the learner takes each share's chunks, as compact numpy arrays, in share
    order, and the solver inserts them into its memories in that order.
 
-So a fixed seed and worker count reproduce a run exactly, whatever the timing.
+So a fixed seed and worker count reproduce a run exactly, whatever the timing
+and whichever worker ran which share.
 A worker that dies during its share (a crash, a lost node, `ray.kill`) is
 replaced by a new actor and the share re-run from the same seed: the memories
 receive exactly the samples a healthy worker would have returned, never part
@@ -127,9 +130,9 @@ def dumps(obj, cloudpickle) -> bytes:
     return buffer.getvalue()
 
 
-def share_seed(seed: int, iteration: int, traverser: int, worker: int) -> int:
-    """The random seed of worker `worker`'s share at (iteration, traverser)."""
-    return int(np.random.SeedSequence([seed, iteration, traverser, worker]).generate_state(1, np.uint64)[0])
+def share_seed(seed: int, iteration: int, traverser: int, share: int) -> int:
+    """The random seed of share `share` at (iteration, traverser)."""
+    return int(np.random.SeedSequence([seed, iteration, traverser, share]).generate_state(1, np.uint64)[0])
 
 
 def split(count: int, parts: int) -> list[int]:
@@ -171,7 +174,7 @@ class RaySampler(Sampler):
     Args:
       factory: builds a worker's in-process sampler (with `reseed(seed)`).
       num_workers: actors (>= 2; one in-process sampler is the 1-worker path).
-      seed: the solver's seed; shares are seeded by (seed, t, p, worker).
+      seed: the solver's seed; share i is seeded by (seed, t, p, i).
       address: None (local instance), "auto", "host:port" or "ray://host:port".
       cpus_per_worker: CPUs each actor holds while alive (None: Ray's actor
         default, 1 to place and 0 to run, so several solvers can share a
@@ -199,6 +202,7 @@ class RaySampler(Sampler):
         # own traversal time per round (the rest of a round's wall time is overhead)
         self.timings = {"broadcast": 0.0, "wait": 0.0, "slowest_worker": 0.0}
         self.restarts = 0
+        self.shares_per_worker = 4  # K is cut into 4N seeded shares, handed to whichever worker is free
 
     def _start_worker(self):
         return self._actor_class.remote(self._payload)
@@ -208,40 +212,52 @@ class RaySampler(Sampler):
         start = time.perf_counter()
         strategy_ref = ray.put(strategy)  # once per call; every worker reads the same object
         self.timings["broadcast"] += time.perf_counter() - start
-        shares = split(int(count), self.num_workers)
-        seeds = [share_seed(self.seed, iteration, traverser, w) for w in range(self.num_workers)]
-        pending = [self.workers[w].collect.remote(strategy_ref, traverser, iteration, shares[w], seeds[w])
-                   if shares[w] else None for w in range(self.num_workers)]  # fmt: skip
+        sizes = split(int(count), self.shares_per_worker * self.num_workers)
+        seeds = [share_seed(self.seed, iteration, traverser, i) for i in range(len(sizes))]
+        queue = [i for i, size in enumerate(sizes) if size]  # shares not yet sent, in order
+        pending: dict = {}  # ref -> (share, worker, attempt)
+        busy = [0.0] * self.num_workers
+
+        def send(share: int, worker: int, attempt: int = 0) -> None:
+            ref = self.workers[worker].collect.remote(strategy_ref, traverser, iteration, sizes[share], seeds[share])
+            pending[ref] = (share, worker, attempt)
+
+        for worker in range(min(self.num_workers, len(queue))):
+            send(queue.pop(0), worker)
         if self.on_dispatch is not None:
             self.on_dispatch(list(self.workers))
-        slowest = 0.0
-        for w, ref in enumerate(pending):
-            if ref is None:
-                continue
-            chunks, seconds = self._result(w, ref, strategy_ref, traverser, iteration, shares[w], seeds[w])
-            slowest = max(slowest, seconds)
-            yield from chunks
-        self.timings["slowest_worker"] += slowest
-
-    def _result(self, w, ref, strategy_ref, traverser, iteration, share, seed) -> tuple[list, float]:
-        """Worker w's (chunks, seconds); a dead worker is replaced and its share re-run."""
-        ray = self._ray
-        for attempt in range(MAX_RESTARTS_PER_SHARE + 1):
-            start = time.perf_counter()
+        done: dict[int, list] = {}
+        next_share = 0
+        while pending:
+            wait_start = time.perf_counter()
+            (ref,), _ = ray.wait(list(pending), num_returns=1)
+            share, worker, attempt = pending.pop(ref)
             try:
-                return ray.get(ref)
+                chunks, seconds = ray.get(ref)
             except ray.exceptions.RayActorError as e:
-                if attempt == MAX_RESTARTS_PER_SHARE:
-                    raise RuntimeError(f"traversal worker {w} died {attempt + 1} times on its share of "
-                                       f"iteration {iteration} (last: {type(e).__name__}); giving up") from e  # fmt: skip
-                self.workers[w] = self._start_worker()
-                self.restarts += 1
-                self._events.append(f"worker {w} died ({type(e).__name__}); restarted, its {share} traversals "
-                                    f"for player {traverser} re-run from their seed")  # fmt: skip
-                ref = self.workers[w].collect.remote(strategy_ref, traverser, iteration, share, seed)
+                self._replace(worker, share, sizes[share], traverser, iteration, attempt, e)
+                send(share, worker, attempt + 1)  # the same share, the same seed
+                continue
             finally:
-                self.timings["wait"] += time.perf_counter() - start
-        raise AssertionError("unreachable")
+                self.timings["wait"] += time.perf_counter() - wait_start
+            busy[worker] += seconds
+            done[share] = chunks
+            if queue:
+                send(queue.pop(0), worker)
+            while next_share < len(sizes) and (next_share in done or not sizes[next_share]):
+                yield from done.pop(next_share, [])  # in share order, whatever order they finished in
+                next_share += 1
+        self.timings["slowest_worker"] += max(busy)
+
+    def _replace(self, worker: int, share: int, size: int, traverser: int, iteration: int, attempt: int, error) -> None:
+        """A new actor in place of a dead one; its share will be re-run from its seed."""
+        if attempt == MAX_RESTARTS_PER_SHARE:
+            raise RuntimeError(f"traversal share {share} of iteration {iteration} lost its worker "
+                               f"{attempt + 1} times (last: {type(error).__name__}); giving up") from error  # fmt: skip
+        self.workers[worker] = self._start_worker()
+        self.restarts += 1
+        self._events.append(f"worker {worker} died ({type(error).__name__}); restarted, its {size} traversals "
+                            f"for player {traverser} re-run from their seed")  # fmt: skip
 
     def take_events(self) -> list[str]:
         events, self._events = self._events, []
