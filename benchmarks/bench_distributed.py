@@ -30,13 +30,14 @@ from __future__ import annotations
 import json
 import os
 import platform
-import subprocess
 import sys
 import time
 
 from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.common import case_in_fresh_process, print_and_write  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "", "Markdown file for the table (printed anyway).")
@@ -93,12 +94,7 @@ def run_case(case: dict) -> dict:
 
 
 def in_fresh_process(case: dict) -> dict:
-    out = subprocess.run([sys.executable, __file__, f"--one={json.dumps(case)}"], capture_output=True, text=True,
-                         check=False, env=dict(os.environ, PYTHONPATH=os.getcwd()))  # fmt: skip
-    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
-    if out.returncode != 0 or not lines:
-        raise RuntimeError(f"case {case} failed:\n{out.stderr[-3000:]}")
-    return json.loads(lines[-1])
+    return case_in_fresh_process(__file__, case)
 
 
 def main(argv):
@@ -155,10 +151,7 @@ def main(argv):
             projected = t1 * per_worker / n + r["overhead_s"] + 2 * (n - two) * r["dispatch_per_worker_s"]
             lines.append(f"| {workload} | {n} | {projected:.3f} | {t1 / projected:.1f}x |")
     text = "\n".join(lines) + "\n"
-    print(text)
-    if FLAGS.output:
-        with open(FLAGS.output, "w") as f:
-            f.write(text)
+    print_and_write(text, FLAGS.output)
 
 
 if __name__ == "__main__":

@@ -21,13 +21,14 @@ import json
 import math
 import os
 import platform
-import subprocess
 import sys
 import time
 
 from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.common import case_in_fresh_process, print_and_write  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "", "Markdown file for the table (printed anyway).")
@@ -83,11 +84,7 @@ def run_case(case: dict) -> dict:
 
 
 def in_fresh_process(case: dict) -> dict:
-    out = subprocess.run([sys.executable, __file__, f"--one={json.dumps(case)}"], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))})  # fmt: skip
-    if out.returncode:
-        raise RuntimeError(out.stderr[-2000:])
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return case_in_fresh_process(__file__, case)
 
 
 def full_fhp_queries(num_cards: int = 52) -> int:
@@ -154,10 +151,7 @@ def main(argv):
               f"so about {total / rate / 60:.0f} min of network time and ~{projected / 60:.0f} min in all on this "
               "CPU at the measured rate and share."]  # fmt: skip
     text = "\n".join(lines) + "\n"
-    print(text)
-    if FLAGS.output:
-        with open(FLAGS.output, "w") as f:
-            f.write(text)
+    print_and_write(text, FLAGS.output)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,8 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from benchmarks.common import print_and_write  # noqa: E402
+
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "", "Markdown file for the table (printed anyway).")
 
@@ -57,10 +59,7 @@ def main(argv):
     for iterations, committed, value, seconds in rows:
         lines.append(f"| {iterations:,} | {committed:.3f} | {value:.6f} | {value - committed:+.1e} | {seconds:.1f} |")
     text = "\n".join(lines) + "\n"
-    print(text)
-    if FLAGS.output:
-        with open(FLAGS.output, "w") as f:
-            f.write(text)
+    print_and_write(text, FLAGS.output)
 
 
 if __name__ == "__main__":

@@ -33,3 +33,27 @@ def write_result(path: str, title: str, body: str) -> None:
     with open(path, "w", encoding="utf-8") as f:
         f.write(f"# {title}\n\n{machine_header()}\n\n{body}\n")
     print(f"wrote {path}")
+
+
+def case_in_fresh_process(script: str, case: dict) -> dict:
+    """Runs `script --one=<case as JSON>` in a new interpreter (peak memory and
+    process-wide state per case) and returns the JSON object it prints last."""
+    import json
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, script, f"--one={json.dumps(case)}"], capture_output=True, text=True,
+                         check=False, env={**os.environ, "PYTHONPATH": root})  # fmt: skip
+    lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
+    if out.returncode or not lines:
+        raise RuntimeError(f"case {case} failed:\n{out.stderr[-3000:]}")
+    return json.loads(lines[-1])
+
+
+def print_and_write(text: str, output: str) -> None:
+    """Prints a report and writes it to `output` when given."""
+    print(text)
+    if output:
+        with open(output, "w", encoding="utf-8") as f:
+            f.write(text)
