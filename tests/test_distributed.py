@@ -24,6 +24,7 @@ FAST = dict(advantage_network_train_steps=20, policy_network_train_steps=5, batc
 def local_ray():
     """One local Ray instance with 2 CPUs for the module (never another address)."""
     started = not ray.is_initialized()
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # this machine only
     if started:
         ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
     yield ray

@@ -72,6 +72,8 @@ def connect(num_workers: int, address: str | None):
     if ray.is_initialized():
         return ray
     quiet = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+    # A local instance talks to this machine only: no usage-statistics upload (the user's setting wins).
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if address is None:
         ray.init(address="local", num_cpus=max(os.cpu_count() or 1, int(num_workers)), **quiet)
         return ray
