@@ -5,4 +5,4 @@ after which `pyspiel.load_game("<name>(...)")` works as for built-in games.
 """
 from games import poker, poker_encoding  # noqa: F401  (registers flop_holdem, hulh and the poker network input)
 
-from . import nest, team_goofspiel  # noqa: F401  (registers team_goofspiel, nest)
+from . import hunl_endgame, nest, team_goofspiel  # noqa: F401  (registers hunl_endgame, team_goofspiel, nest)

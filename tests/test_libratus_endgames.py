@@ -65,3 +65,35 @@ def test_dcfr_lowers_the_saddle_point_gap_on_subgame_4():
     solver.run(100)
     gap = solver.evaluate()["exploitability"]
     assert gap < uniform / 50
+
+
+def test_small_river_endgame_engine_equals_openspiel_nash_conv():
+    """`hunl_endgame` (subgame 4, ranges cut to 12 hands each) as a pyspiel
+    game: the public-tree engine's NashConv equals OpenSpiel's
+    `exploitability.nash_conv` to 1e-9 for the uniform strategy and for a
+    DCFR average strategy (read into an OpenSpiel TabularPolicy)."""
+    import pyspiel
+    from open_spiel.python import policy as policy_lib
+    from open_spiel.python.algorithms import exploitability
+
+    import games  # noqa: F401  registers hunl_endgame
+    from openspiel_cfrx.poker import PublicTree, Subgame
+
+    game = pyspiel.load_game("hunl_endgame(subgame=4,max_hands=12)")
+    tree = PublicTree(betting=(game.rules, game.nodes), subgame=Subgame((), game.endgame.board, game.ranges),
+                      threads=1)  # fmt: skip
+    uniform = exploitability.nash_conv(game, policy_lib.UniformRandomPolicy(game))
+    assert tree.nash_conv(tree.uniform) == pytest.approx(uniform, abs=1e-9)
+    solver = VectorCFR(tree, "dcfr", dtype=np.float64, verbose=False)
+    solver.run(20)
+    average = solver.average_strategy
+
+    def probabilities(state):
+        player, node = state.current_player(), state.node
+        row = average(node, 0, 1)[0, state.deal[player]]
+        return dict(zip(game.nodes[node].legal, row.tolist(), strict=True))
+
+    tabular = policy_lib.tabular_policy_from_callable(game, probabilities)
+    expected = exploitability.nash_conv(game, tabular)
+    assert tree.nash_conv(average) == pytest.approx(expected, abs=1e-9)
+    assert expected < uniform / 5
