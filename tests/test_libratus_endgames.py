@@ -97,3 +97,17 @@ def test_small_river_endgame_engine_equals_openspiel_nash_conv():
     expected = exploitability.nash_conv(game, tabular)
     assert tree.nash_conv(average) == pytest.approx(expected, abs=1e-9)
     assert expected < uniform / 5
+
+
+def test_oftrl_endgames_example_writes_curves_and_summary(tmp_path):
+    import csv
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "examples/oftrl_endgames.py", "--subgames=4", "--iterations=10", "--evaluations=3",
+                    "--update_modes=simultaneous", "--tuned_scales=10", f"--output_dir={tmp_path}"],
+                   check=True, timeout=300, capture_output=True)  # fmt: skip
+    rows = list(csv.DictReader(open(tmp_path / "curves.csv")))
+    assert {r["algorithm"] for r in rows} == {"CFR", "DCFR", "OFTRL theory", "OFTRL tuned (x10)"}
+    assert all(float(r["saddle_point_gap_mbb"]) > 0 for r in rows)
+    assert (tmp_path / "subgame4_simultaneous.png").exists() and "iterations/s" in (tmp_path / "summary.md").read_text()
