@@ -6,9 +6,20 @@ For each subgame (1, 2: turn + river; 3, 4: river) and update mode
 * CFR (regret matching), DCFR(1.5, 0, 2), and OFTRL-CFR with the entropy
   regularizer and the stability schedule of eqs. 14-16 ("OFTRL theory");
 * "OFTRL tuned": the paper divides the theory's (regularization) stepsize by
-  10, 100 and 1000 and keeps the best; here that is `stepsize_scale` 10, 100,
-  1000 (our scale multiplies the learning rate eta, i.e. divides the
-  regularizer's weight 1/eta), the best by final saddle-point gap.
+  10, 100 and 1000 and keeps the best; here that is the theory's
+  `stepsize_scale` times 10, 100, 1000 (our scale multiplies the learning
+  rate eta, i.e. divides the regularizer's weight 1/eta), the best by final
+  saddle-point gap.
+
+--oftrl_units picks what "theory" means (docs/endgames.md): "bounded" is our
+tabular convention (counterfactual values as the engine computes them,
+conditional on the root, divided by their bound 3 x max utility: scale 1);
+"chips" (default) feeds the stability schedule's eta_j the raw chip-valued
+counterfactual losses with the data's unnormalised reach weights, i.e. scale
+3 x max utility x (sum of compatible reach pairs) — the convention under
+which the paper's Section 6 statements reproduce on subgames 3 and 4
+(`benchmarks/results/endgames/oftrl_scale.md`; inferred, not from the
+paper's code).
 
 The saddle-point gap is NashConv (the sum of both players' best-response
 gains) in mbb/g with the big blind = 100, measured exactly at log-spaced
@@ -38,6 +49,7 @@ flags.DEFINE_integer("iterations", 1000, "Iterations per run (>= 10).")
 flags.DEFINE_list("update_modes", ["simultaneous", "alternating"], "Update modes.")
 flags.DEFINE_list("algorithms", ["cfr", "dcfr", "oftrl_theory", "oftrl_tuned"], "Algorithms.")
 flags.DEFINE_list("tuned_scales", ["10", "100", "1000"], "stepsize_scale values tried for 'OFTRL tuned'.")
+flags.DEFINE_enum("oftrl_units", "chips", ["chips", "bounded"], "What 'OFTRL theory' scales (module doc).")
 flags.DEFINE_integer("evaluations", 25, "Log-spaced exact evaluations per run.")
 flags.DEFINE_integer("threads", 2, "Threads over board chunks.")
 flags.DEFINE_string("data_dir", "", "Directory of subgame1.txt..subgame4.txt (default ../shared/data/libratus_endgames).")
@@ -80,18 +92,19 @@ def main(argv):
     for subgame in (int(s) for s in FLAGS.subgames):
         endgame = load_endgame(subgame, FLAGS.data_dir or DEFAULT_DIR)
         tree = endgame.tree(threads=FLAGS.threads)
+        theory = 1.0 if FLAGS.oftrl_units == "bounded" else 3 * tree.max_abs_utility / tree.chance[tree.root_round]
         for mode in FLAGS.update_modes:
             curves = {}
             for algorithm in FLAGS.algorithms:
                 if algorithm == "oftrl_tuned":
                     tried = {float(s): run_one(tree, "oftrl", mode == "alternating", FLAGS.iterations, points,
-                                               float(s)) for s in FLAGS.tuned_scales}  # fmt: skip
+                                               theory * float(s)) for s in FLAGS.tuned_scales}  # fmt: skip
                     scale = min(tried, key=lambda s: tried[s][0][-1][1])
                     curve, speed = tried[scale]
-                    label = f"OFTRL tuned (x{scale:g})"
+                    label = f"OFTRL tuned (theory x{scale:g})"
                 else:
                     variant = "oftrl" if algorithm == "oftrl_theory" else algorithm
-                    curve, speed = run_one(tree, variant, mode == "alternating", FLAGS.iterations, points)
+                    curve, speed = run_one(tree, variant, mode == "alternating", FLAGS.iterations, points, theory)
                     label = LABELS[algorithm]
                 curves[label] = curve
                 rows += [{"subgame": subgame, "update_mode": mode, "algorithm": label, "iteration": t,
@@ -104,7 +117,8 @@ def main(argv):
     lines = ["| subgame | updates | algorithm | gap at last iteration (mbb/g) | iterations/s |", "|---|---|---|---:|---:|"]
     lines += [f"| {s} | {m} | {a} | {g:.3f} | {v:.1f} |" for s, m, a, g, v in summary]
     with open(os.path.join(FLAGS.output_dir, "summary.md"), "w") as f:
-        f.write(f"{FLAGS.iterations} iterations per run.\n\n" + "\n".join(lines) + "\n")
+        f.write(f"{FLAGS.iterations} iterations per run; --oftrl_units={FLAGS.oftrl_units}.\n\n"
+                + "\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

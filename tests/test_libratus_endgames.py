@@ -108,6 +108,6 @@ def test_oftrl_endgames_example_writes_curves_and_summary(tmp_path):
                     "--update_modes=simultaneous", "--tuned_scales=10", f"--output_dir={tmp_path}"],
                    check=True, timeout=300, capture_output=True)  # fmt: skip
     rows = list(csv.DictReader(open(tmp_path / "curves.csv")))
-    assert {r["algorithm"] for r in rows} == {"CFR", "DCFR", "OFTRL theory", "OFTRL tuned (x10)"}
+    assert {r["algorithm"] for r in rows} == {"CFR", "DCFR", "OFTRL theory", "OFTRL tuned (theory x10)"}
     assert all(float(r["saddle_point_gap_mbb"]) > 0 for r in rows)
     assert (tmp_path / "subgame4_simultaneous.png").exists() and "iterations/s" in (tmp_path / "summary.md").read_text()
