@@ -6,11 +6,12 @@ import pyspiel
 
 
 def two_player_zero_sum_game_type(
-    short_name: str, long_name: str, parameters: dict
+    short_name: str, long_name: str, parameters: dict, observations: bool = True
 ) -> pyspiel.GameType:
     """GameType of our games: 2 players, zero-sum, sequential, explicit chance,
-    imperfect information, terminal rewards, information-state and observation
-    strings and tensors."""
+    imperfect information, terminal rewards, information-state strings and
+    (with `observations`) information-state tensors and observation strings
+    and tensors."""
     return pyspiel.GameType(
         short_name=short_name,
         long_name=long_name,
@@ -22,8 +23,8 @@ def two_player_zero_sum_game_type(
         max_num_players=2,
         min_num_players=2,
         provides_information_state_string=True,
-        provides_information_state_tensor=True,
-        provides_observation_string=True,
-        provides_observation_tensor=True,
+        provides_information_state_tensor=observations,
+        provides_observation_string=observations,
+        provides_observation_tensor=observations,
         parameter_specification=parameters,
     )

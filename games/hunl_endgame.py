@@ -20,27 +20,16 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
+from games._common import two_player_zero_sum_game_type
 from games.libratus_endgames import load_endgame
 from openspiel_cfrx.poker import Deck, rank_hands
 from openspiel_cfrx.poker.nolimit import NoLimitRules, nolimit_betting_tree
 from openspiel_cfrx.poker.public_tree import DECISION, FOLDED
 
 _DEFAULTS = {"subgame": 4, "max_hands": 24}
-_GAME_TYPE = pyspiel.GameType(
-    short_name="hunl_endgame",
-    long_name="Libratus river endgame, restricted ranges (HUNL, paper's bet abstraction)",
-    dynamics=pyspiel.GameType.Dynamics.SEQUENTIAL,
-    chance_mode=pyspiel.GameType.ChanceMode.EXPLICIT_STOCHASTIC,
-    information=pyspiel.GameType.Information.IMPERFECT_INFORMATION,
-    utility=pyspiel.GameType.Utility.ZERO_SUM,
-    reward_model=pyspiel.GameType.RewardModel.TERMINAL,
-    max_num_players=2,
-    min_num_players=2,
-    provides_information_state_string=True,
-    provides_information_state_tensor=False,
-    provides_observation_string=False,
-    provides_observation_tensor=False,
-    parameter_specification=_DEFAULTS,
+_GAME_TYPE = two_player_zero_sum_game_type(
+    "hunl_endgame", "Libratus river endgame, restricted ranges (HUNL, paper's bet abstraction)", _DEFAULTS,
+    observations=False,
 )
 
 
