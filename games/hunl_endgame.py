@@ -158,7 +158,7 @@ class _Observer:
         self.tensor, self.dict = np.zeros(0, np.float32), {}
 
     def set_from(self, state, player):
-        pass
+        del state, player  # no tensor: strings are computed on demand by string_from
 
     def string_from(self, state, player):
         return state.information_state_string(player)

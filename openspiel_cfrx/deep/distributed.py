@@ -147,12 +147,9 @@ class TraversalWorker:
     (`dumps`); one share of traversals per call."""
 
     def __init__(self, factory: bytes, torch_threads: int = 1):
-        try:
-            import torch
+        import torch
 
-            torch.set_num_threads(torch_threads)
-        except ImportError:  # pragma: no cover - torch is a dependency
-            pass
+        torch.set_num_threads(torch_threads)  # one core per worker; N workers share the machine
         self.sampler = pickle.loads(factory)()
 
     def pid(self) -> int:
