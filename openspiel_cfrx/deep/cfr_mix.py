@@ -191,7 +191,8 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         if num_workers == 1:
             self._sampler = local(self.py_rng)
         else:
-            self._sampler = RaySampler(functools.partial(local, random.Random(0)), int(num_workers), self._seed, ray_address)  # fmt: skip
+            self._sampler = RaySampler(functools.partial(local, random.Random(0)), int(num_workers), self._seed, ray_address,
+                                       min_share=int(traversal_batch_size))  # fmt: skip
         self.probes = 0
         self.config = _config(game, variant, config, infoset_encoding, self._views, feature_size,
                               regret_network_layers, policy_network_layers, network, memory_capacity, joint_cap)

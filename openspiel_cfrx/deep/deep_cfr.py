@@ -189,8 +189,8 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
             self._sampler = local(self.py_rng, self.np_rng)
         else:
             self._sampler = RaySampler(functools.partial(local, random.Random(0), np.random.default_rng(0)),
-                                       int(a["num_workers"]), self._seed,
-                                       a["ray_address"])  # fmt: skip
+                                       int(a["num_workers"]), self._seed, a["ray_address"],
+                                       min_share=int(a["traversal_batch_size"]))  # fmt: skip
         self._kept = IterationNetworks(self._advantage[0].network, self._fallback, self._linear_weighting)
         self._average = AverageStrategy(self._game, self._encoder, self._num_actions, self._feature_size,
                                         trainer(a["policy_network_layers"], 2), self._memories[2], self._kept,

@@ -7,7 +7,8 @@ call (one traverser p at iteration t):
 
 1. the learner puts sigma^t (a picklable snapshot of the current networks:
    `solver.strategy_snapshot()`) in Ray's object store once;
-2. K is cut into 4N shares (as even as possible); each worker runs one share
+2. K is cut into up to 4N shares (as even as possible, at least N, none
+   smaller than the sampler's batch unless K/N is); each worker runs one share
    at a time with its own in-process sampler (any backend: pyspiel states,
    tree, vectorised, CFR-MIX's probes) and a random stream seeded from
    (seed, t, p, share) alone, and gets the next unsent share when it
@@ -175,6 +176,9 @@ class RaySampler(Sampler):
       num_workers: actors (>= 2; one in-process sampler is the 1-worker path).
       seed: the solver's seed; share i is seeded by (seed, t, p, i).
       address: None (local instance), "auto", "host:port" or "ray://host:port".
+      min_share: traversals per share at least (the in-process sampler's batch:
+        smaller shares run their traversals in smaller lock-step batches, which
+        costs more per traversal than the balancing gains).
       cpus_per_worker: CPUs each actor holds while alive (None: Ray's actor
         default, 1 to place and 0 to run, so several solvers can share a
         local instance); actors are spread over a cluster's nodes.
@@ -183,7 +187,7 @@ class RaySampler(Sampler):
     distributed = True
 
     def __init__(self, factory: Callable[[], Sampler], num_workers: int, seed: int,
-                 address: str | None = None, cpus_per_worker: float | None = None):  # fmt: skip
+                 address: str | None = None, min_share: int = 1, cpus_per_worker: float | None = None):  # fmt: skip
         if int(num_workers) < 2:
             raise ValueError(f"RaySampler needs num_workers >= 2, got {num_workers} (1 worker runs in-process)")
         self._ray = connect(num_workers, address)
@@ -201,7 +205,8 @@ class RaySampler(Sampler):
         # own traversal time per round (the rest of a round's wall time is overhead)
         self.timings = {"broadcast": 0.0, "wait": 0.0, "slowest_worker": 0.0}
         self.restarts = 0
-        self.shares_per_worker = 4  # K is cut into 4N seeded shares, handed to whichever worker is free
+        self.shares_per_worker = 4  # K is cut into up to 4N seeded shares, handed to whichever worker is free
+        self.min_share = max(1, int(min_share))
 
     def _start_worker(self):
         return self._actor_class.remote(self._payload)
@@ -211,7 +216,8 @@ class RaySampler(Sampler):
         start = time.perf_counter()
         strategy_ref = ray.put(strategy)  # once per call; every worker reads the same object
         self.timings["broadcast"] += time.perf_counter() - start
-        sizes = split(int(count), self.shares_per_worker * self.num_workers)
+        shares = min(self.shares_per_worker * self.num_workers, max(self.num_workers, int(count) // self.min_share))
+        sizes = split(int(count), shares)
         seeds = [share_seed(self.seed, iteration, traverser, i) for i in range(len(sizes))]
         queue = [i for i, size in enumerate(sizes) if size]  # shares not yet sent, in order
         pending: dict = {}  # ref -> (share, worker, attempt)
