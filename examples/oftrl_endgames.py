@@ -24,7 +24,10 @@ paper's code).
 The saddle-point gap is NashConv (the sum of both players' best-response
 gains) in mbb/g with the big blind = 100, measured exactly at log-spaced
 iterations, conditional on the subgame's root ranges. Writes curves.csv,
-one PNG per subgame and mode, and summary.md (final gaps, iterations/s).
+one PNG per subgame and mode, summary.md (final gaps, iterations/s) and
+runs.csv (every run, each tried multiple of OFTRL tuned included). --jobs=2
+runs two runs at a time in separate processes (the walk of a turn subgame is
+one board chunk, so threads do not help it).
 
     .venv/bin/python examples/oftrl_endgames.py --subgames=3,4 --iterations=1000 \
         --output_dir=out/oftrl_endgames
@@ -51,7 +54,8 @@ flags.DEFINE_list("algorithms", ["cfr", "dcfr", "oftrl_theory", "oftrl_tuned"], 
 flags.DEFINE_list("tuned_scales", ["10", "100", "1000"], "stepsize_scale values tried for 'OFTRL tuned'.")
 flags.DEFINE_enum("oftrl_units", "chips", ["chips", "bounded"], "What 'OFTRL theory' scales (module doc).")
 flags.DEFINE_integer("evaluations", 25, "Log-spaced exact evaluations per run.")
-flags.DEFINE_integer("threads", 2, "Threads over board chunks.")
+flags.DEFINE_integer("threads", 2, "Threads over board chunks (with --jobs=1; one per job otherwise).")
+flags.DEFINE_integer("jobs", 1, "Runs in parallel, one process each (the grid's runs are independent).")
 flags.DEFINE_string("data_dir", "", "Directory of subgame1.txt..subgame4.txt (default ../shared/data/libratus_endgames).")
 flags.DEFINE_string("output_dir", "out/oftrl_endgames", "Outputs: curves.csv, <subgame>_<mode>.png, summary.md.")
 
@@ -75,50 +79,110 @@ def run_one(tree, variant: str, alternating: bool, iterations: int, points: set[
     return [(r["iteration"], r["nash_conv"] / 100 * 1000) for r in rows], iterations / max(seconds, 1e-9)
 
 
+_TREES: dict = {}  # per process: subgame -> (tree, OFTRL theory scale)
+
+
+def _tree(subgame: int, data_dir: str, threads: int, units: str):
+    if subgame not in _TREES:
+        from games.libratus_endgames import load_endgame
+
+        tree = load_endgame(subgame, data_dir).tree(threads=threads)
+        theory = 1.0 if units == "bounded" else 3 * tree.max_abs_utility / tree.chance[tree.root_round]
+        _TREES[subgame] = tree, theory
+    return _TREES[subgame]
+
+
+def run_task(task: dict) -> dict:
+    """One run of the grid (a process pool's unit of work): `task` names the
+    subgame, mode, algorithm and the multiple of the theory stepsize."""
+    tree, theory = _tree(task["subgame"], task["data_dir"], task["threads"], task["units"])
+    variant = "oftrl" if task["algorithm"].startswith("oftrl") else task["algorithm"]
+    curve, speed = run_one(tree, variant, task["mode"] == "alternating", task["iterations"], task["points"],
+                           theory * task["multiple"])  # fmt: skip
+    return {**task, "curve": curve, "speed": speed}
+
+
+def grid(subgames: list[int], data_dir: str, jobs: int) -> list[dict]:
+    """Every run of the grid, longest first (OFTRL walks twice per iteration)."""
+    points = log_points(FLAGS.iterations, FLAGS.evaluations)
+    common = {"data_dir": data_dir, "iterations": FLAGS.iterations, "points": points,
+              "threads": FLAGS.threads if jobs == 1 else 1, "units": FLAGS.oftrl_units}  # fmt: skip
+    tasks = []
+    for subgame in subgames:
+        for mode in FLAGS.update_modes:
+            for algorithm in FLAGS.algorithms:
+                multiples = [float(m) for m in FLAGS.tuned_scales] if algorithm == "oftrl_tuned" else [1.0]
+                tasks += [{**common, "subgame": subgame, "mode": mode, "algorithm": algorithm, "multiple": m}
+                          for m in multiples]  # fmt: skip
+    tasks.sort(key=lambda task: (task["subgame"] not in (1, 2), not task["algorithm"].startswith("oftrl")))
+    return tasks
+
+
 def main(argv):
     del argv
-    from games.libratus_endgames import DEFAULT_DIR, load_endgame
+    from games.libratus_endgames import DEFAULT_DIR
 
     if FLAGS.iterations < 10:
         usage_error("--iterations must be >= 10")
+    if FLAGS.jobs < 1:
+        usage_error("--jobs must be >= 1")
     unknown = set(FLAGS.algorithms) - set(LABELS)
     if unknown:
         usage_error(f"unknown --algorithms {sorted(unknown)}; choose from {', '.join(LABELS)}")
     if set(FLAGS.update_modes) - {"simultaneous", "alternating"}:
         usage_error("--update_modes are simultaneous and/or alternating")
     check_writable_dir(FLAGS.output_dir, "output_dir")
-    points = log_points(FLAGS.iterations, FLAGS.evaluations)
+    subgames = [int(s) for s in FLAGS.subgames]
+    tasks = grid(subgames, FLAGS.data_dir or DEFAULT_DIR, FLAGS.jobs)
+    results, rows = [], []
+    started = time.perf_counter()
+
+    def finished(result: dict) -> None:
+        results.append(result)
+        label = LABELS[result["algorithm"]] + (f" (theory x{result['multiple']:g})" if result["algorithm"] == "oftrl_tuned" else "")
+        rows.extend({"subgame": result["subgame"], "update_mode": result["mode"], "algorithm": label, "iteration": t,
+                     "saddle_point_gap_mbb": gap, "iterations_per_second": round(result["speed"], 3)}
+                    for t, gap in result["curve"])  # fmt: skip
+        write_csv_rows(os.path.join(FLAGS.output_dir, "runs.csv"), rows)
+        print(f"[{(time.perf_counter() - started) / 60:6.1f} min] subgame {result['subgame']} {result['mode']:12s} "
+              f"{label:26s} gap {result['curve'][-1][1]:10.3f} mbb/g  {result['speed']:6.2f} it/s", flush=True)  # fmt: skip
+
+    if FLAGS.jobs == 1:
+        for task in tasks:
+            finished(run_task(task))
+    else:
+        import concurrent.futures
+        import multiprocessing
+
+        context = multiprocessing.get_context("spawn")  # the trees' thread pools must not be forked
+        with concurrent.futures.ProcessPoolExecutor(FLAGS.jobs, mp_context=context) as pool:
+            for future in concurrent.futures.as_completed([pool.submit(run_task, task) for task in tasks]):
+                finished(future.result())
+    report(results, subgames)
+
+
+def report(results: list[dict], subgames: list[int]) -> None:
+    """curves.csv (the figures' curves: OFTRL tuned = the best multiple by final
+    gap), one PNG per subgame and mode, summary.md."""
     rows, summary = [], []
-    for subgame in (int(s) for s in FLAGS.subgames):
-        endgame = load_endgame(subgame, FLAGS.data_dir or DEFAULT_DIR)
-        tree = endgame.tree(threads=FLAGS.threads)
-        theory = 1.0 if FLAGS.oftrl_units == "bounded" else 3 * tree.max_abs_utility / tree.chance[tree.root_round]
+    for subgame in subgames:
         for mode in FLAGS.update_modes:
             curves = {}
             for algorithm in FLAGS.algorithms:
-                if algorithm == "oftrl_tuned":
-                    tried = {float(s): run_one(tree, "oftrl", mode == "alternating", FLAGS.iterations, points,
-                                               theory * float(s)) for s in FLAGS.tuned_scales}  # fmt: skip
-                    scale = min(tried, key=lambda s: tried[s][0][-1][1])
-                    curve, speed = tried[scale]
-                    label = f"OFTRL tuned (theory x{scale:g})"
-                else:
-                    variant = "oftrl" if algorithm == "oftrl_theory" else algorithm
-                    curve, speed = run_one(tree, variant, mode == "alternating", FLAGS.iterations, points, theory)
-                    label = LABELS[algorithm]
-                curves[label] = curve
+                runs = [r for r in results if (r["subgame"], r["mode"], r["algorithm"]) == (subgame, mode, algorithm)]
+                best = min(runs, key=lambda r: r["curve"][-1][1])
+                label = LABELS[algorithm] + (f" (theory x{best['multiple']:g})" if algorithm == "oftrl_tuned" else "")
+                curves[label] = best["curve"]
                 rows += [{"subgame": subgame, "update_mode": mode, "algorithm": label, "iteration": t,
-                          "saddle_point_gap_mbb": gap} for t, gap in curve]  # fmt: skip
-                summary.append((subgame, mode, label, curve[-1][1], speed))
-                print(f"subgame {subgame} {mode:12s} {label:24s} gap {curve[-1][1]:10.3f} mbb/g  "
-                      f"{speed:7.1f} it/s", flush=True)  # fmt: skip
-                write_csv_rows(os.path.join(FLAGS.output_dir, "curves.csv"), rows)
+                          "saddle_point_gap_mbb": gap} for t, gap in best["curve"]]  # fmt: skip
+                summary.append((subgame, mode, label, best["curve"][-1][1], best["speed"]))
             _plot(curves, f"Subgame {subgame}, {mode}", os.path.join(FLAGS.output_dir, f"subgame{subgame}_{mode}.png"))
+    write_csv_rows(os.path.join(FLAGS.output_dir, "curves.csv"), rows)
     lines = ["| subgame | updates | algorithm | gap at last iteration (mbb/g) | iterations/s |", "|---|---|---|---:|---:|"]
-    lines += [f"| {s} | {m} | {a} | {g:.3f} | {v:.1f} |" for s, m, a, g, v in summary]
+    lines += [f"| {s} | {m} | {a} | {g:.3f} | {v:.2f} |" for s, m, a, g, v in summary]
     with open(os.path.join(FLAGS.output_dir, "summary.md"), "w") as f:
-        f.write(f"{FLAGS.iterations} iterations per run; --oftrl_units={FLAGS.oftrl_units}.\n\n"
-                + "\n".join(lines) + "\n")
+        f.write(f"{FLAGS.iterations} iterations per run; --oftrl_units={FLAGS.oftrl_units}; --jobs={FLAGS.jobs} "
+                "(iterations/s per run, with the other jobs running beside it).\n\n" + "\n".join(lines) + "\n")  # fmt: skip
     print("\n".join(lines))
 
 

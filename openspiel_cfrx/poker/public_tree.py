@@ -58,6 +58,7 @@ from openspiel_cfrx.poker.isomorphism import (
 )
 from openspiel_cfrx.poker.showdown import BoardShowdowns, fold_values_batch
 from openspiel_cfrx.poker.spec import BettingRules, UnsupportedPokerGameError
+from openspiel_cfrx.rows import row_dot, row_max
 
 FOLD, CALL, RAISE = 0, 1, 2
 DECISION, DEAL, FOLDED, SHOWDOWN = "decision", "deal", "fold", "showdown"
@@ -487,9 +488,9 @@ class PublicTree:
                 out[q] = replaced
                 return out
         if modes[q] == MAX:
-            out[q] = action_values.max(axis=-1)
+            out[q] = row_max(action_values)
         else:
-            out[q] = np.einsum("bha,bha->bh", action_values, probs)
+            out[q] = row_dot(action_values, probs)
         return out
 
     def _first_deal(self, child: int, reach: np.ndarray, strategy, modes, on_decision) -> np.ndarray:

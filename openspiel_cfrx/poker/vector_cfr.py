@@ -32,6 +32,7 @@ import numpy as np
 
 from openspiel_cfrx.checkpoint_io import array_digest, atomic_write
 from openspiel_cfrx.poker.public_tree import DEAL, DECISION, MIX, Chunk, PublicTree
+from openspiel_cfrx.rows import row_dot, row_max, row_min
 from openspiel_cfrx.tabular.driver import TIE_TOLERANCE, averaging_weight
 from openspiel_cfrx.tabular.regret_minimizers import (
     OptimisticFTRLEntropy,
@@ -238,7 +239,7 @@ class VectorCFR:
             def observe(n, chunk, reach, probs, cf):
                 q = tree.nodes[n].player
                 strategy, average, minimizer = self._arrays(n, chunk)
-                values = np.einsum("bha,bha->bh", cf, probs)
+                values = row_dot(cf, probs)
                 # Exact ties (see tabular.driver.TIE_TOLERANCE). The card-removal sums subtract
                 # from the opponent's total reach on the board, so their rounding noise scales
                 # with that total (a hand whose every opponent is blocked gets +-1e-18, not 0).
@@ -261,11 +262,11 @@ class VectorCFR:
                 strategy, _, minimizer = self._arrays(n, chunk)
                 A = cf.shape[-1]
                 total = reach[1 - q].sum(axis=1) * (TIE_TOLERANCE * tree.max_abs_utility * tree.chance[chunk.round])
-                prediction = np.where((cf.max(axis=-1) - cf.min(axis=-1) <= total[:, None])[..., None], 0.0, cf)
+                prediction = np.where((row_max(cf) - row_min(cf) <= total[:, None])[..., None], 0.0, cf)
                 size = cf.shape[0] * cf.shape[1]
                 new = minimizer.next_strategy(t, 0, size, prediction.reshape(-1, A)).reshape(cf.shape)
                 strategy[...] = new
-                return np.einsum("bha,bha->bh", cf, new)
+                return row_dot(cf, new)
 
             modes = tuple(MIX if p in players else None for p in (0, 1))
             tree.walk(self.current_strategy_view, modes, observe)
@@ -277,7 +278,7 @@ class VectorCFR:
         stored = self.strategy.get((n, lo))
         if stored is None:
             return self.tree.uniform(n, lo, hi)
-        return stored.astype(np.float64)
+        return stored if stored.dtype == np.float64 else stored.astype(np.float64)
 
     def run(self, iterations: int, evaluate_every: Callable[[int], bool] | None = None,
             on_evaluation: Callable[[dict], None] | None = None, checkpoint: str | None = None,

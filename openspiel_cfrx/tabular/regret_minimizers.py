@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from openspiel_cfrx.rows import row_dot, row_max, row_sum
+
 
 def _normalise_positive(weights: np.ndarray, legal: np.ndarray | None) -> np.ndarray:
     """Regret matching: positive part normalised, uniform over legal actions if
@@ -36,7 +38,7 @@ def _normalise_positive(weights: np.ndarray, legal: np.ndarray | None) -> np.nda
         legal = np.broadcast_to(True, weights.shape)
     else:
         positive *= legal
-    total = positive.sum(axis=1, keepdims=True)
+    total = row_sum(positive, keepdims=True)
     some = total > 0
     np.divide(positive, total, out=positive, where=some)
     none = ~some[:, 0]
@@ -122,7 +124,7 @@ class PredictiveRegretMatchingPlus(RegretMatching):
         if prediction is None:
             return super().next_strategy(t, lo, hi)
         played = self.last_strategy[lo:hi]
-        predicted_regret = prediction - np.vecdot(prediction, played)[:, None]
+        predicted_regret = prediction - row_dot(prediction, played)[:, None]
         return _normalise_positive(
             self.cumulative_regret[lo:hi] + predicted_regret, None if self.illegal is None else self.legal[lo:hi]
         )
@@ -152,20 +154,21 @@ class OptimisticFTRLEntropy:
 
     def __init__(self, legal: np.ndarray, stepsizes: np.ndarray, utility_scale: float, dtype=np.float64):
         self.legal = legal
+        self.all_legal = bool(legal.all())
         self.stepsizes = stepsizes
         self.utility_scale = utility_scale
         self.cumulative_utility = np.zeros(legal.shape, dtype=dtype)  # -L, unscaled: [n, A]
 
     def observe(self, t, cf_values, infoset_values, strategy, tie_tolerance=None):
-        self.cumulative_utility += np.where(self.legal, cf_values, 0.0)
+        self.cumulative_utility += cf_values if self.all_legal else np.where(self.legal, cf_values, 0.0)
 
     def next_strategy(self, t, lo, hi, prediction=None):
         score = self.cumulative_utility[lo:hi]
         if prediction is not None:
             score = score + prediction
         logits = score * (self.stepsizes[lo:hi, None] / self.utility_scale)
-        legal = self.legal[lo:hi]
-        logits = np.where(legal, logits, -np.inf)
-        logits -= logits.max(axis=1, keepdims=True)
+        if not self.all_legal:
+            logits = np.where(self.legal[lo:hi], logits, -np.inf)
+        logits -= row_max(logits, keepdims=True)
         weights = np.exp(logits)
-        return weights / weights.sum(axis=1, keepdims=True)
+        return weights / row_sum(weights, keepdims=True)
