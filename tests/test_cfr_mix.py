@@ -3,6 +3,7 @@ variants, product-form policy and exact exploitability on tiny team games."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 
@@ -156,13 +157,62 @@ def test_probe_values_on_hand_checked_star():
     assert all(len(pairs) == 9 for pairs in record.regret_pairs)
     for regrets in record.regret_values:
         assert np.dot(np.full(9, 1 / 9), regrets) == pytest.approx(0.0, abs=1e-12)
-    # Above the cap the set is subsampled to exactly joint_cap candidates.
+    # Above the cap: joint_cap probes (a*, one on-policy draw, two uniform), of
+    # which only the three uniform candidates' regrets are recorded.
     record, _ = pt.run_traversals(game, 0, 5, solver.views, solver.answer, rng, "joint", joint_cap=4)
-    assert all(len(pairs) == 4 for pairs in record.regret_pairs)
+    assert all(1 <= len(pairs) <= 3 for pairs in record.regret_pairs)
     # Independent targets: one agent per pair, sum over agents of legal actions.
     record, _ = pt.run_traversals(game, 0, 5, solver.views, solver.answer, rng, "independent")
     for pairs in record.regret_pairs:
         assert len(pairs) == 6 and all(sum(d >= 0 for d in p) == 1 for p in pairs)
+
+
+def test_subsampled_joint_regrets_are_unbiased():
+    """Above joint_cap (Algorithm 2 line 11 subsampled), the recorded regret of
+    every joint action has the expectation the full enumeration records:
+    v(a) - sum_b sigma(b) v(b), here for a non-uniform product strategy."""
+    game = pyspiel.load_game(STAR_NEST)
+    solver = CFRMixSolver(game, **FAST)
+    team = np.array([[0.1, 0.6, 0.3, 0.0], [0.2, 0.2, 0.6, 0.0]])  # [agent, slot]; slots 0-2 legal here
+
+    def answer(queries):
+        out = []
+        for query in queries:
+            if query.player == 0:
+                out.append(team[: len(query.legal), :])
+            else:
+                uniform = np.zeros((1, max(query.legal[0]) + 1))
+                uniform[0, query.legal[0]] = 1.0 / len(query.legal[0])
+                out.append(uniform)
+        return out
+
+    root = game.new_initial_state()
+    legal = solver.views[0].legal(root)
+    assert math.prod(len(a) for a in legal) == 9
+
+    def exact_value(state):  # the team's expected return, evader uniform
+        if state.is_terminal():
+            return state.returns()[0]
+        moves = state.legal_actions()
+        return sum(exact_value(state.child(a)) for a in moves) / len(moves)
+
+    joint = [tuple(d) for d in itertools.product(*legal)]
+    values = {d: exact_value(root.child(root.encode_joint_action(list(d)))) for d in joint}
+    u_sigma = sum(team[0, d[0]] * team[1, d[1]] * values[d] for d in joint)
+    exact = {d: values[d] - u_sigma for d in joint}
+    assert max(exact.values()) - min(exact.values()) > 0.4
+
+    traversals = 6000
+    record, _ = pt.run_traversals(game, 0, traversals, solver.views, answer, random.Random(1), "joint", joint_cap=4)
+    totals, squares = dict.fromkeys(joint, 0.0), dict.fromkeys(joint, 0.0)
+    for pairs, regrets in zip(record.regret_pairs, record.regret_values, strict=True):
+        for digits, regret in zip(pairs, regrets, strict=True):
+            totals[tuple(digits)] += regret
+            squares[tuple(digits)] += regret**2
+    for d in joint:
+        mean = totals[d] / traversals
+        error = math.sqrt(squares[d] / traversals - mean**2) / math.sqrt(traversals)
+        assert abs(mean - exact[d]) < 4.5 * error + 1e-3, (d, mean, exact[d], error)
 
 
 @pytest.mark.parametrize("variant", sorted(VARIANTS))

@@ -23,7 +23,13 @@ Candidate sets at the traverser's information sets (`regret_targets`):
   action when there are at most `joint_cap` of them; otherwise a* plus
   `joint_cap - 1` joint actions, half drawn from the current product strategy
   and half uniformly. The expected value u_sigma is then estimated by the
-  mean of the on-policy draws (unbiased) instead of the exact sum.
+  mean of the on-policy draws (unbiased) instead of the exact sum, and the
+  regrets recorded are those of the m uniformly drawn candidates (a* and the
+  uniform draws) times the importance weight |A| / m: for every joint action
+  a, E[recorded regret of a] = v(a) - u_sigma, the regret the enumeration
+  records (tested against exact values). The on-policy draws only estimate
+  u_sigma: recording them too would add sigma(a) times more samples to the
+  actions already played (a bias towards the current strategy).
 * "independent" (the independent-agents baseline): agent i's regret for
   a_i is u(a_i, a_-i) - u_sigma_i with a_-i drawn once from the other agents'
   current strategies: each agent learns from its own marginal, without any
@@ -221,7 +227,8 @@ def probe(
 
 
 def _joint_candidates(strategy, legal, rng, joint_cap):
-    """(candidate digit tuples, exact weights or None, on-policy mask); a* first."""
+    """(candidate digit tuples, exact weights or None, on-policy mask, joint
+    space size); a* first."""
     size = math.prod(len(actions) for actions in legal)
     if size <= joint_cap:
         candidates = [tuple(d) for d in itertools.product(*legal)]
@@ -229,10 +236,11 @@ def _joint_candidates(strategy, legal, rng, joint_cap):
         candidates.remove(first)
         candidates.insert(0, first)
         weights = [product_probability(strategy, d) for d in candidates]
-        return candidates, weights, None
+        return candidates, weights, None, size
     # Large joint space: a* (uniform, Algorithm 2 line 10), on-policy draws for
-    # an unbiased u_sigma, uniform draws for coverage. Duplicates are kept: each
-    # is a separate probe, and the on-policy mean needs them.
+    # an unbiased u_sigma, uniform draws for the regrets. Duplicates are kept:
+    # each is a separate probe (the on-policy mean needs them; a uniform
+    # duplicate is one more sample of that action's regret).
     first = tuple(rng.choice(actions) for actions in legal)
     num_on_policy = max(1, (joint_cap - 1) // 2)
     candidates = [first]
@@ -243,7 +251,7 @@ def _joint_candidates(strategy, legal, rng, joint_cap):
     for _ in range(joint_cap - 1 - num_on_policy):
         candidates.append(tuple(rng.choice(actions) for actions in legal))
         on_policy.append(False)
-    return candidates, None, on_policy
+    return candidates, None, on_policy, size
 
 
 def probe_traversal(
@@ -320,19 +328,24 @@ def _joint_regrets(state, query, strategy, view, traverser, views, rng, record, 
     """Joint targets (Algorithm 2 lines 11-19): a* is traversed, every other
     candidate joint action valued by one probe (Algorithm 3). Returns (child
     generators, finish(values) -> the node's value)."""
-    candidates, weights, on_policy = _joint_candidates(strategy, query.legal, rng, joint_cap)
+    candidates, weights, on_policy, size = _joint_candidates(strategy, query.legal, rng, joint_cap)
     children = [probe_traversal(state.child(view.encode(state, candidates[0])), traverser, views, rng, record,
                                 regret_targets, joint_cap)]  # fmt: skip
     children += [probe(state.child(view.encode(state, d)), traverser, views, rng, record) for d in candidates[1:]]
 
     def finish(values):
-        if weights is not None:
+        if weights is not None:  # every joint action once (lines 11-13)
             expected = float(np.dot(weights, values))
-        else:
+            regrets = {d: v - expected for d, v in zip(candidates, values, strict=True)}
+        else:  # u_sigma from the on-policy draws; importance-weighted uniform candidates
             expected = float(np.mean([v for v, on in zip(values, on_policy, strict=True) if on]))
+            uniform = [(d, v) for d, v, on in zip(candidates, values, on_policy, strict=True) if not on]
+            weight, regrets = size / len(uniform), {}
+            for d, v in uniform:
+                regrets[d] = regrets.get(d, 0.0) + weight * (v - expected)
         record.regret_queries.append(query)
-        record.regret_pairs.append([list(d) for d in candidates])
-        record.regret_values.append([v - expected for v in values])
+        record.regret_pairs.append([list(d) for d in regrets])
+        record.regret_values.append(list(regrets.values()))
         return expected
 
     return children, finish
