@@ -95,6 +95,7 @@ class Point:
     metric: str
     value: float
     ci95: float
+    current: float = float("nan")  # exact NashConv of the current iterate (CFRMixSolver, exact metric only)
 
 
 def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, joint_cap: int, seed: int,
@@ -122,13 +123,19 @@ def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, j
     return solver.run_iteration, solver
 
 
-def evaluate(game, policy, exact: bool, particles: int, eval_games: int, seed: int) -> tuple[str, float, float]:
+def evaluate(game, policy, exact: bool, particles: int, eval_games: int, seed: int) -> tuple[str, float, float, float]:
+    """(metric, value, ci95, current): the played (average) strategy's value and,
+    with the exact metric, the current iterate's NashConv (NaN otherwise): a
+    product of averaged marginals is not the average of the product iterates."""
     if exact:
-        from openspiel_cfrx import nash_conv
+        from openspiel_cfrx import get_tree, nash_conv
 
-        return "nash_conv", float(nash_conv(game, policy)), 0.0
+        current = float("nan")
+        if hasattr(policy, "current_policy_array"):
+            current = float(nash_conv(game, policy.current_policy_array(get_tree(game))))
+        return "nash_conv", float(nash_conv(game, policy)), 0.0, current
     result = sampled_team_worst_case(game, policy, num_particles=particles, num_eval_games=eval_games, seed=seed)
-    return "team_worst_case", result.value, result.ci95
+    return "team_worst_case", result.value, result.ci95, float("nan")
 
 
 def exact_available(game, max_histories: int) -> bool:
@@ -180,8 +187,8 @@ def run_variants(game, variants, seconds, iterations, traversals, hidden, train_
                 log(f"resumed from {checkpoint} at iteration {done}")
         else:
             done, spent = 0, 0.0
-            metric, value, ci = evaluate(game, policy, exact, particles, eval_games, seed)
-            points.append(Point(variant, 0, 0.0, metric, value, ci))
+            metric, value, ci, current = evaluate(game, policy, exact, particles, eval_games, seed)
+            points.append(Point(variant, 0, 0.0, metric, value, ci, current))
         pending = set(variants[index + 1:])
         for it in range(done + 1, iterations + 1):
             if spent >= seconds:
@@ -190,10 +197,10 @@ def run_variants(game, variants, seconds, iterations, traversals, hidden, train_
             step()
             spent += time.perf_counter() - start
             if it % eval_every == 0 or it == iterations or spent >= seconds:
-                metric, value, ci = evaluate(game, policy, exact, particles, eval_games, seed + it)
-                points.append(Point(variant, it, spent, metric, value, ci))
+                metric, value, ci, current = evaluate(game, policy, exact, particles, eval_games, seed + it)
+                points.append(Point(variant, it, spent, metric, value, ci, current))
                 if log:
-                    error = "(exact)" if exact else f"+- {ci:.4f} (95% CI)"
+                    error = f"(exact; current iterate {current:.4f})" if exact else f"+- {ci:.4f} (95% CI)"
                     log(f"{variant:20s} it {it:4d} {spent:7.1f}s {metric} {value:.4f} {error}")
                 if checkpoint:
                     if output_dir:  # keep the previous points of variants still to resume
@@ -206,7 +213,7 @@ def run_variants(game, variants, seconds, iterations, traversals, hidden, train_
 def write_csv(points: list[Point], output_dir: str) -> None:
     """curves.csv, written atomically (an interrupted run never leaves half a file)."""
     rows = [dict(variant=p.variant, iteration=p.iteration, seconds=f"{p.seconds:.3f}", metric=p.metric,
-                 value=f"{p.value:.6g}", ci95=f"{p.ci95:.4g}") for p in points]  # fmt: skip
+                 value=f"{p.value:.6g}", ci95=f"{p.ci95:.4g}", current=f"{p.current:.6g}") for p in points]  # fmt: skip
     write_csv_rows(os.path.join(output_dir, "curves.csv"), rows, [f.name for f in dataclasses.fields(Point)])
 
 
@@ -218,7 +225,7 @@ def read_csv(output_dir: str) -> list[Point]:
     try:
         with open(path, encoding="utf-8") as f:
             return [Point(r["variant"], int(r["iteration"]), float(r["seconds"]), r["metric"], float(r["value"]),
-                          float(r["ci95"])) for r in csv.DictReader(f)]  # fmt: skip
+                          float(r["ci95"]), float(r.get("current") or "nan")) for r in csv.DictReader(f)]  # fmt: skip
     except (KeyError, TypeError, ValueError) as e:
         sys.exit(f"error: cannot read {path} to resume its curves ({type(e).__name__}: {e}); delete it or "
                  "choose another --output_dir")  # fmt: skip

@@ -193,8 +193,12 @@ def test_cfr_mix_example(tmp_path):
     )  # fmt: skip
     assert list(tmp_path.glob("*.csv")) and list(tmp_path.glob("*.png"))
     log = proc.stdout + proc.stderr
-    # Exact values (the tiny default game) are labelled as such, not "+- 0.0000".
-    assert "nash_conv" in log and "(exact)" in log and "+- 0.0000" not in log
+    # Exact values (the tiny default game) are labelled as such, not "+- 0.0000",
+    # with the current iterate's NashConv beside the played average.
+    assert "nash_conv" in log and "(exact; current iterate" in log and "+- 0.0000" not in log
+    with open(tmp_path / "curves.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert rows and all(math.isfinite(float(r["current"])) for r in rows)
 
 
 def test_cfr_mix_example_compact_encoding_on_nest(tmp_path):

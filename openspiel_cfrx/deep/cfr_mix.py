@@ -83,7 +83,8 @@ SETTING_RULES = {
     "variant": tuple(VARIANTS), "num_iterations": "int>=1", "num_traversals": "int>=1", "joint_cap": "int>=1",
     "regret_train_steps": "int>=1", "policy_train_steps": "int>=1", "batch_size": "int>=1",
     "learning_rate": "real>0", "gradient_clip": "real>0|None", "memory_capacity": "int>=1",
-    "anchor_ratio": "real>=0", "linear_averaging": "bool", "infoset_encoding": INFOSET_ENCODINGS,
+    "anchor_ratio": "real>=0", "linear_averaging": "bool", "reinitialize_regret_networks": "bool|None",
+    "infoset_encoding": INFOSET_ENCODINGS,
     "num_threads": "int>=1|None", "seed": "int>=0", "traversal_batch_size": "int>=1", "callback_every": "int>=1",
     "num_workers": "int>=1", "ray_address": "address|None",
 }  # fmt: skip
@@ -111,6 +112,14 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         backbone, samples for the Deep CFR backbone).
       anchor_ratio: anchor rows per sampled row in a double-neural update.
       linear_averaging: weight iteration t's strategy by t in the average (CFR+).
+      reinitialize_regret_networks: Deep CFR backbone only: refit the regret
+        networks from a fresh initialisation every iteration (Brown et al.
+        2019, Algorithm 1 "train from scratch"; default for `deep_cfr_joint`)
+        or fine-tune the last ones (default for `deep_cfr_mix`: with
+        exchangeable agents a fresh initialisation re-draws which agent takes
+        which role each iteration, and the product of the agents' average
+        marginals then mixes incompatible roles — docs/cfr_mix.md, "Deep CFR
+        + mixing layer").
       infoset_encoding: "tensor" (`information_state_tensor(player)`) or
         "compact": the game's own lossy network input
         (`compact_information_state_size()` / `compact_information_state_array`,
@@ -153,6 +162,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         memory_capacity: int = 20_000,
         anchor_ratio: float = 1.0,
         linear_averaging: bool = True,
+        reinitialize_regret_networks: bool | None = None,
         infoset_encoding: str = "tensor",
         share_parameters: bool | None = None,
         network: str = "mlp",
@@ -185,6 +195,8 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         self._num_traversals, self._joint_cap = int(num_traversals), int(joint_cap)
         self._steps, self._batch_size = (int(regret_train_steps), int(policy_train_steps)), int(batch_size)
         self._anchor_ratio, self._linear_averaging = float(anchor_ratio), bool(linear_averaging)
+        self._reinitialize = (config["team_view"] == "joint" if reinitialize_regret_networks is None
+                              else bool(reinitialize_regret_networks))  # fmt: skip
         self._build_models(dict(locals()), feature_size)
         local = functools.partial(ProbeSampler, game, self._views, config["regret_targets"], self._joint_cap,
                                   int(traversal_batch_size))  # fmt: skip
@@ -245,7 +257,8 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         steps = self.schedule.train_steps(self._steps[0], t)
         if self._config["backbone"] == "deep_cfr":
             rows, targets, valid = model.packer.pack(record.regret_queries, record.regret_pairs, record.regret_values)
-            return model.refit(rows, targets, valid, t, steps, self._batch_size, self.np_rng, 2.0 / t)
+            return model.refit(rows, targets, valid, t, steps, self._batch_size, self.np_rng, 2.0 / t,
+                               reinitialize=self._reinitialize)  # fmt: skip
         queries, pairs, values = aggregate_samples(record.regret_queries, record.regret_pairs, record.regret_values,
                                                    1.0 / k, model.packer.m)  # fmt: skip
         rows, increments, valid = model.packer.pack(queries, pairs, values)

@@ -132,15 +132,18 @@ class TeamModel:
         self.memory.add(rows, increments.astype(np.float32), valid, iteration, rng)
         return loss
 
-    def refit(self, rows, samples, valid, iteration, steps, batch_size, rng, linear_scale) -> float:
-        """Deep CFR update: add the raw samples, re-initialise, fit the t-weighted
-        mean of everything in the reservoir (weights t * linear_scale, or 1)."""
+    def refit(self, rows, samples, valid, iteration, steps, batch_size, rng, linear_scale,
+              reinitialize: bool = True) -> float:  # fmt: skip
+        """Deep CFR update: add the raw samples, re-initialise (or fine-tune the
+        last network), fit the t-weighted mean of everything in the reservoir
+        (weights t * linear_scale, or 1)."""
         if rows.shape[0]:
             self.memory.add(rows, samples.astype(np.float32), valid, iteration, rng)
         size = len(self.memory)
         if size == 0:
             return float("nan")
-        self.trainer.reinitialize(self.seed + 7919 * iteration)
+        if reinitialize or not self.trained:
+            self.trainer.reinitialize(self.seed + 7919 * iteration)
         targets = self.memory.targets[:size].astype(np.float64)
         mask = self.memory.legal_mask[:size]
         magnitude = float(np.abs(targets[mask]).mean()) if mask.any() else 0.0

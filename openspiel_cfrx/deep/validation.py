@@ -43,6 +43,7 @@ RULES = {
         "a finite number > 0 or None (off)",
     ),
     "bool": (lambda v: isinstance(v, bool), "True or False"),
+    "bool|None": (lambda v: v is None or isinstance(v, bool), "True, False or None (the variant's default)"),
     "address|None": (lambda v: v is None or isinstance(v, str), "None, 'auto', 'host:port' or 'ray://host:port'"),
 }
 
