@@ -92,7 +92,9 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
       schedule: ramps and learning-rate schedule (`Schedule`; default constant).
       traversal_backend: "state" (pyspiel states, any game), "tree" (the
         extracted tree: same samples, faster), "vectorized" (numpy arrays over
-        the extracted tree: same distribution, fastest for small games); `sampler.py`.
+        the extracted tree: same distribution, fastest for small games),
+        "poker" (limit poker with universal_poker's tensor, e.g. flop hold'em:
+        deals as arrays over the betting tree, same distribution); `sampler.py`.
       num_threads: if set, `torch.set_num_threads(num_threads)` (process-wide).
       num_workers, ray_address: traversals on `num_workers` Ray actors
         (`distributed.py`; same seed and worker count = same run); 1 runs them

@@ -11,6 +11,9 @@ next one is drawn. Backends (Deep CFR, Algorithm 2 of Brown et al. 2019):
 * `VectorSampler` ("vectorized"): all traversals of a chunk advance together
   as numpy arrays over the extracted tree (`vector_traversal.py`); the same
   sampling distribution, another random stream.
+* `poker.traversal.PokerSampler` ("poker"): limit poker games too large to
+  extract (flop hold'em): deals drawn up front, the betting tree walked by
+  all traversals of a chunk together as arrays; same distribution.
 
 The current strategies reach a sampler as a `StrategyFn`:
 `strategy(player, features [B, F] float32, legal_mask [B, A] bool) -> [B, A]`
@@ -36,7 +39,7 @@ from openspiel_cfrx.deep.traversal import (
 )
 
 StrategyFn = Callable[[int, np.ndarray, np.ndarray], np.ndarray]
-BACKENDS = ("state", "tree", "vectorized")
+BACKENDS = ("state", "tree", "vectorized", "poker")
 
 
 @dataclasses.dataclass
@@ -168,4 +171,13 @@ def make_sampler(backend: str, game, encoder, num_actions: int, batch_size: int,
         return TraversalSampler(TreeWalker(get_tree(game), encoder), num_actions, batch_size, py_rng)
     if backend == "vectorized":
         return VectorSampler(get_tree(game), encoder, batch_size, np_rng)
+    if backend == "poker":
+        from openspiel_cfrx.encoders import InformationStateTensorEncoder
+        from openspiel_cfrx.poker.traversal import PokerSampler
+
+        if not isinstance(encoder, InformationStateTensorEncoder):
+            raise ValueError(f"traversal_backend='poker' builds information_state_tensor inputs itself; the encoder "
+                             f"{getattr(encoder, 'name', type(encoder).__name__)!r} is not supported there: use "
+                             "traversal_backend='state' with it")  # fmt: skip
+        return PokerSampler(game, batch_size, np_rng)
     raise ValueError(f"traversal_backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")

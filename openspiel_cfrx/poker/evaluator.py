@@ -86,15 +86,22 @@ def rank_hands(hand_cards: np.ndarray, board, num_suits: int) -> np.ndarray:
         raise ValueError(f"a board holds 3 to 5 cards, got {board.size}")
     cards = np.empty((len(hand_cards), 2 + board.size), dtype=np.int16)
     cards[:, :2], cards[:, 2:] = hand_cards, board
-    # Ascending rank (ties by card id): every five-card subset is sorted, its
-    # highest card last, so its table code is the dot product with 13^0 .. 13^4.
-    cards = np.sort(cards, axis=1)
-    ranks, suits = cards // num_suits, cards % num_suits
-    subsets = _subsets(cards.shape[1])
-    codes = ranks[:, subsets].astype(np.int64) @ _POWERS[::-1]  # [H, S]
-    suited = suits[:, subsets]
-    suited = (suited == suited[:, :, :1]).all(axis=2)
-    best = _strength_table()[2 * codes + suited].max(axis=1)
+    best = rank_cards(cards, num_suits)
     on_board = np.zeros(max(int(hand_cards.max(initial=0)), int(board.max())) + 1, dtype=bool)
     on_board[board] = True
     return np.where(on_board[hand_cards].any(axis=1), -1, best)
+
+
+def rank_cards(cards: np.ndarray, num_suits: int) -> np.ndarray:
+    """Best five-card strength of each row of 5-7 distinct cards ([N, m],
+    card = rank * num_suits + suit) -> [N] int64 (e.g. one row per deal of a
+    sampled traversal: hole cards + board)."""
+    # Ascending rank (ties by card id): every five-card subset is sorted, its
+    # highest card last, so its table code is the dot product with 13^0 .. 13^4.
+    cards = np.sort(np.asarray(cards, dtype=np.int16), axis=1)
+    ranks, suits = cards // num_suits, cards % num_suits
+    subsets = _subsets(cards.shape[1])
+    codes = ranks[:, subsets].astype(np.int64) @ _POWERS[::-1]  # [N, S]
+    suited = suits[:, subsets]
+    suited = (suited == suited[:, :, :1]).all(axis=2)
+    return _strength_table()[2 * codes + suited].max(axis=1)

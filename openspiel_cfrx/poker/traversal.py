@@ -1,0 +1,200 @@
+"""External-sampling traversals (Deep CFR, Brown et al. 2019, Algorithm 2) on
+the betting tree of a limit poker game, many deals advanced together as
+arrays (issue 21): the "poker" traversal backend.
+
+The betting tree does not depend on the cards (`PublicTree.nodes`), so a
+traversal is a deal plus a walk of that tree. K traversals start together:
+each draws its whole deal up front (both players' hole cards and every board
+card: the same distribution as drawing each chance card when reached, and
+external sampling draws chance once per traversal). Then, one depth of the
+tree at a time, every pending visit (traversal, node) moves on as a row of
+flat arrays:
+
+* deal node: to its child (the cards are already drawn);
+* the opponent's decision (lines 11-15 of Algorithm 2): one action drawn from
+  sigma^t(I) (its (I, sigma^t(I)) row goes to the strategy memory);
+* the traverser's decision (lines 5-10): every legal action is visited;
+* fold / showdown: the traverser's chips (pyspiel's `returns()`), showdowns
+  from both hands' best-five-card ranks on the deal's full board.
+
+sigma^t at all decision visits of a depth is one `strategy` call per player,
+on network inputs built for all of them at once (`InformationStateTensors`:
+the node's betting template plus the card one-hots, checked against pyspiel
+when built). Values then flow back depth by depth: a sampled node takes its
+child's value, a traverser node v(I) = sum_a sigma^t(I, a) v(I, a) and
+records r~(I, a) = v(I, a) - v(I) for the advantage memory (line 10).
+
+These are the samples of `traversal.external_sampling_traversal` over pyspiel
+states, distribution for distribution (tested: their expectation equals the
+exact counterfactual regrets of the public-tree engine, and the state
+backend's on the same statistic); only the random stream differs. `nodes`
+counts what the state backend counts: decisions, terminals and one chance
+node per card dealt.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyspiel
+
+from openspiel_cfrx.deep.sampler import Sampler, Samples, StrategyFn
+from openspiel_cfrx.poker.evaluator import rank_cards
+from openspiel_cfrx.poker.network_policy import InformationStateTensors
+from openspiel_cfrx.poker.public_tree import DEAL, DECISION, FOLDED, SHOWDOWN, PublicTree
+from openspiel_cfrx.poker.spec import UnsupportedPokerGameError
+
+_KIND = {DECISION: 0, DEAL: 1, FOLDED: 2, SHOWDOWN: 3}
+
+
+class PokerSampler(Sampler):
+    """The "poker" traversal backend: `batch_size` external-sampling
+    traversals at a time over the game's betting tree (module doc).
+
+    Args:
+      game: a two-player limit universal_poker game whose
+        `information_state_tensor` has universal_poker's layout (flop_holdem).
+      batch_size: traversals advanced together.
+      rng: numpy Generator (deals, opponent actions).
+    """
+
+    def __init__(self, game: pyspiel.Game, batch_size: int, rng: np.random.Generator):
+        self.tree = tree = PublicTree(game, isomorphism=False, threads=1)
+        self.inputs = InformationStateTensors(game, tree)  # refuses other tensor layouts
+        self.batch_size, self.rng = int(batch_size), rng
+        self.num_actions = game.num_distinct_actions()
+        nodes = tree.nodes
+        N = len(nodes)
+        self.kind = np.array([_KIND[node.kind] for node in nodes])
+        self.player = np.array([node.player for node in nodes])
+        self.round = np.array([node.round for node in nodes])
+        self.stake = np.array([node.contributions for node in nodes], dtype=np.float64)  # [N, 2]
+        self.children = np.full((N, self.num_actions), -1, dtype=np.int64)  # by action id
+        self.first_child = np.array([node.children[0] if node.children else -1 for node in nodes])
+        for n, node in enumerate(nodes):
+            if node.kind == DECISION:
+                self.children[n, list(node.legal)] = node.children
+        self.legal = self.children >= 0
+        self.cards_dealt = np.array([tree.rules.board_cards[node.round + 1] if node.kind == DEAL else 0
+                                     for node in nodes])  # fmt: skip
+        self.board_size = np.array(tree.board_size)
+        if tree.board_size[-1] < 3:
+            raise UnsupportedPokerGameError("the poker traversal backend needs a board of 3 or more cards at the end")
+        self.templates = np.zeros((N, self.inputs.size), dtype=np.float32)
+        for n, node in enumerate(nodes):
+            if node.kind == DECISION:
+                self.templates[n] = self.inputs.template(n)
+
+    def collect(self, strategy: StrategyFn, traverser: int, iteration: int, count: int):
+        for lo in range(0, count, self.batch_size):
+            yield self._traverse(strategy, traverser, min(self.batch_size, count - lo))
+
+    # ----- one batch ---------------------------------------------------------
+
+    def _deal(self, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """(cards [K, 4 + board]: hole cards of players 0, 1 then the board; showdown sign [K] for player 0)."""
+        deck = self.tree.deck
+        size = 4 + int(self.board_size[-1])
+        cards = np.argsort(self.rng.random((count, deck.num_cards)), axis=1)[:, :size]
+        board = cards[:, 4:]
+        ranks = [rank_cards(np.concatenate([cards[:, 2 * p : 2 * p + 2], board], axis=1), deck.num_suits) for p in (0, 1)]
+        return cards, np.sign(ranks[0] - ranks[1]).astype(np.float64)
+
+    def features(self, nodes: np.ndarray, cards: np.ndarray) -> np.ndarray:
+        """[V, F] network inputs of the acting player at decision `nodes` [V] with deals `cards` [V, 4 + board]."""
+        out = self.templates[nodes]  # a copy (fancy indexing)
+        rows = np.arange(len(nodes))
+        player = self.player[nodes]
+        for j in (0, 1):
+            out[rows, self.inputs.private + cards[rows, 2 * player + j]] = 1.0
+        shown = self.board_size[self.round[nodes]]  # board cards visible at the node's round
+        for j in range(int(self.board_size[-1])):
+            on = shown > j
+            out[rows[on], self.inputs.public + cards[rows[on], 4 + j]] = 1.0
+        return out
+
+    def _traverse(self, strategy: StrategyFn, traverser: int, count: int) -> Samples:
+        cards, sign = self._deal(count)
+        A = self.num_actions
+        levels = []  # per depth: (node, deal, per-visit child start in the next depth, sigma at traverser visits)
+        node, deal = np.zeros(count, dtype=np.int64), np.arange(count)
+        nodes_touched = 4 * count  # the hole cards' chance nodes
+        advantage, strategy_rows = [], []
+        while len(node):
+            kind = self.kind[node]
+            nodes_touched += int((kind != _KIND[DEAL]).sum() + self.cards_dealt[node].sum())
+            decision = np.flatnonzero(kind == _KIND[DECISION])
+            sigma = np.zeros((len(node), A))
+            features = None
+            if len(decision):
+                features = self.features(node[decision], cards[deal[decision]])
+                mask = self.legal[node[decision]]
+                acting = self.player[node[decision]]
+                for p in (0, 1):
+                    rows = np.flatnonzero(acting == p)
+                    if len(rows):
+                        sigma[decision[rows]] = strategy(p, features[rows], mask[rows])
+            mine = decision[self.player[node[decision]] == traverser]
+            theirs = decision[self.player[node[decision]] != traverser]
+            if len(theirs):  # Algorithm 2 line 13: (I, sigma^t(I)) to the strategy memory
+                rows = np.searchsorted(decision, theirs)
+                strategy_rows.append((features[rows], sigma[theirs].astype(np.float32), self.legal[node[theirs]]))
+            # Children: one per legal action at the traverser's decisions, one otherwise (none at terminals).
+            step = np.zeros(len(node), dtype=np.int64)
+            step[kind == _KIND[DEAL]] = 1
+            step[theirs] = 1
+            step[mine] = self.legal[node[mine]].sum(axis=1)
+            start = np.concatenate([[0], np.cumsum(step)[:-1]])
+            child = np.empty(int(step.sum()), dtype=np.int64)
+            deals = child.copy()
+            dealt = np.flatnonzero(kind == _KIND[DEAL])
+            child[start[dealt]] = self.first_child[node[dealt]]
+            if len(theirs):
+                cumulative = np.cumsum(sigma[theirs], axis=1)
+                u = self.rng.random(len(theirs)) * cumulative[:, -1]
+                drawn = np.minimum((cumulative <= u[:, None]).sum(axis=1), A - 1)
+                drawn = np.where(self.legal[node[theirs], drawn], drawn, self.legal[node[theirs]].shape[1] - 1
+                                 - np.argmax(self.legal[node[theirs]][:, ::-1], axis=1))  # fmt: skip
+                child[start[theirs]] = self.children[node[theirs], drawn]
+            if len(mine):
+                legal_children = self.children[node[mine]]  # [m, A], -1 where illegal
+                offsets = np.cumsum(self.legal[node[mine]], axis=1) - 1
+                rows, cols = np.nonzero(self.legal[node[mine]])
+                child[start[mine][rows] + offsets[rows, cols]] = legal_children[rows, cols]
+            deals[:] = np.repeat(deal, step)
+            levels.append((node, deal, start, step, mine, sigma, features, decision))
+            node, deal = child, deals
+        # Values, deepest depth first.
+        below = None
+        for node, deal, start, step, mine, sigma, features, decision in reversed(levels):
+            value = np.zeros(len(node))
+            kind = self.kind[node]
+            folded = np.flatnonzero(kind == _KIND[FOLDED])
+            if len(folded):  # the folder loses its contribution, the other wins it
+                folder = self.player[node[folded]]  # a fold node's player is the one who folded
+                stake = self.stake[node[folded], folder]
+                value[folded] = np.where(folder == traverser, -stake, stake)
+            shown = np.flatnonzero(kind == _KIND[SHOWDOWN])
+            if len(shown):
+                won = sign[deal[shown]] * (1.0 if traverser == 0 else -1.0)
+                value[shown] = won * self.stake[node[shown], 0]
+            single = np.flatnonzero((step == 1) & (kind != _KIND[SHOWDOWN]) & (kind != _KIND[FOLDED]))
+            single = np.setdiff1d(single, mine, assume_unique=True)
+            if len(single):
+                value[single] = below[start[single]]
+            if len(mine):
+                legal = self.legal[node[mine]]
+                offsets = np.cumsum(legal, axis=1) - 1
+                action_values = np.where(legal, below[start[mine][:, None] + np.maximum(offsets, 0)], 0.0)
+                value[mine] = (sigma[mine] * action_values).sum(axis=1)
+                regrets = np.where(legal, action_values - value[mine][:, None], 0.0)
+                rows = np.searchsorted(decision, mine)
+                advantage.append((features[rows], regrets.astype(np.float32), legal))
+            below = value
+
+        def stack(parts, width):
+            if not parts:
+                return (np.zeros((0, self.inputs.size), np.float32), np.zeros((0, width), np.float32),
+                        np.zeros((0, width), bool))  # fmt: skip
+            return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))
+
+        return Samples(*stack(advantage, A), *stack(strategy_rows, A), nodes_touched)

@@ -1,0 +1,135 @@
+"""The "poker" traversal backend (openspiel_cfrx.poker.traversal): the same
+sampling distribution as Deep CFR's Algorithm 2 over pyspiel states."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pyspiel
+import pytest
+
+import games  # noqa: F401  registers flop_holdem
+from openspiel_cfrx.deep import DeepCFRSolver
+from openspiel_cfrx.deep.sampler import make_sampler
+from openspiel_cfrx.encoders import InformationStateTensorEncoder
+from openspiel_cfrx.poker.public_tree import MIX
+from openspiel_cfrx.poker.traversal import PokerSampler
+
+SMALL_FHP = "flop_holdem(num_ranks=4,num_suits=2)"
+
+
+@pytest.fixture(scope="module")
+def game():
+    return pyspiel.load_game(SMALL_FHP)
+
+
+def _fixed_strategy(size: int, num_actions: int):
+    """A fixed non-uniform strategy of the network input (as a network would be)."""
+    weights = np.random.default_rng(5).normal(size=(size, num_actions))
+
+    def strategy(player, features, mask):
+        logits = np.tanh(np.asarray(features, dtype=np.float64) @ weights) * 2 + player
+        e = np.where(mask, np.exp(logits), 0.0)
+        return e / e.sum(axis=1, keepdims=True)
+
+    return strategy
+
+
+def test_features_are_pyspiel_information_state_tensors(game):
+    sampler = PokerSampler(game, 64, np.random.default_rng(0))
+    tree, rng = sampler.tree, np.random.default_rng(1)
+    decisions = [n for n, node in enumerate(tree.nodes) if node.kind == "decision"]
+    nodes = rng.choice(decisions, size=40)
+    cards = np.stack([rng.permutation(tree.deck.num_cards)[: 4 + tree.board_size[-1]] for _ in nodes])
+    ours = sampler.features(nodes, cards)
+    for row, (n, deal) in enumerate(zip(nodes, cards, strict=True)):
+        state = sampler.inputs.state_at(int(n), deal)
+        expected = np.asarray(state.information_state_tensor(state.current_player()), dtype=np.float32)
+        assert np.array_equal(ours[row], expected)
+
+
+@pytest.mark.parametrize("traverser", [0, 1])
+def test_expected_sampled_regrets_are_the_exact_counterfactual_regrets(game, traverser):
+    """Lemma 1 of Deep CFR for external sampling: E[sum of r~(I, a) over one
+    traversal] = the counterfactual regret of I (chance x opponent reach),
+    computed exactly by the public-tree engine for the same strategy."""
+    sampler = PokerSampler(game, 8192, np.random.default_rng(traverser))
+    tree, num_actions = sampler.tree, sampler.num_actions
+    strategy = _fixed_strategy(sampler.inputs.size, num_actions)
+    H = tree.deck.num_hands
+
+    def on_tree(n, lo, hi):  # the same strategy on the public tree
+        node, out = tree.nodes[n], None
+        out = np.full((hi - lo, H, len(node.legal)), 1.0 / len(node.legal))
+        mask = np.zeros((1, num_actions), dtype=bool)
+        mask[0, list(node.legal)] = True
+        for b in range(lo, hi):
+            board = tree.board_cards(node.round, b)
+            hands = np.flatnonzero(~tree.deck.conflicts(board))
+            features = sampler.inputs.tensors(n, hands, np.repeat(board[None], len(hands), axis=0))
+            out[b - lo, hands] = strategy(node.player, features, np.repeat(mask, len(hands), 0))[:, list(node.legal)]
+        return out
+
+    exact = {}
+
+    def hook(n, chunk, reach, probs, cf):
+        node = tree.nodes[n]
+        if node.player == traverser:
+            value = (cf * probs).sum(axis=-1)
+            for b in range(chunk.hi - chunk.lo):
+                hands = np.flatnonzero(chunk.free[b])
+                features = sampler.inputs.tensors(n, hands, np.repeat(chunk.boards[b][None], len(hands), axis=0))
+                for row, h in enumerate(hands):
+                    regret = np.zeros(num_actions)
+                    regret[list(node.legal)] = cf[b, h] - value[b, h]
+                    exact[features[row].tobytes()] = regret
+
+    tree.walk(on_tree, (MIX, MIX), hook)
+    count = 60_000
+    total, square, visits = {}, {}, {}
+    for samples in sampler.collect(strategy, traverser, 1, count):
+        for features, regret in zip(samples.advantage_features, samples.advantage_regrets.astype(np.float64),
+                                    strict=True):  # fmt: skip
+            key = features.tobytes()
+            total[key] = total.get(key, 0.0) + regret
+            square[key] = square.get(key, 0.0) + regret**2
+            visits[key] = visits.get(key, 0) + 1
+    assert set(total) <= set(exact)
+    z = []
+    for key, value in exact.items():
+        if visits.get(key, 0) >= 50:
+            mean = total[key] / count
+            error = np.sqrt(np.maximum(square[key] / count - mean**2, 0.0) / count)
+            z.extend(np.abs(mean - value)[error > 0] / error[error > 0])
+    z = np.array(z)
+    assert len(z) > 500
+    assert z.max() < 5.5 and 0.7 < z.mean() < 0.9  # |N(0, 1)|: mean 0.80
+
+
+def test_same_statistics_as_the_state_backend(game):
+    """Per-traversal means of nodes touched, advantage and strategy rows and the
+    regret sums of each action agree with the pyspiel-state backend within
+    sampling noise (4.5 combined standard errors, from chunks of 100)."""
+    strategy = _fixed_strategy(int(np.prod(game.information_state_tensor_shape())), game.num_distinct_actions())
+    encoder = InformationStateTensorEncoder(game)
+    means, errors = {}, {}
+    for backend in ("state", "poker"):
+        sampler = make_sampler(backend, game, encoder, game.num_distinct_actions(), 100, random.Random(0),
+                               np.random.default_rng(0))  # fmt: skip
+        chunks = np.array([[s.nodes, len(s.advantage_regrets), len(s.strategy_probs),
+                            *s.advantage_regrets.sum(axis=0)] for s in sampler.collect(strategy, 0, 1, 6000)]) / 100  # fmt: skip
+        means[backend] = chunks.mean(axis=0)
+        errors[backend] = chunks.std(axis=0) / np.sqrt(len(chunks))
+    tolerance = 4.5 * np.hypot(errors["state"], errors["poker"])
+    assert np.all(np.abs(means["poker"] - means["state"]) < tolerance), (means, tolerance)
+    assert means["state"][0] > 20  # nodes per traversal: a real statistic, not zeros
+
+
+def test_deep_cfr_runs_on_the_poker_backend_and_refuses_other_games(game):
+    solver = DeepCFRSolver(game, num_iterations=2, num_traversals=64, advantage_network_train_steps=4,
+                           policy_network_train_steps=4, traversal_backend="poker", seed=0)  # fmt: skip
+    solver.solve()
+    assert solver.nodes_touched > 64 * 10
+    with pytest.raises(Exception, match="universal_poker|poker"):
+        DeepCFRSolver(pyspiel.load_game("kuhn_poker"), traversal_backend="poker")
