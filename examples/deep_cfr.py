@@ -76,10 +76,11 @@ flags.DEFINE_float("learning_rate", 1e-2, "Adam learning rate. 1e-2 suits the de
 flags.DEFINE_enum("learning_rate_schedule", "constant", ["constant", "cosine"],
                   "Adam learning rate within each (re)training run: 'constant' (paper) or 'cosine' (annealed "
                   "from --learning_rate to ~0 over the run's steps; settles full-batch fits, docs/deep_cfr.md).")
-flags.DEFINE_enum("traversal_backend", "vectorized", ["vectorized", "tree", "state"],
+flags.DEFINE_enum("traversal_backend", "vectorized", ["vectorized", "tree", "state", "poker"],
                   "How traversals run: 'vectorized' (numpy over the extracted game tree, fastest; the example "
                   "extracts the tree for exact evaluation anyway), 'tree' (same code as 'state' on the "
-                  "extracted tree), 'state' (pyspiel states; any game).")
+                  "extracted tree), 'state' (pyspiel states; any game), 'poker' (limit poker such as "
+                  "flop_holdem: deals as arrays over the betting tree, ~20x 'state').")
 flags.DEFINE_integer("threads", 1, "torch CPU threads (torch.set_num_threads).")
 flags.DEFINE_bool("sd_cfr", True, "Also evaluate the SD-CFR average (keeps every iteration's networks in memory).")
 flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/deep_cfr.pt after each evaluation and resume from "
@@ -101,13 +102,13 @@ def main(argv):
     from openspiel_cfrx.deep import CheckpointError, DeepCFRSolver
     from openspiel_cfrx.tree import TreeTooLargeError, get_tree, nash_conv
 
-    if FLAGS.evaluate or FLAGS.traversal_backend != "state":
+    if FLAGS.evaluate or FLAGS.traversal_backend not in ("state", "poker"):
         try:
             get_tree(game)  # extracted once up front (evaluations and tree backends reuse it)
         except TreeTooLargeError as e:
             usage_error(
-                f"{e}. Train without exact evaluation: --noevaluate --traversal_backend=state "
-                "(evaluate poker policies with games.poker_exploitability)"
+                f"{e}. Train without exact evaluation: --noevaluate --traversal_backend=state (or =poker for "
+                "limit poker; evaluate poker policies with games.poker_exploitability)"
             )
 
     try:
