@@ -219,8 +219,12 @@ def test_network_strategy_builds_the_states_tensors_and_equals_the_state_path():
     assert strategy.queries == sum(per_node[n.round] for n in tree.nodes if n.kind == DECISION)
     with pytest.raises(ValueError, match="isomorphism=False"):
         NetworkStrategy(PublicTree(game), None, solver.probabilities_from_tensors)
-    with pytest.raises(UnsupportedPokerGameError, match="layout"):
-        hulh = pyspiel.load_game("hulh(num_ranks=3,num_suits=3,max_raises=1 1 1 1)")
+    # hulh's tensor (universal_poker's + one card block per street) is built too, checked
+    # against pyspiel on 64 random states at construction; a wrong layout is refused.
+    hulh = pyspiel.load_game("hulh(num_ranks=3,num_suits=3,max_raises=1 1 1 1)")
+    InformationStateTensors(hulh, PublicTree(hulh, isomorphism=False), check_states=64)
+    with pytest.MonkeyPatch.context() as patch, pytest.raises(UnsupportedPokerGameError, match="layout"):
+        patch.setattr(InformationStateTensors, "template", lambda self, n: np.zeros(self.size, dtype=np.float32))
         InformationStateTensors(hulh, PublicTree(hulh, isomorphism=False))
 
 

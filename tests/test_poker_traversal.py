@@ -17,6 +17,7 @@ from openspiel_cfrx.poker.public_tree import MIX
 from openspiel_cfrx.poker.traversal import PokerSampler
 
 SMALL_FHP = "flop_holdem(num_ranks=4,num_suits=2)"
+SMALL_HULH = "hulh(num_ranks=3,num_suits=3,max_raises=1 1 1 1)"  # four rounds, per-street card blocks
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,9 @@ def _fixed_strategy(size: int, num_actions: int):
     return strategy
 
 
-def test_features_are_pyspiel_information_state_tensors(game):
+@pytest.mark.parametrize("name", [SMALL_FHP, SMALL_HULH])
+def test_features_are_pyspiel_information_state_tensors(name):
+    game = pyspiel.load_game(name)
     sampler = PokerSampler(game, 64, np.random.default_rng(0))
     tree, rng = sampler.tree, np.random.default_rng(1)
     decisions = [n for n, node in enumerate(tree.nodes) if node.kind == "decision"]
@@ -107,10 +110,12 @@ def test_expected_sampled_regrets_are_the_exact_counterfactual_regrets(game, tra
     assert z.max() < 5.5 and 0.7 < z.mean() < 0.9  # |N(0, 1)|: mean 0.80
 
 
-def test_same_statistics_as_the_state_backend(game):
+@pytest.mark.parametrize("name", [SMALL_FHP, SMALL_HULH])
+def test_same_statistics_as_the_state_backend(name):
     """Per-traversal means of nodes touched, advantage and strategy rows and the
     regret sums of each action agree with the pyspiel-state backend within
     sampling noise (4.5 combined standard errors, from chunks of 100)."""
+    game = pyspiel.load_game(name)
     strategy = _fixed_strategy(int(np.prod(game.information_state_tensor_shape())), game.num_distinct_actions())
     encoder = InformationStateTensorEncoder(game)
     means, errors = {}, {}

@@ -8,8 +8,10 @@ card one-hots. `InformationStateTensors` builds them for universal_poker's
 
     [current player (2)] [private cards (deck)] [public cards (deck)] [betting ...]
 
-and checks that layout against pyspiel on random states when constructed (a
-game with another layout, e.g. hulh's per-street board block, is refused).
+optionally followed by one card block per board street (the card(s) dealt on
+the flop, turn, river: the `hulh` game's extension, recognised by its size),
+and checks the layout against pyspiel on random states when constructed (a
+game with another layout is refused).
 `NetworkStrategy` turns a batched network, `probabilities(features [N, F],
 legal_mask [N, A]) -> [N, A]` (e.g. `DeepCFRSolver.probabilities_from_tensors`),
 into a `public_tree.Strategy`, querying only the hands that miss the board.
@@ -37,6 +39,11 @@ class InformationStateTensors:
         self.size = int(np.prod(game.information_state_tensor_shape()))
         self.num_cards = tree.deck.num_cards
         self.private, self.public = 2, 2 + self.num_cards
+        inner = game.universal_poker_game() if callable(getattr(game, "universal_poker_game", None)) else game
+        base = int(np.prod(inner.information_state_tensor_shape()))
+        streets = tree.num_rounds - 1
+        # Per-street card blocks after universal_poker's tensor (hulh): block r - 1 holds round r's cards.
+        self.streets = base if streets and self.size == base + self.num_cards * streets else None
         self._templates: dict[int, np.ndarray] = {}
         self._check(check_states, np.random.default_rng(seed))
 
@@ -46,8 +53,29 @@ class InformationStateTensors:
             state = self.state_at(n, np.arange(4 + self.tree.board_size[-1]))
             tensor = np.array(state.information_state_tensor(state.current_player()), dtype=np.float32)
             tensor[self.private : self.public + self.num_cards] = 0.0
+            if self.streets is not None:
+                tensor[self.streets :] = 0.0
             self._templates[n] = tensor
         return self._templates[n]
+
+    def batch(self, templates: np.ndarray, rounds: np.ndarray, hole: np.ndarray, board: np.ndarray,
+              copy: bool = True) -> np.ndarray:  # fmt: skip
+        """[V, F] inputs from node templates [V, F] (copied, or filled in place
+        with copy=False), the nodes' rounds [V], the acting player's hole cards
+        [V, 2] and board cards [V, k] in dealing order (flop, turn, river; only
+        the round's first board_size[round] are shown)."""
+        out = np.array(templates, dtype=np.float32, copy=True) if copy else templates
+        rows = np.arange(len(out))
+        out[rows[:, None], self.private + hole] = 1.0
+        sizes = np.asarray(self.tree.board_size)
+        shown = sizes[rounds]
+        for j in range(board.shape[1]):
+            on = rows[shown > j]
+            out[on, self.public + board[on, j]] = 1.0
+            if self.streets is not None:  # the street block of the round that dealt card j
+                street = int(np.searchsorted(sizes, j, side="right")) - 1
+                out[on, self.streets + street * self.num_cards + board[on, j]] = 1.0
+        return out
 
     def state_at(self, n: int, cards) -> pyspiel.State:
         """A state at decision node n dealing `cards` (4 hole cards, then board cards in order)."""
@@ -69,12 +97,9 @@ class InformationStateTensors:
     def tensors(self, n: int, hands: np.ndarray, boards: np.ndarray) -> np.ndarray:
         """[N, F] float32 inputs of the acting player holding hands[i] (indices)
         on boards[i] ([N, k] cards)."""
-        out = np.repeat(self.template(n)[None], len(hands), axis=0)
-        rows = np.arange(len(hands))[:, None]
-        out[rows, self.private + self.tree.deck.hand_cards[hands]] = 1.0
-        if boards.shape[1]:
-            out[rows, self.public + boards] = 1.0
-        return out
+        rounds = np.full(len(hands), self.tree.nodes[n].round)
+        return self.batch(np.broadcast_to(self.template(n), (len(hands), self.size)), rounds,
+                          self.tree.deck.hand_cards[hands], np.asarray(boards, dtype=np.int64))  # fmt: skip
 
     def _check(self, count: int, rng: np.random.Generator) -> None:
         tree = self.tree
@@ -85,12 +110,13 @@ class InformationStateTensors:
             state = self.state_at(n, cards)
             player = state.current_player()
             hand = tree.deck.hand_index(*cards[2 * player : 2 * player + 2])
-            board = np.sort(cards[4 : 4 + tree.board_size[tree.nodes[n].round]])[None]
+            board = cards[4 : 4 + tree.board_size[tree.nodes[n].round]][None]  # dealing order (street blocks)
             ours = self.tensors(n, np.array([hand]), board)[0]
             if not np.array_equal(ours, np.asarray(state.information_state_tensor(player), dtype=np.float32)):
                 raise UnsupportedPokerGameError(
                     f"{self.game}: its information_state_tensor is not universal_poker's layout "
-                    "([player][private cards][public cards][betting]); evaluate the policy through "
+                    "([player][private cards][public cards][betting], optionally one card block per board "
+                    "street); evaluate the policy through "
                     "states instead (games.poker_exploitability.poker_nash_conv)"
                 )
 

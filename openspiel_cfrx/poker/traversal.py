@@ -53,7 +53,8 @@ class PokerSampler(Sampler):
 
     Args:
       game: a two-player limit universal_poker game whose
-        `information_state_tensor` has universal_poker's layout (flop_holdem).
+        `information_state_tensor` has universal_poker's layout (flop_holdem;
+        hulh with its per-street card blocks).
       batch_size: traversals advanced together (at least `MIN_BATCH`: smaller
         arrays are dominated by the per-depth overhead; full FHP: 14x the
         state backend's nodes/s at 1,024, 22x at 4,096 and 16,384).
@@ -104,16 +105,9 @@ class PokerSampler(Sampler):
 
     def features(self, nodes: np.ndarray, cards: np.ndarray) -> np.ndarray:
         """[V, F] network inputs of the acting player at decision `nodes` [V] with deals `cards` [V, 4 + board]."""
-        out = self.templates[nodes]  # a copy (fancy indexing)
-        rows = np.arange(len(nodes))
-        player = self.player[nodes]
-        for j in (0, 1):
-            out[rows, self.inputs.private + cards[rows, 2 * player + j]] = 1.0
-        shown = self.board_size[self.round[nodes]]  # board cards visible at the node's round
-        for j in range(int(self.board_size[-1])):
-            on = shown > j
-            out[rows[on], self.inputs.public + cards[rows[on], 4 + j]] = 1.0
-        return out
+        rows, player = np.arange(len(nodes))[:, None], self.player[nodes][:, None]
+        hole = cards[rows, 2 * player + np.arange(2)]
+        return self.inputs.batch(self.templates[nodes], self.round[nodes], hole, cards[:, 4:], copy=False)
 
     def _traverse(self, strategy: StrategyFn, traverser: int, count: int) -> Samples:
         cards, sign = self._deal(count)
@@ -139,8 +133,7 @@ class PokerSampler(Sampler):
             mine = decision[self.player[node[decision]] == traverser]
             theirs = decision[self.player[node[decision]] != traverser]
             if len(theirs):  # Algorithm 2 line 13: (I, sigma^t(I)) to the strategy memory
-                rows = np.searchsorted(decision, theirs)
-                strategy_rows.append((features[rows], sigma[theirs].astype(np.float32), self.legal[node[theirs]]))
+                strategy_rows.append((node[theirs], deal[theirs], sigma[theirs].astype(np.float32)))
             # Children: one per legal action at the traverser's decisions, one otherwise (none at terminals).
             step = np.zeros(len(node), dtype=np.int64)
             step[kind == _KIND[DEAL]] = 1
@@ -164,11 +157,11 @@ class PokerSampler(Sampler):
                 rows, cols = np.nonzero(self.legal[node[mine]])
                 child[start[mine][rows] + offsets[rows, cols]] = legal_children[rows, cols]
             deals[:] = np.repeat(deal, step)
-            levels.append((node, deal, start, step, mine, sigma, features, decision))
+            levels.append((node, deal, start, step, mine, sigma))
             node, deal = child, deals
         # Values, deepest depth first.
         below = None
-        for node, deal, start, step, mine, sigma, features, decision in reversed(levels):
+        for node, deal, start, step, mine, sigma in reversed(levels):
             value = np.zeros(len(node))
             kind = self.kind[node]
             folded = np.flatnonzero(kind == _KIND[FOLDED])
@@ -190,14 +183,13 @@ class PokerSampler(Sampler):
                 action_values = np.where(legal, below[start[mine][:, None] + np.maximum(offsets, 0)], 0.0)
                 value[mine] = (sigma[mine] * action_values).sum(axis=1)
                 regrets = np.where(legal, action_values - value[mine][:, None], 0.0)
-                rows = np.searchsorted(decision, mine)
-                advantage.append((features[rows], regrets.astype(np.float32), legal))
+                advantage.append((node[mine], deal[mine], regrets.astype(np.float32)))
             below = value
 
-        def stack(parts, width):
+        def rows(parts):  # (features, values, legal masks); features built once, for all rows
             if not parts:
-                return (np.zeros((0, self.inputs.size), np.float32), np.zeros((0, width), np.float32),
-                        np.zeros((0, width), bool))  # fmt: skip
-            return tuple(np.concatenate([part[i] for part in parts]) for i in range(3))
+                return np.zeros((0, self.inputs.size), np.float32), np.zeros((0, A), np.float32), np.zeros((0, A), bool)
+            nodes, deals, values = (np.concatenate([part[i] for part in parts]) for i in range(3))
+            return self.features(nodes, cards[deals]), values, self.legal[nodes]
 
-        return Samples(*stack(advantage, A), *stack(strategy_rows, A), nodes_touched)
+        return Samples(*rows(advantage), *rows(strategy_rows), nodes_touched)
