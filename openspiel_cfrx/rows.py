@@ -16,38 +16,31 @@ import numpy as np
 _SHORT = 7  # numpy sums 8 or more elements pairwise (other bits); longer axes reduce fast enough
 
 
-def row_sum(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
-    """x.sum(axis=-1)."""
+def _fold(x: np.ndarray, ufunc: np.ufunc, keepdims: bool) -> np.ndarray:
+    """ufunc.reduce over the last axis, column by column when it is short."""
     if x.shape[-1] > _SHORT or x.shape[-1] == 0:
-        return x.sum(axis=-1, keepdims=keepdims)
+        return ufunc.reduce(x, axis=-1, keepdims=keepdims)
     out = x[..., 0].copy()
     for a in range(1, x.shape[-1]):
-        out += x[..., a]
+        ufunc(out, x[..., a], out=out)
     return out[..., None] if keepdims else out
+
+
+def row_sum(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
+    """x.sum(axis=-1)."""
+    return _fold(x, np.add, keepdims)
 
 
 def row_dot(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """(x * y).sum(axis=-1) for same-shaped x, y."""
-    if x.shape[-1] > _SHORT or x.shape[-1] == 0:
-        return np.einsum("...a,...a->...", x, y)
     return row_sum(x * y)
 
 
 def row_max(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
     """x.max(axis=-1)."""
-    if x.shape[-1] > _SHORT or x.shape[-1] == 0:
-        return x.max(axis=-1, keepdims=keepdims)
-    out = x[..., 0].copy()
-    for a in range(1, x.shape[-1]):
-        np.maximum(out, x[..., a], out=out)
-    return out[..., None] if keepdims else out
+    return _fold(x, np.maximum, keepdims)
 
 
 def row_min(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
     """x.min(axis=-1)."""
-    if x.shape[-1] > _SHORT or x.shape[-1] == 0:
-        return x.min(axis=-1, keepdims=keepdims)
-    out = x[..., 0].copy()
-    for a in range(1, x.shape[-1]):
-        np.minimum(out, x[..., a], out=out)
-    return out[..., None] if keepdims else out
+    return _fold(x, np.minimum, keepdims)
