@@ -256,6 +256,21 @@ def test_deep_cfr_mix_fine_tunes_by_default_and_learns(tiny_game):
         CFRMixSolver(tiny_game, reinitialize_regret_networks="yes")
 
 
+def test_simultaneous_updates_option(tiny_game):
+    """alternating_updates=False is Algorithm 1's order (both players traverse
+    against theta^t, then both train): a different run that also learns
+    (measured, seed 1: average 0.23 / current 0.06, alternating 0.18 / 0.06)."""
+    settings = dict(num_iterations=12, num_traversals=30, regret_train_steps=60, policy_train_steps=60, seed=1)
+    simultaneous = CFRMixSolver(tiny_game, alternating_updates=False, **settings)
+    simultaneous.solve()
+    alternating = CFRMixSolver(tiny_game, **settings)
+    alternating.solve()
+    tree = openspiel_cfrx.get_tree(tiny_game)
+    values = [openspiel_cfrx.nash_conv(tiny_game, s.strategy_array(tree)) for s in (simultaneous, alternating)]
+    assert values[0] != values[1]
+    assert values[0] < 0.35 and openspiel_cfrx.nash_conv(tiny_game, simultaneous.current_policy_array(tree)) < 0.2
+
+
 def test_sampled_worst_case_brackets_exact_value(tiny_game):
     solver = CFRMixSolver(tiny_game, **FAST)  # uniform team: exact BR value known
     exact = exact_team_worst_case(tiny_game, solver)

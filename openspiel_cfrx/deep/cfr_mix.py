@@ -84,6 +84,7 @@ SETTING_RULES = {
     "regret_train_steps": "int>=1", "policy_train_steps": "int>=1", "batch_size": "int>=1",
     "learning_rate": "real>0", "gradient_clip": "real>0|None", "memory_capacity": "int>=1",
     "anchor_ratio": "real>=0", "linear_averaging": "bool", "reinitialize_regret_networks": "bool|None",
+    "alternating_updates": "bool",
     "infoset_encoding": INFOSET_ENCODINGS,
     "num_threads": "int>=1|None", "seed": "int>=0", "traversal_batch_size": "int>=1", "callback_every": "int>=1",
     "num_workers": "int>=1", "ray_address": "address|None",
@@ -120,6 +121,10 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         which role each iteration, and the product of the agents' average
         marginals then mixes incompatible roles — docs/cfr_mix.md, "Deep CFR
         + mixing layer").
+      alternating_updates: True (default): the team traverses and trains,
+        then the adversary traverses against the team's new network; False:
+        Algorithm 1's simultaneous updates (both players traverse against
+        theta^t, then both train).
       infoset_encoding: "tensor" (`information_state_tensor(player)`) or
         "compact": the game's own lossy network input
         (`compact_information_state_size()` / `compact_information_state_array`,
@@ -163,6 +168,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         anchor_ratio: float = 1.0,
         linear_averaging: bool = True,
         reinitialize_regret_networks: bool | None = None,
+        alternating_updates: bool = True,
         infoset_encoding: str = "tensor",
         share_parameters: bool | None = None,
         network: str = "mlp",
@@ -195,6 +201,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         self._num_traversals, self._joint_cap = int(num_traversals), int(joint_cap)
         self._steps, self._batch_size = (int(regret_train_steps), int(policy_train_steps)), int(batch_size)
         self._anchor_ratio, self._linear_averaging = float(anchor_ratio), bool(linear_averaging)
+        self._alternating = bool(alternating_updates)
         self._reinitialize = (config["team_view"] == "joint" if reinitialize_regret_networks is None
                               else bool(reinitialize_regret_networks))  # fmt: skip
         self._build_models(dict(locals()), feature_size)
@@ -237,6 +244,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         p's regret network and the opponent's average-strategy network."""
         stats.update(regret_loss=[None, None], policy_loss=[None, None])
         k = self.schedule.traversals(self._num_traversals, t)
+        pending = []
         for player in (0, 1):
             strategy = self.strategy_snapshot() if self._sampler.distributed else self.answer
             with self.timed("traversal"):
@@ -244,11 +252,21 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
             stats.setdefault("events", []).extend(self._sampler.take_events())
             stats["nodes"] += record.nodes
             self.probes += record.probes
-            with self.timed("training"):
-                stats["regret_loss"][player] = self._train_regrets(player, record, t, k)
-                check_loss(stats["regret_loss"][player], f"player {player}'s regret network", t)
-                stats["policy_loss"][1 - player] = self._train_policy(1 - player, record, t, k)
-                check_loss(stats["policy_loss"][1 - player], f"player {1 - player}'s average-strategy network", t)
+            pending.append((player, record))
+            if self._alternating:  # player 1 traverses against player 0's new network
+                self._train(pending.pop(), t, k, stats)
+        for item in pending:  # simultaneous (Algorithm 1): both traversed against theta^t, then both trained
+            self._train(item, t, k, stats)
+
+    def _train(self, item, t: int, k: int, stats: dict) -> None:
+        """Player p's regret network and the opponent's average-strategy network
+        on p's traversal record (Algorithm 1 lines 6-9)."""
+        player, record = item
+        with self.timed("training"):
+            stats["regret_loss"][player] = self._train_regrets(player, record, t, k)
+            check_loss(stats["regret_loss"][player], f"player {player}'s regret network", t)
+            stats["policy_loss"][1 - player] = self._train_policy(1 - player, record, t, k)
+            check_loss(stats["policy_loss"][1 - player], f"player {1 - player}'s average-strategy network", t)
 
     def _train_regrets(self, player: int, record, t: int, k: int) -> float:
         """Regret network update (Algorithm 1 lines 6-8): the double-neural
