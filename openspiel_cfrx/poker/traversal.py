@@ -110,62 +110,83 @@ class PokerSampler(Sampler):
         return self.inputs.batch(self.templates[nodes], self.round[nodes], hole, cards[:, 4:], copy=False)
 
     def _traverse(self, strategy: StrategyFn, traverser: int, count: int) -> Samples:
-        cards, sign = self._deal(count)
-        A = self.num_actions
-        levels = []  # per depth: (node, deal, per-visit child start in the next depth, sigma at traverser visits)
+        """`count` traversals of Algorithm 2 for `traverser`, as arrays of visits."""
+        cards, sign = self._deal(count)  # chance, drawn once per traversal (lines 11-12)
+        levels, strategy_rows = [], []
         node, deal = np.zeros(count, dtype=np.int64), np.arange(count)
         nodes_touched = 4 * count  # the hole cards' chance nodes
-        advantage, strategy_rows = [], []
-        while len(node):
+        while len(node):  # down, one depth at a time
             kind = self.kind[node]
             nodes_touched += int((kind != _KIND[DEAL]).sum() + self.cards_dealt[node].sum())
             decision = np.flatnonzero(kind == _KIND[DECISION])
-            sigma = np.zeros((len(node), A))
-            features = None
-            if len(decision):
-                features = self.features(node[decision], cards[deal[decision]])
-                mask = self.legal[node[decision]]
-                acting = self.player[node[decision]]
-                for p in (0, 1):
-                    rows = np.flatnonzero(acting == p)
-                    if len(rows):
-                        sigma[decision[rows]] = strategy(p, features[rows], mask[rows])
             mine = decision[self.player[node[decision]] == traverser]
             theirs = decision[self.player[node[decision]] != traverser]
-            if len(theirs):  # Algorithm 2 line 13: (I, sigma^t(I)) to the strategy memory
+            sigma = self._sigma(strategy, node, deal, decision, cards)
+            if len(theirs):  # line 13: (I, sigma^t(I)) to the strategy memory
                 strategy_rows.append((node[theirs], deal[theirs], sigma[theirs].astype(np.float32)))
-            # Children: one per legal action at the traverser's decisions, one otherwise (none at terminals).
-            step = np.zeros(len(node), dtype=np.int64)
-            step[kind == _KIND[DEAL]] = 1
-            step[theirs] = 1
-            step[mine] = self.legal[node[mine]].sum(axis=1)
-            start = np.concatenate([[0], np.cumsum(step)[:-1]])
-            child = np.empty(int(step.sum()), dtype=np.int64)
-            deals = child.copy()
-            dealt = np.flatnonzero(kind == _KIND[DEAL])
-            child[start[dealt]] = self.first_child[node[dealt]]
-            if len(theirs):
-                cumulative = np.cumsum(sigma[theirs], axis=1)
-                u = self.rng.random(len(theirs)) * cumulative[:, -1]
-                drawn = np.minimum((cumulative <= u[:, None]).sum(axis=1), A - 1)
-                drawn = np.where(self.legal[node[theirs], drawn], drawn, self.legal[node[theirs]].shape[1] - 1
-                                 - np.argmax(self.legal[node[theirs]][:, ::-1], axis=1))  # fmt: skip
-                child[start[theirs]] = self.children[node[theirs], drawn]
-            if len(mine):
-                legal_children = self.children[node[mine]]  # [m, A], -1 where illegal
-                offsets = np.cumsum(self.legal[node[mine]], axis=1) - 1
-                rows, cols = np.nonzero(self.legal[node[mine]])
-                child[start[mine][rows] + offsets[rows, cols]] = legal_children[rows, cols]
-            deals[:] = np.repeat(deal, step)
+            step, start, child = self._children(node, kind, mine, theirs, sigma)
             levels.append((node, deal, start, step, mine, sigma))
-            node, deal = child, deals
-        # Values, deepest depth first.
-        below = None
+            node, deal = child, np.repeat(deal, step)
+        advantage = self._values(levels, traverser, sign)
+
+        def rows(parts):  # (features, values, legal masks); features built once, for all rows
+            A = self.num_actions
+            if not parts:
+                return np.zeros((0, self.inputs.size), np.float32), np.zeros((0, A), np.float32), np.zeros((0, A), bool)
+            nodes, deals, values = (np.concatenate([part[i] for part in parts]) for i in range(3))
+            return self.features(nodes, cards[deals]), values, self.legal[nodes]
+
+        return Samples(*rows(advantage), *rows(strategy_rows), nodes_touched)
+
+    def _sigma(self, strategy, node, deal, decision, cards) -> np.ndarray:
+        """[V, A] sigma^t at the decision visits (one `strategy` call per player), 0 elsewhere."""
+        sigma = np.zeros((len(node), self.num_actions))
+        if len(decision):
+            features = self.features(node[decision], cards[deal[decision]])
+            mask, acting = self.legal[node[decision]], self.player[node[decision]]
+            for p in (0, 1):
+                rows = np.flatnonzero(acting == p)
+                if len(rows):
+                    sigma[decision[rows]] = strategy(p, features[rows], mask[rows])
+        return sigma
+
+    def _children(self, node, kind, mine, theirs, sigma):
+        """(children per visit, first child's position, child nodes): every legal
+        action at the traverser's decisions (line 6), one drawn from sigma^t at
+        the opponent's (line 14), the dealt round at deal nodes, none at terminals."""
+        step = np.zeros(len(node), dtype=np.int64)
+        step[(kind == _KIND[DEAL])] = 1
+        step[theirs] = 1
+        step[mine] = self.legal[node[mine]].sum(axis=1)
+        start = np.cumsum(step) - step
+        child = np.empty(int(step.sum()), dtype=np.int64)
+        dealt = np.flatnonzero(kind == _KIND[DEAL])
+        child[start[dealt]] = self.first_child[node[dealt]]
+        if len(theirs):
+            legal = self.legal[node[theirs]]
+            cumulative = np.cumsum(np.where(legal, sigma[theirs], 0.0), axis=1)
+            u = self.rng.random(len(theirs)) * cumulative[:, -1]
+            drawn = (cumulative <= u[:, None]).sum(axis=1)  # the first action whose cumulative exceeds u
+            last_legal = legal.shape[1] - 1 - np.argmax(legal[:, ::-1], axis=1)
+            drawn = np.minimum(drawn, last_legal)  # (u at the very top of the rounding range)
+            child[start[theirs]] = self.children[node[theirs], drawn]
+        if len(mine):
+            legal = self.legal[node[mine]]
+            rows, cols = np.nonzero(legal)
+            offsets = np.cumsum(legal, axis=1) - 1
+            child[start[mine][rows] + offsets[rows, cols]] = self.children[node[mine]][rows, cols]
+        return step, start, child
+
+    def _values(self, levels, traverser: int, sign: np.ndarray) -> list:
+        """The traverser's values, deepest depth first (lines 2-3, 8-9), and its
+        sampled regrets r~(I, a) = v(I, a) - v(I) per decision (line 10):
+        [(nodes, deals, regrets [m, A])] per depth."""
+        advantage, below = [], None
         for node, deal, start, step, mine, sigma in reversed(levels):
             value = np.zeros(len(node))
             kind = self.kind[node]
             folded = np.flatnonzero(kind == _KIND[FOLDED])
-            if len(folded):  # the folder loses its contribution, the other wins it
+            if len(folded):  # the folder loses its contribution, the other player wins it
                 folder = self.player[node[folded]]  # a fold node's player is the one who folded
                 stake = self.stake[node[folded], folder]
                 value[folded] = np.where(folder == traverser, -stake, stake)
@@ -173,23 +194,15 @@ class PokerSampler(Sampler):
             if len(shown):
                 won = sign[deal[shown]] * (1.0 if traverser == 0 else -1.0)
                 value[shown] = won * self.stake[node[shown], 0]
-            single = np.flatnonzero((step == 1) & (kind != _KIND[SHOWDOWN]) & (kind != _KIND[FOLDED]))
-            single = np.setdiff1d(single, mine, assume_unique=True)
-            if len(single):
-                value[single] = below[start[single]]
+            sampled = np.setdiff1d(np.flatnonzero((step == 1) & (kind <= _KIND[DEAL])), mine, assume_unique=True)
+            if len(sampled):  # deal and opponent visits: the value of the one child
+                value[sampled] = below[start[sampled]]
             if len(mine):
                 legal = self.legal[node[mine]]
-                offsets = np.cumsum(legal, axis=1) - 1
-                action_values = np.where(legal, below[start[mine][:, None] + np.maximum(offsets, 0)], 0.0)
+                offsets = np.maximum(np.cumsum(legal, axis=1) - 1, 0)
+                action_values = np.where(legal, below[start[mine][:, None] + offsets], 0.0)
                 value[mine] = (sigma[mine] * action_values).sum(axis=1)
                 regrets = np.where(legal, action_values - value[mine][:, None], 0.0)
                 advantage.append((node[mine], deal[mine], regrets.astype(np.float32)))
             below = value
-
-        def rows(parts):  # (features, values, legal masks); features built once, for all rows
-            if not parts:
-                return np.zeros((0, self.inputs.size), np.float32), np.zeros((0, A), np.float32), np.zeros((0, A), bool)
-            nodes, deals, values = (np.concatenate([part[i] for part in parts]) for i in range(3))
-            return self.features(nodes, cards[deals]), values, self.legal[nodes]
-
-        return Samples(*rows(advantage), *rows(strategy_rows), nodes_touched)
+        return advantage
