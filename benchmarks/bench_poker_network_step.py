@@ -1,0 +1,109 @@
+r"""CPU cost of one SGD step of the Deep CFR card/bet network (Appendix C) at
+the paper's batch (issue 21: "profile and fix the Appendix C network's CPU
+step"), beside the MLP the solvers use by default.
+
+One step = forward, squared loss, backward, Adam (torch.optim.Adam), one
+torch thread, on random FHP inputs (2 hole + 3 flop cards, 12 bet
+positions). `--base=DIR` also times the network of another checkout (e.g.
+`git worktree add /tmp/base <commit>`) in a fresh process, alternating with
+this one, so a change can be measured side by side.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_poker_network_step.py \
+        --base=/tmp/base --output=benchmarks/results/poker_network_step.md
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+
+from absl import app, flags
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.common import print_and_write  # noqa: E402
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("output", "", "Markdown file for the table (printed anyway).")
+flags.DEFINE_string("base", "", "Another checkout whose network is timed too (fresh process each).")
+flags.DEFINE_list("dims", ["96", "256"], "Network widths d (96: the paper-sized FHP network; 256: Appendix C's default).")
+flags.DEFINE_integer("batch", 10_000, "Rows per step (the paper's batch).")
+flags.DEFINE_integer("steps", 5, "Timed steps (after one warm-up), best of --repeats.")
+flags.DEFINE_integer("repeats", 3, "Repeats (fresh process each, alternating with --base).")
+flags.DEFINE_string("worker", "", "internal: time one network in this process and print JSON")
+
+_WORKER = r"""
+import json, sys, time
+import numpy as np, torch
+sys.path.insert(0, {root!r})
+from openspiel_cfrx.deep.networks import make_network
+from openspiel_cfrx.deep.poker_network import PokerNetwork
+torch.set_num_threads(1)
+kind, dim, batch, steps = {kind!r}, {dim}, {batch}, {steps}
+rng = np.random.default_rng(0)
+cards = np.stack([rng.permutation(52)[:5] for _ in range(batch)]).astype(np.float32)
+bets = rng.choice([-1.0, 0.0, 1.0, 2.0], size=(batch, 12)).astype(np.float32)
+torch.manual_seed(0)
+if kind == "poker":
+    net = PokerNetwork(17, 3, (2, 3), 12, dim=dim)
+    x = torch.tensor(np.concatenate([cards, bets], axis=1))
+else:  # the MLP on the information-state tensor's width for FHP (one-hot cards + bets)
+    net = make_network("mlp", 200, 3, (dim, dim, dim))
+    x = torch.rand(batch, 200)
+y = torch.randn(batch, 3)
+opt = torch.optim.Adam(net.parameters(), lr=1e-3)
+def step():
+    opt.zero_grad()
+    loss = ((net(x) - y) ** 2).mean()
+    loss.backward()
+    opt.step()
+step()
+start = time.perf_counter()
+for _ in range(steps):
+    step()
+print(json.dumps({{"seconds": (time.perf_counter() - start) / steps,
+                   "parameters": sum(p.numel() for p in net.parameters())}}))
+"""
+
+
+def _time(root: str, kind: str, dim: int) -> dict:
+    code = _WORKER.format(root=root, kind=kind, dim=dim, batch=FLAGS.batch, steps=FLAGS.steps)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main(argv):
+    del argv
+    import torch
+
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    checkouts = [("this checkout", here)] + ([("base", os.path.abspath(FLAGS.base))] if FLAGS.base else [])
+    load = os.getloadavg()[0]
+    lines = ["| network | d | parameters | checkout | seconds per step (best) | ratio to the MLP |", "|---|---:|---:|---|---:|---:|"]
+    for dim in (int(d) for d in FLAGS.dims):
+        mlp = min(_time(here, "mlp", dim)["seconds"] for _ in range(FLAGS.repeats))
+        lines.append(f"| MLP (3 x {dim}) on the 200-float tensor | {dim} | - | this checkout | {mlp:.3f} | 1.0x |")
+        best = {}
+        for _ in range(FLAGS.repeats):
+            for label, root in checkouts:  # alternating
+                result = _time(root, "poker", dim)
+                if label not in best or result["seconds"] < best[label]["seconds"]:
+                    best[label] = result
+        for label, result in best.items():
+            lines.append(f"| Appendix C | {dim} | {result['parameters']:,} | {label} | {result['seconds']:.3f} | "
+                         f"{result['seconds'] / mlp:.1f}x |")  # fmt: skip
+        print("\n".join(lines[-1 - len(best):]), flush=True)
+    text = (f"# One SGD step of the Appendix C network on CPU (issue 21)\n\n"
+            f"`PYTHONPATH=. .venv/bin/python {' '.join(sys.argv)}`; {platform.machine()}, {os.cpu_count()} cores, "
+            f"load average {load:.2f} at start; torch {torch.__version__}; {time.strftime('%Y-%m-%d')}. Batch "
+            f"{FLAGS.batch:,}, one torch thread, Adam; best of {FLAGS.repeats} fresh processes x {FLAGS.steps} "
+            f"steps.\n\n" + "\n".join(lines) + "\n")  # fmt: skip
+    print_and_write(text, FLAGS.output)
+
+
+if __name__ == "__main__":
+    app.run(main)
