@@ -82,6 +82,8 @@ flags.DEFINE_enum("traversal_backend", "vectorized", ["vectorized", "tree", "sta
                   "extracted tree), 'state' (pyspiel states; any game), 'poker' (limit poker such as "
                   "flop_holdem: deals as arrays over the betting tree, ~20x 'state').")
 flags.DEFINE_integer("threads", 1, "torch CPU threads (torch.set_num_threads).")
+flags.DEFINE_string("regret_scale", "1", "Sampled regrets are stored divided by this (> 0), or 'auto' (the game's "
+                    "largest |utility|); regret matching is invariant to it (DeepCFRSolver(regret_scale=...)).")
 flags.DEFINE_bool("sd_cfr", True, "Also evaluate the SD-CFR average (keeps every iteration's networks in memory).")
 flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/deep_cfr.pt after each evaluation and resume from "
                     "it when present (same flags needed); empty = no checkpoints.")
@@ -89,6 +91,15 @@ flags.DEFINE_bool("progress", False, "Show a progress bar instead of per-iterati
 flags.DEFINE_bool("evaluate", True, "Exact NashConv at every evaluation point (extracts the game tree once). "
                   "--noevaluate trains without it (for games too large to extract, e.g. full flop_holdem "
                   "with --traversal_backend=state); checkpoints are still saved every --eval_every iterations.")
+
+
+def _regret_scale(text: str):
+    if text == "auto":
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        usage_error(f"--regret_scale must be a number > 0 or 'auto', got {text!r}")
 
 
 def main(argv):
@@ -135,6 +146,7 @@ def main(argv):
             num_threads=FLAGS.threads,
             keep_iteration_networks=FLAGS.sd_cfr,
             traversal_backend=FLAGS.traversal_backend,
+            regret_scale=_regret_scale(FLAGS.regret_scale),
             **worker_settings(),
             log_every=0 if FLAGS.progress else 1,
             verbose=False,  # absl already shows the logging lines

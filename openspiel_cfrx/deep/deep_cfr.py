@@ -57,6 +57,7 @@ SETTING_RULES = {
     "batch_size_advantage": "int>=1|None", "batch_size_strategy": "int>=1|None", "memory_capacity": "int>=1",
     "policy_network_train_steps": "int>=0", "advantage_network_train_steps": "int>=0",
     "reinitialize_advantage_networks": "bool", "seed": "int>=0", "linear_weighting": "bool",
+    "regret_scale": "real>0|auto",
     "regret_matching_fallback": FALLBACKS, "strategy_memory_capacity": "int>=1|None",
     "gradient_clip": "real>0|None", "traversal_batch_size": "int>=1", "aggregate_duplicates": "bool",
     "traversal_backend": BACKENDS, "num_threads": "int>=1|None", "average_policy": KINDS,
@@ -76,6 +77,12 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
 
     Args (beyond OpenSpiel's):
       linear_weighting: weight samples by iteration t, rescaled by 2/T (Section 5.3); else uniform.
+      regret_scale: sampled regrets are stored (and fitted) divided by this
+        positive number; "auto" = the game's largest |utility|. Regret
+        matching is invariant to it, so the strategies it implies are the
+        same; it only changes what the advantage network must output (raw
+        chips in poker reach 1e2-1e3, while Adam's steps of ~lr move a
+        freshly initialised head slowly). Default 1 (the paper's raw regrets).
       regret_matching_fallback: "argmax" (paper) or "uniform" when no predicted advantage is positive.
       memory: "reservoir" (paper) or "sliding_window" (Figure 4 ablation);
         strategy_memory_capacity: the strategy memory's (default `memory_capacity`).
@@ -128,6 +135,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         print_nash_convs: bool = False,
         *,
         linear_weighting: bool = True,
+        regret_scale: float | str = 1.0,
         regret_matching_fallback: str = "argmax",
         memory: str = "reservoir",
         strategy_memory_capacity: int | None = None,
@@ -163,10 +171,14 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         self._batch_size, self._reinitialize = batch_size_advantage, bool(reinitialize_advantage_networks)
         self._device, self._print_nash_convs = torch.device(device), bool(print_nash_convs)
         self._linear_weighting, self._fallback = bool(linear_weighting), regret_matching_fallback
+        self.regret_scale = (max(abs(game.max_utility()), abs(game.min_utility())) if regret_scale == "auto"
+                             else float(regret_scale))  # fmt: skip
         self._average_policy_kind, self._keep_iteration_networks = average_policy, keep
         self.config = _config(game, self._feature_size, self._num_actions, policy_network_layers,
                               advantage_network_layers, network, memory, memory_capacity, strategy_memory_capacity,
                               average_policy)  # fmt: skip
+        if self.regret_scale != 1.0:  # (absent at 1: checkpoints written before the option still match)
+            self.config["regret_scale"] = self.regret_scale
         self._build_parts(dict(locals(), network_options=options))
         self._trained = [False, False]  # advantage net p trained at least once
         self._advantage_losses = {0: [], 1: []}
@@ -231,7 +243,8 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
     def _store(self, traverser: int, s: Samples) -> None:
         t = self._iteration
         if len(s.advantage_features):
-            self._memories[traverser].add(s.advantage_features, s.advantage_regrets, s.advantage_mask, t, self.np_rng)
+            regrets = s.advantage_regrets if self.regret_scale == 1.0 else s.advantage_regrets / np.float32(self.regret_scale)
+            self._memories[traverser].add(s.advantage_features, regrets, s.advantage_mask, t, self.np_rng)
         if len(s.strategy_features):
             self._memories[2].add(s.strategy_features, s.strategy_probs, s.strategy_mask, t, self.np_rng)
 
@@ -357,6 +370,8 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         settings = {key: config[key] for key in ("network", "memory", "average_policy")}
         settings.update({key: tuple(config[key]) for key in ("policy_network_layers", "advantage_network_layers")})
         settings.update({key: int(config[key]) for key in ("memory_capacity", "strategy_memory_capacity")})
+        if "regret_scale" in config:
+            settings["regret_scale"] = float(config["regret_scale"])
         return settings
 
 
