@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import os
 import sys
 import time
@@ -77,6 +78,9 @@ def parse_args(argv=None):
     parser.add_argument("--mccfr-step", type=int, default=2000, help="MCCFR iterations per step")
     parser.add_argument("--nfsp-step", type=int, default=500, help="NFSP episodes per step")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--deep_cfr", default="{}",
+                        help='JSON overrides of the Deep CFR settings, e.g. \'{"regret_scale": "auto", '
+                             '"traversal_backend": "poker"}\' (one factor at a time for the plateau diagnosis)')
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--out_dir", default="benchmarks/results")
     return parser.parse_args(argv)
@@ -263,6 +267,7 @@ def plot(rows, uniform_mbb, path, title):
 
 def main(argv=None):
     args = parse_args(argv)
+    DEEP_CFR_SETTINGS.update(json.loads(args.deep_cfr))
     torch.set_num_threads(args.threads)
     command = "python benchmarks/bench_fhp_curve.py " + " ".join(
         sys.argv[1:] if argv is None else argv
