@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import subprocess
 import sys
-import time
 
 from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import print_and_write  # noqa: E402
+from benchmarks.common import print_and_write, run_header  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "", "Markdown file for the table (printed anyway).")
@@ -78,7 +76,6 @@ def _time(root: str, kind: str, dim: int) -> dict:
 
 def main(argv):
     del argv
-    import torch
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     checkouts = [("this checkout", here)] + ([("base", os.path.abspath(FLAGS.base))] if FLAGS.base else [])
@@ -98,8 +95,7 @@ def main(argv):
                          f"{result['seconds'] / mlp:.1f}x |")  # fmt: skip
         print("\n".join(lines[-1 - len(best):]), flush=True)
     text = (f"# One SGD step of the Appendix C network on CPU (issue 21)\n\n"
-            f"`PYTHONPATH=. .venv/bin/python {' '.join(sys.argv)}`; {platform.machine()}, {os.cpu_count()} cores, "
-            f"load average {load:.2f} at start; torch {torch.__version__}; {time.strftime('%Y-%m-%d')}. Batch "
+            f"{run_header(load)}. Batch "
             f"{FLAGS.batch:,}, one torch thread, Adam; best of {FLAGS.repeats} fresh processes x {FLAGS.steps} "
             f"steps.\n\n" + "\n".join(lines) + "\n")  # fmt: skip
     print_and_write(text, FLAGS.output)

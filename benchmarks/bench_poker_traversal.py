@@ -17,7 +17,6 @@ per row).
 from __future__ import annotations
 
 import os
-import platform
 import sys
 import time
 
@@ -25,7 +24,7 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import print_and_write  # noqa: E402
+from benchmarks.common import print_and_write, run_header  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "", "Markdown file for the table (printed anyway).")
@@ -37,7 +36,6 @@ flags.DEFINE_integer("repeats", 3, "Timed repeats per backend (best kept).")
 
 def main(argv):
     del argv
-    import numpy as np
     import pyspiel
     import torch
 
@@ -76,9 +74,7 @@ def main(argv):
                          f"**{ratio:.1f}x** | {speeds[backend]['with memories']:,.0f} | {ratio_memories:.1f}x |")  # fmt: skip
             print(lines[-1], flush=True)
     text = (f"# Deep CFR traversals on poker: the poker backend vs pyspiel states (issue 21)\n\n"
-            f"`PYTHONPATH=. .venv/bin/python {' '.join(sys.argv)}`; {platform.machine()}, {os.cpu_count()} cores, "
-            f"load average {load:.2f} at start; torch {torch.__version__}, numpy {np.__version__}; "
-            f"{time.strftime('%Y-%m-%d')}. Default MLP advantage network (trained one iteration), one torch thread, "
+            f"{run_header(load)}. Default MLP advantage network (trained one iteration), one torch thread, "
             f"one process; best of {FLAGS.repeats}.\n\n" + "\n".join(lines) + "\n")  # fmt: skip
     print_and_write(text, FLAGS.output)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import statistics
+import sys
 import time
 
 from openspiel_cfrx.eval.report import machine_header
@@ -57,3 +58,16 @@ def print_and_write(text: str, output: str) -> None:
     if output:
         with open(output, "w", encoding="utf-8") as f:
             f.write(text)
+
+
+def run_header(load: float) -> str:
+    """The exact command, machine, load at start, library versions and date,
+    as every committed result states them."""
+    import platform
+
+    import numpy as np
+    import torch
+
+    return (f"`PYTHONPATH=. .venv/bin/python {' '.join(sys.argv)}`; {platform.machine()}, {os.cpu_count()} cores, "
+            f"load average {load:.2f} at start; torch {torch.__version__}, numpy {np.__version__}; "
+            f"{time.strftime('%Y-%m-%d')}")  # fmt: skip
