@@ -107,7 +107,7 @@ def test_library_refusals_become_one_line_errors(example, flag, message, tmp_pat
 
 # ------------------------------------------------------------------- item 7
 def test_cfr_mix_example_labels_exact_values_as_exact(tmp_path):
-    # Exact NashConv has no confidence interval: "(exact)", not "+- 0.0000".
+    # Exact NashConv has no confidence interval: "(exact; current iterate ...)", not "+- 0.0000".
     proc = subprocess.run(
         [sys.executable, os.path.join(ROOT, "examples", "cfr_mix.py"), "--variants=independent",
          "--iterations=1", "--traversals=2", "--train_steps=1", "--hidden=4", "--eval_every=1",
@@ -116,7 +116,7 @@ def test_cfr_mix_example_labels_exact_values_as_exact(tmp_path):
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = [line for line in (proc.stdout + proc.stderr).splitlines() if "nash_conv" in line]
-    assert len(rows) == 1 and rows[0].endswith("(exact)") and "+-" not in rows[0], rows
+    assert len(rows) == 1 and "(exact; current iterate " in rows[0] and "+-" not in rows[0], rows
 
 
 SEEDS = "/work/shared/seeds"
