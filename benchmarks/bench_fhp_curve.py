@@ -144,7 +144,7 @@ class DeepCFRRunner(Runner):
 
     def policy(self):
         start = time.perf_counter()
-        self.solver.train_policy_network()
+        self.policy_loss = self.solver.train_policy_network()
         return self.solver, time.perf_counter() - start
 
     def info(self):
@@ -154,7 +154,7 @@ class DeepCFRRunner(Runner):
             "memory": f"adv {len(s.advantage_buffers[0]):,}/{len(s.advantage_buffers[1]):,}, "
             f"strategy {len(s.strategy_buffer):,}",
             "advantage_loss": s.history[-1]["advantage_loss"] if s.history else None,
-            "policy_loss": s._policy_loss,  # noqa: SLF001
+            "policy_loss": getattr(self, "policy_loss", None),
         }
 
 
