@@ -32,7 +32,6 @@ flags.DEFINE_list("dims", ["96", "256"], "Network widths d (96: the paper-sized 
 flags.DEFINE_integer("batch", 10_000, "Rows per step (the paper's batch).")
 flags.DEFINE_integer("steps", 5, "Timed steps (after one warm-up), best of --repeats.")
 flags.DEFINE_integer("repeats", 3, "Repeats (fresh process each, alternating with --base).")
-flags.DEFINE_string("worker", "", "internal: time one network in this process and print JSON")
 
 _WORKER = r"""
 import json, sys, time
@@ -69,6 +68,9 @@ print(json.dumps({{"seconds": (time.perf_counter() - start) / steps,
 
 
 def _time(root: str, kind: str, dim: int) -> dict:
+    """One network timed in a fresh interpreter importing `root`'s package (so
+    --base times the other checkout's code; `common.case_in_fresh_process`
+    always imports this checkout)."""
     code = _WORKER.format(root=root, kind=kind, dim=dim, batch=FLAGS.batch, steps=FLAGS.steps)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     return json.loads(out.strip().splitlines()[-1])
