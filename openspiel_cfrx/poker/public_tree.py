@@ -67,6 +67,19 @@ MAX, MIX = "max", "mix"  # what a player does at its own decision nodes in a wal
 Strategy = Callable[[int, int, int], np.ndarray]
 
 
+def _combine(fn, *values: tuple) -> tuple:
+    """fn over the components of k-tuples of value arrays (a walk's values; k = 2:
+    observed and predicted). Components that are the same arrays in every input
+    (observed = predicted below any updated decision) are computed once and stay shared."""
+    first = fn(*(v[0] for v in values))
+    return (first,) + tuple(first if all(v[i] is v[0] for v in values) else fn(*(v[i] for v in values))
+                            for i in range(1, len(values[0])))  # fmt: skip
+
+
+def _single(values):
+    return None if values is None else (values,)
+
+
 @dataclasses.dataclass
 class PublicNode:
     kind: str
@@ -421,7 +434,8 @@ class PublicTree:
 
     # ----- walks ----------------------------------------------------------
 
-    def walk(self, strategy: Strategy, modes: tuple[str | None, str | None], on_decision=None) -> np.ndarray:
+    def walk(self, strategy: Strategy, modes: tuple[str | None, str | None], on_decision=None,
+             paired: bool = False) -> np.ndarray:  # fmt: skip
         """Both players' root values [2, H] (chips x chance, summed over the deal; in a
         subgame weighted by the player's own root range).
 
@@ -431,77 +445,94 @@ class PublicTree:
         given) sees every decision node of the acting player q after its
         children, with q's action values [b, H, A]; it may return q's node
         values [b, H] to use instead (CFR's hook).
+
+        paired: each player's values are carried as a pair (observed,
+        predicted) that starts equal at the terminals; `on_decision` gets the
+        pair of action values and returns the pair of node values (and is
+        required). Predictive CFR's observation and prediction (the subtree's
+        new decisions against the same opponent reach) then take one walk: the
+        terminal values, most of a walk's work, are computed once. Returns the
+        pair of root values.
         """
+        if paired and on_decision is None:
+            raise ValueError("walk(paired=True) needs an on_decision hook that returns (observed, predicted) values")
         H = self.deck.num_hands
         if self.subgame is None:
             root = Chunk(0, 0, 1, np.zeros((1, 0), dtype=np.int64), np.ones((1, H), dtype=bool))
         else:
             root = self.first_chunks()[0]
-        values = self._walk(0, root, (self.root_reach * root.free)[:, None, :].copy(), strategy, modes, on_decision)
+        hook = on_decision if paired or on_decision is None else (
+            lambda n, chunk, reach, probs, values: _single(on_decision(n, chunk, reach, probs, values[0])))  # fmt: skip
+        k = 2 if paired else 1
+        values = self._walk(0, root, (self.root_reach * root.free)[:, None, :].copy(), strategy, modes, hook, k)
         # Player p's root values weighted by p's own root reach (1 in the whole game; the
         # range in a subgame); hands meeting the root board do not exist.
         own = self.root_reach * root.free
-        return np.stack([v[0] * own[p] if v is not None else np.zeros(H) for p, v in enumerate(values)])
+        out = tuple(np.stack([v[i][0] * own[p] if v is not None else np.zeros(H) for p, v in enumerate(values)])
+                    for i in range(k))  # fmt: skip
+        return out if paired else out[0]
 
-    def _walk(self, n: int, chunk: Chunk, reach: np.ndarray, strategy, modes, on_decision) -> list:
-        """[v0, v1]: each player's counterfactual values [b, H] (None where modes[p] is None);
-        reach: [2, b, H] plans (no chance)."""
+    def _walk(self, n: int, chunk: Chunk, reach: np.ndarray, strategy, modes, on_decision, k: int) -> list:
+        """[v0, v1]: each player's counterfactual values, a k-tuple of [b, H] arrays
+        (`_combine`; None where modes[p] is None); reach: [2, b, H] plans (no chance)."""
         node = self.nodes[n]
         chance = self.chance[node.round]
         deck = self.deck
         if node.kind == FOLDED:
             folder = node.player
-            return [None if modes[p] is None else fold_values_batch(reach[1 - p], deck.hand_cards, deck.card_hands)
-                    * ((-node.contributions[p] if p == folder else node.contributions[folder]) * chance)
+            return [None if modes[p] is None else (fold_values_batch(reach[1 - p], deck.hand_cards, deck.card_hands)
+                    * ((-node.contributions[p] if p == folder else node.contributions[folder]) * chance),) * k
                     for p in (0, 1)]  # fmt: skip
         if node.kind == SHOWDOWN:
             stake = node.contributions[0] * chance
-            return [None if modes[p] is None else chunk.showdowns.showdown(reach[1 - p]) * stake for p in (0, 1)]
+            return [None if modes[p] is None else (chunk.showdowns.showdown(reach[1 - p]) * stake,) * k
+                    for p in (0, 1)]  # fmt: skip
         if node.kind == DEAL:
             child = node.children[0]
             if chunk.round + 1 == self.first_deal_round:
-                return self._first_deal(child, reach, strategy, modes, on_decision)
+                return self._first_deal(child, reach, strategy, modes, on_decision, k)
             dealt = self.deal_chunk(chunk)
             fan = self.fan_out[dealt.round]
             below = np.repeat(reach, fan, axis=1) * dealt.free
-            values = self._walk(child, dealt, below, strategy, modes, on_decision)
-            return [None if v is None else (v * dealt.free).reshape(chunk.hi - chunk.lo, fan, -1).sum(axis=1)
-                    for v in values]  # fmt: skip
+            values = self._walk(child, dealt, below, strategy, modes, on_decision, k)
+            return [None if v is None else _combine(lambda u: (u * dealt.free).reshape(chunk.hi - chunk.lo, fan, -1)
+                                                    .sum(axis=1), v) for v in values]  # fmt: skip
         q, o = node.player, 1 - node.player
         probs = np.asarray(strategy(n, chunk.lo, chunk.hi))  # [b, H, A]
         mine, theirs = [], None
         for a, c in enumerate(node.children):
             below = reach.copy()
             below[q] *= probs[:, :, a]
-            values = self._walk(c, chunk, below, strategy, modes, on_decision)
+            values = self._walk(c, chunk, below, strategy, modes, on_decision, k)
             mine.append(values[q])
             if values[o] is not None:
-                theirs = values[o] if theirs is None else theirs + values[o]
+                theirs = values[o] if theirs is None else _combine(np.add, theirs, values[o])
         out = [None, None]
         out[o] = theirs
         if modes[q] is None:
             return out
-        action_values = np.stack(mine, axis=-1)  # [b, H, A]
+        action_values = _combine(lambda *columns: np.stack(columns, axis=-1), *mine)  # k x [b, H, A]
         if on_decision is not None:
             replaced = on_decision(n, chunk, reach, probs, action_values)
             if replaced is not None:
-                out[q] = replaced
+                out[q] = tuple(replaced)
                 return out
         if modes[q] == MAX:
-            out[q] = row_max(action_values)
+            out[q] = _combine(row_max, action_values)
         else:
-            out[q] = row_dot(action_values, probs)
+            out[q] = _combine(lambda u: row_dot(u, probs), action_values)
         return out
 
-    def _first_deal(self, child: int, reach: np.ndarray, strategy, modes, on_decision) -> np.ndarray:
+    def _first_deal(self, child: int, reach: np.ndarray, strategy, modes, on_decision, k: int) -> np.ndarray:
         """Values of the first board deal: every (class of) board, summed with its
         weight, then symmetrised over suit permutations (isomorphism)."""
 
         def one(chunk: Chunk) -> np.ndarray:
             below = reach * chunk.free  # [2, b, H]
-            values = self._walk(child, chunk, below, strategy, modes, on_decision)
-            return np.stack([np.zeros(chunk.free.shape[1]) if v is None else np.einsum("bh,b,bh->h", v, chunk.weights, chunk.free)
-                             for v in values])  # fmt: skip
+            values = self._walk(child, chunk, below, strategy, modes, on_decision, k)
+            return np.stack([np.zeros((k, chunk.free.shape[1])) if v is None else
+                             np.stack([np.einsum("bh,b,bh->h", u, chunk.weights, chunk.free) for u in v])
+                             for v in values])  # fmt: skip  # [2, k, H]
 
         chunks = self.first_chunks()
         if self.threads > 1 and len(chunks) > 1:
@@ -510,8 +541,8 @@ class PublicTree:
             total = sum(self._pool.map(one, chunks))
         else:
             total = sum(one(chunk) for chunk in chunks)
-        symmetric = total[:, self.hand_perms].sum(axis=1)[:, None, :]  # [2, 1, H]
-        return [None if modes[p] is None else symmetric[p] for p in (0, 1)]
+        symmetric = total[:, :, self.hand_perms].sum(axis=2)[:, :, None, :]  # [2, k, 1, H]
+        return [None if modes[p] is None else tuple(symmetric[p]) for p in (0, 1)]
 
     # ----- front doors ----------------------------------------------------
 

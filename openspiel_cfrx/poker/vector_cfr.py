@@ -116,8 +116,8 @@ class VectorCFR:
       tree: the public tree (with `isomorphism=True` the solve runs on suit
         classes of boards: strategies are suit-symmetric by construction).
       variant: "cfr", "cfr+", "lcfr", "dcfr", "pcfr+" or "oftrl" (`VARIANTS`;
-        the predictive ones walk twice per player: observation, then the
-        prediction pass with the subtree's new decisions).
+        the predictive ones observe and predict in one paired walk: the
+        prediction is the subtree's values with its new decisions).
       alternating_updates: player 0's walk, then player 1's (which sees 0's new
         strategy); False: both in one walk.
       dtype: storage of regrets, strategies and averages (float32 default).
@@ -252,26 +252,31 @@ class VectorCFR:
                     strategy[...] = minimizer.next_strategy(t, 0, len(tolerance)).reshape(cf.shape)
                 return values
 
-            def decide(n, chunk, reach, probs, cf):
-                # Predictive minimizers (Farina et al. 2021, as tabular.driver): the
-                # prediction is the counterfactual value with the subtree's new decisions,
-                # against the same opponent strategy (read before any write in this walk).
-                # Rows whose action values all tie within the tie tolerance predict exactly
-                # zero regret (as exact arithmetic would, instead of card-removal noise).
+            def observe_and_predict(n, chunk, reach, probs, cf):
+                # Predictive minimizers (Farina et al. 2021, as tabular.driver), in one
+                # walk (`PublicTree.walk(paired=True)`): observe iteration t's values, then
+                # decide with the prediction, the counterfactual values with the subtree's
+                # new decisions against the same opponent reach. Rows whose predicted
+                # action values all tie within the tie tolerance predict exactly zero
+                # regret (as exact arithmetic would, instead of card-removal noise).
+                observed, predicted = cf
+                values = observe(n, chunk, reach, probs, observed)  # before `probs` is overwritten
                 q = tree.nodes[n].player
                 strategy, _, minimizer = self._arrays(n, chunk)
-                A = cf.shape[-1]
+                A = observed.shape[-1]
                 total = reach[1 - q].sum(axis=1) * (TIE_TOLERANCE * tree.max_abs_utility * tree.chance[chunk.round])
-                prediction = np.where((row_max(cf) - row_min(cf) <= total[:, None])[..., None], 0.0, cf)
-                size = cf.shape[0] * cf.shape[1]
-                new = minimizer.next_strategy(t, 0, size, prediction.reshape(-1, A)).reshape(cf.shape)
+                ties = (row_max(predicted) - row_min(predicted) <= total[:, None])[..., None]
+                prediction = np.where(ties, 0.0, predicted)
+                size = observed.shape[0] * observed.shape[1]
+                new = minimizer.next_strategy(t, 0, size, prediction.reshape(-1, A)).reshape(observed.shape)
                 strategy[...] = new
-                return row_dot(cf, new)
+                return values, row_dot(predicted, new)
 
             modes = tuple(MIX if p in players else None for p in (0, 1))
-            tree.walk(self.current_strategy_view, modes, observe)
             if predictive:
-                tree.walk(self.current_strategy_view, modes, decide)
+                tree.walk(self.current_strategy_view, modes, observe_and_predict, paired=True)
+            else:
+                tree.walk(self.current_strategy_view, modes, observe)
 
     def current_strategy_view(self, n: int, lo: int, hi: int) -> np.ndarray:
         """The stored current strategy of a walk's chunk (float64 view of float32 storage)."""
