@@ -22,8 +22,8 @@ both best-response gains, mbb/g = chips x 10); evaluation time is excluded.
   iterations per step; its `average_policy()` call is charged likewise.
 * `os_nfsp`: OpenSpiel's PyTorch NFSP through `examples.contenders`
   (Leduc example hyperparameters, 128-unit nets), `--nfsp-step` episodes per
-  step; the average network is the policy (evaluated in batches here, same
-  masking and softmax as `nfsp.NFSP._act`).
+  step; the average network is the policy (evaluated in batches by the
+  contender's `batch_action_probabilities`, `nfsp.NFSP._act`'s masking and softmax).
 
 Writes `<out_dir>/fhp_curve/fhp_curve.csv`, `fhp_curve.png` (mbb/g vs seconds,
 log y) and `<out_dir>/fhp_curve.md` (tables; the "Reading" is added by hand).
@@ -43,7 +43,6 @@ import os
 import sys
 import time
 
-import numpy as np
 import pyspiel
 import torch
 
@@ -84,39 +83,6 @@ def parse_args(argv=None):
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--out_dir", default="benchmarks/results")
     return parser.parse_args(argv)
-
-
-class NFSPAveragePolicy:
-    """Batched average policy of OpenSpiel's PyTorch NFSP agents (one forward
-    pass per player per batch; the masking/softmax of `nfsp.NFSP._act`)."""
-
-    def __init__(self, agents, num_actions: int):
-        self._agents = agents
-        self._num_actions = num_actions
-
-    @torch.inference_mode()
-    def batch_action_probabilities(self, states) -> np.ndarray:
-        from open_spiel.python.pytorch import dqn
-
-        states = list(states)
-        out = np.zeros((len(states), self._num_actions))
-        by_player: dict[int, list[int]] = {}
-        for i, state in enumerate(states):
-            by_player.setdefault(state.current_player(), []).append(i)
-        for player, rows in by_player.items():
-            x = torch.tensor(
-                np.asarray(
-                    [states[i].information_state_tensor(player) for i in rows], dtype=np.float32
-                )
-            )
-            mask = np.zeros((len(rows), self._num_actions), dtype=bool)
-            for k, i in enumerate(rows):
-                mask[k, states[i].legal_actions()] = True
-            logits = self._agents[player]._avg_network(x)  # noqa: SLF001
-            logits = torch.where(torch.from_numpy(mask), logits,
-                                 torch.full_like(logits, dqn.ILLEGAL_ACTION_LOGITS_PENALTY))  # fmt: skip
-            out[rows] = torch.softmax(logits, dim=-1).numpy()
-        return out
 
 
 class Runner:
@@ -186,14 +152,13 @@ class NFSPRunner(Runner):
         self.contender = make_contender("os_nfsp", game, seed=seed, episodes_per_step=per_step)
         self.per_step = per_step
         self.steps = 0
-        self._policy = NFSPAveragePolicy(self.contender._agents, game.num_distinct_actions())  # noqa: SLF001
 
     def step(self):
         self.contender.step()
         self.steps += self.per_step
 
     def policy(self):
-        return self._policy, 0.0
+        return self.contender.policy(), 0.0  # batched average network (contenders.py)
 
 
 def make_runner(name, game, args) -> Runner:

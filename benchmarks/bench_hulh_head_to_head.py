@@ -10,6 +10,8 @@ Trains, on full heads-up limit hold'em (`hulh`, Brown et al. 2019 rules),
   hyperparameters, 128-unit nets, `information_state_tensor` input) for
   `--nfsp-seconds` of self-play episodes;
 
+estimates the local best response (LBR) value of `--lbr-agents` (a lower
+bound on exploitability, `openspiel_cfrx.poker.lbr`), and
 then plays every pair in `--pairs` with `openspiel_cfrx.eval.head_to_head.play_match`:
 `--deals` duplicate deals (each dealt twice, seats swapped, same cards), the
 row agent's winnings in mbb/g with a 95% confidence interval over deals.
@@ -44,6 +46,7 @@ import games  # noqa: E402,F401  (registers flop_holdem, hulh)
 from benchmarks.common import markdown_table  # noqa: E402
 from openspiel_cfrx.eval.head_to_head import always_call, always_raise, play_match  # noqa: E402
 from openspiel_cfrx.eval.report import machine_header  # noqa: E402
+from openspiel_cfrx.poker.lbr import LocalBestResponse  # noqa: E402
 
 DEFAULT_PAIRS = "deep_cfr:nfsp,deep_cfr:call,deep_cfr:uniform,deep_cfr:raise,nfsp:call,nfsp:uniform"
 
@@ -69,6 +72,11 @@ def parse_args(argv=None):
     )
     parser.add_argument("--pairs", default=DEFAULT_PAIRS, help="comma-separated A:B pairs")
     parser.add_argument("--deals", type=int, default=1000, help="duplicate deals per pair")
+    parser.add_argument("--lbr-agents", default="deep_cfr,nfsp,call,raise",
+                        help="agents whose local best response value is estimated ('' for none)")  # fmt: skip
+    parser.add_argument("--lbr-deals", type=int, default=200, help="duplicate deals per LBR estimate")
+    parser.add_argument("--lbr-completions", type=int, default=100,
+                        help="board completions per LBR win probability (sampled above this: the flop)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--save", default="", help="also save the Deep CFR checkpoint here")
@@ -154,7 +162,8 @@ def main(argv=None):
     header = machine_header(command)
     game = pyspiel.load_game(args.game)
     pairs = [tuple(p.split(":")) for p in args.pairs.split(",")]
-    needed = {name for pair in pairs for name in pair}
+    lbr_agents = [a for a in args.lbr_agents.split(",") if a]
+    needed = {name for pair in pairs for name in pair} | set(lbr_agents)
     agents, infos = {}, {}
     if "deep_cfr" in needed:
         print(f"training Deep CFR for {args.deep_seconds:g} s ...", flush=True)
@@ -177,6 +186,17 @@ def main(argv=None):
         rows.append([a, b, f"{result.mean_mbb:+,.0f} ± {result.ci95_mbb:,.0f}", f"{s0:+,.0f}", f"{s1:+,.0f}",
                      result.deals, f"{seconds:.0f}"])  # fmt: skip
         print(f"  {a} vs {b}: {result} ({seconds:.0f}s)", flush=True)
+    lbr_rows = []
+    for name in lbr_agents:
+        lbr = LocalBestResponse(game, agents[name], max_completions=args.lbr_completions, seed=args.seed)
+        result = lbr.evaluate(args.lbr_deals, seed=args.seed, progress=True)
+        lbr_rows.append([name, f"{result.mbb_per_game:+,.0f} ± {result.ci95_mbb:,.0f}",
+                         f"{result.seat_mbb[0]:+,.0f}", f"{result.seat_mbb[1]:+,.0f}", result.deals,
+                         f"{lbr.queries:,}", f"{result.seconds:.0f}"])  # fmt: skip
+        print(f"  LBR vs {name}: {result} ({result.seconds:.0f}s)", flush=True)
+    lbr_table = markdown_table(
+        ["policy", "LBR's winnings (mbb/g, 95% CI)", "LBR as P1", "LBR as P2", "duplicate deals",
+         "policy queries", "seconds"], lbr_rows)  # fmt: skip
     table = markdown_table(
         [
             "A",
@@ -215,6 +235,11 @@ def main(argv=None):
         f"in each seat (not duplicate-corrected). Torch threads {args.threads}, seed {args.seed}.\n\n"
         + "\n".join(lines)
         + f"\n\n{table}\n"
+        + (f"\nLocal best response (`openspiel_cfrx.poker.lbr`, Lisý & Bowling 2017 Algorithm 1: preflop "
+           f"call, wp over all turn/river completions and {args.lbr_completions} sampled flop completions, "
+           "the policy's range updated by Bayes' rule at every opponent action; a lower bound on "
+           f"exploitability), {args.lbr_deals} duplicate deals per policy:\n\n{lbr_table}\n"
+           if lbr_rows else "")
     )
     print(body)
     if args.out:

@@ -135,6 +135,30 @@ class _NFSPContender(Contender):
                     probs = agents[player].step(step, is_evaluation=True).probs
                 return {a: probs[a] for a in legal}
 
+            def batch_action_probabilities(self, states) -> np.ndarray:
+                """[len(states), num_actions]: one forward pass of each player's average
+                network over many states (`nfsp.NFSP._act`'s masking and softmax)."""
+                import torch
+                from open_spiel.python.pytorch import dqn
+
+                states = list(states)
+                out = np.zeros((len(states), num_actions))
+                by_player: dict[int, list[int]] = {}
+                for i, state in enumerate(states):
+                    by_player.setdefault(state.current_player(), []).append(i)
+                with torch.inference_mode():
+                    for player, rows in by_player.items():
+                        x = torch.tensor(np.asarray([states[i].information_state_tensor(player) for i in rows],
+                                                    dtype=np.float32))  # fmt: skip
+                        mask = np.zeros((len(rows), num_actions), dtype=bool)
+                        for k, i in enumerate(rows):
+                            mask[k, states[i].legal_actions()] = True
+                        logits = agents[player]._avg_network(x)  # noqa: SLF001
+                        logits = torch.where(torch.from_numpy(mask), logits,
+                                             torch.full_like(logits, dqn.ILLEGAL_ACTION_LOGITS_PENALTY))  # fmt: skip
+                        out[rows] = torch.softmax(logits, dim=-1).numpy()
+                return out
+
         self._policy = _AveragePolicy()
         del env
 
