@@ -43,6 +43,7 @@ import os
 import sys
 import time
 
+import numpy as np
 import pyspiel
 import torch
 
@@ -75,6 +76,10 @@ def parse_args(argv=None):
     parser.add_argument("--fractions", default="0.1,0.25,0.5,0.75,1",
                         help="checkpoints as fractions of --seconds")  # fmt: skip
     parser.add_argument("--mccfr-step", type=int, default=2000, help="MCCFR iterations per step")
+    parser.add_argument("--mccfr-py-step", type=int, default=200, help="Python MCCFR iterations per step")
+    parser.add_argument("--match-nodes", action="store_true",
+                        help="checkpoint os_es_mccfr_py at deep_cfr's nodes touched (run deep_cfr first) "
+                             "instead of at seconds: the equal-nodes comparison")  # fmt: skip
     parser.add_argument("--nfsp-step", type=int, default=500, help="NFSP episodes per step")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--deep_cfr", default="{}",
@@ -90,6 +95,7 @@ class Runner:
 
     name = ""
     steps_unit = "steps"
+    nodes_touched = None
 
     def info(self) -> dict:
         return {}
@@ -107,6 +113,10 @@ class DeepCFRRunner(Runner):
     def step(self):
         self.solver.run_iteration()
         self.steps += 1
+
+    @property
+    def nodes_touched(self):
+        return self.solver.nodes_touched
 
     def policy(self):
         start = time.perf_counter()
@@ -143,6 +153,41 @@ class MCCFRRunner(Runner):
         return pol, time.perf_counter() - start
 
 
+class PythonMCCFRRunner(Runner):
+    """OpenSpiel's Python ES-MCCFR, counting nodes touched as Deep CFR does
+    (every history visited: decision, chance card, terminal = one call of its
+    recursive `_update_regrets`): the x axis of the equal-nodes comparison."""
+
+    name, steps_unit = "os_es_mccfr_py", "iterations"
+
+    def __init__(self, game, seed, per_step):
+        from open_spiel.python.algorithms import external_sampling_mccfr as es
+
+        np.random.seed(seed)  # the Python solver samples with np.random
+        self.solver = es.ExternalSamplingSolver(game, es.AverageType.SIMPLE)
+        self.per_step, self.steps, self.nodes_touched = per_step, 0, 0
+        visit = self.solver._update_regrets  # noqa: SLF001
+
+        def counted(state, player):
+            self.nodes_touched += 1
+            return visit(state, player)
+
+        self.solver._update_regrets = counted  # noqa: SLF001
+
+    def step(self):
+        for _ in range(self.per_step):
+            self.solver.iteration()
+        self.steps += self.per_step
+
+    def policy(self):
+        start = time.perf_counter()
+        pol = self.solver.average_policy()
+        return pol, time.perf_counter() - start
+
+    def info(self):
+        return {"nodes_touched": self.nodes_touched}
+
+
 class NFSPRunner(Runner):
     name, steps_unit = "os_nfsp", "episodes"
 
@@ -168,21 +213,26 @@ def make_runner(name, game, args) -> Runner:
         return MCCFRRunner(game, args.seed, args.mccfr_step)
     if name == "os_nfsp":
         return NFSPRunner(game, args.seed, args.nfsp_step)
+    if name == "os_es_mccfr_py":
+        return PythonMCCFRRunner(game, args.seed, args.mccfr_py_step)
     raise ValueError(f"unknown algorithm {name!r}")
 
 
-def run_one(name, game, args) -> list[dict]:
+def run_one(name, game, args, node_targets=None) -> list[dict]:
+    """Runs one algorithm to its checkpoints: fractions of --seconds, or (node_targets)
+    the first step boundary at or past each number of nodes touched."""
     runner = make_runner(name, game, args)
     fractions = sorted(float(f) for f in args.fractions.split(","))
-    pending = [f * args.seconds for f in fractions]
+    pending = sorted(node_targets) if node_targets else [f * args.seconds for f in fractions]
     rows, spent = [], 0.0
     while pending:
         start = time.perf_counter()
         runner.step()
         spent += time.perf_counter() - start
-        if spent < pending[0]:
+        progress = runner.nodes_touched if node_targets else spent
+        if progress < pending[0]:
             continue
-        while pending and spent >= pending[0]:
+        while pending and progress >= pending[0]:
             pending.pop(0)
         pol, policy_s = runner.policy()
         result = poker_nash_conv(game, pol, return_details=True)
@@ -207,7 +257,7 @@ def run_one(name, game, args) -> list[dict]:
     return rows
 
 
-def plot(rows, uniform_mbb, path, title):
+def plot(rows, uniform_mbb, path, title, x="seconds"):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -216,11 +266,15 @@ def plot(rows, uniform_mbb, path, title):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name in dict.fromkeys(r["algorithm"] for r in rows):
         pts = [r for r in rows if r["algorithm"] == name]
-        ax.plot([r["seconds"] for r in pts], [r["nash_conv_mbb"] for r in pts], "o-", label=name)
+        ax.plot([r[x] for r in pts], [r["nash_conv_mbb"] for r in pts], "o-", label=name)
     if uniform_mbb is not None:
         ax.axhline(uniform_mbb, color="gray", ls="--", lw=1, label="uniform random")
     ax.set_yscale("log")
-    ax.set_xlabel("solver seconds (evaluation excluded; 1 CPU thread)")
+    if x == "seconds":
+        ax.set_xlabel("solver seconds (evaluation excluded; 1 CPU thread)")
+    else:
+        ax.set_xscale("log")
+        ax.set_xlabel("nodes touched (histories visited: decision, chance, terminal)")
     ax.set_ylabel("NashConv (mbb/g, exact)")
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
@@ -244,24 +298,35 @@ def main(argv=None):
     uniform = poker_nash_conv(game, policy_lib.UniformRandomPolicy(game), return_details=True)
     print(f"{args.game}: uniform NashConv {uniform.nash_conv_mbb:.1f} mbb/g", flush=True)
     rows = []
-    for name in args.algorithms.split(","):
-        print(f"{name}: {args.seconds:g} s", flush=True)
-        rows.extend(run_one(name.strip(), game, args))
+    for name in (n.strip() for n in args.algorithms.split(",")):
+        targets = None
+        if name == "os_es_mccfr_py" and args.match_nodes:
+            targets = [r["nodes_touched"] for r in rows if r["algorithm"] == "deep_cfr"]
+            if not targets:
+                raise SystemExit("--match-nodes needs deep_cfr listed before os_es_mccfr_py in --algorithms")
+        print(f"{name}: " + (f"to {targets[-1]:,} nodes touched" if targets else f"{args.seconds:g} s"), flush=True)
+        rows.extend(run_one(name, game, args, targets))
 
     out = os.path.join(args.out_dir, "fhp_curve")
     os.makedirs(out, exist_ok=True)
     fields = ["algorithm", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds",
-              "nash_conv_chips", "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds"]  # fmt: skip
+              "nash_conv_chips", "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds",
+              "nodes_touched"]  # fmt: skip
     with open(os.path.join(out, "fhp_curve.csv"), "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
+    with_nodes = [r for r in rows if r.get("nodes_touched")]
+    if with_nodes:
+        plot(with_nodes, uniform.nash_conv_mbb, os.path.join(out, "fhp_curve_nodes.png"),
+             f"{args.game}\nexact NashConv vs nodes touched", x="nodes_touched")  # fmt: skip
     plot(rows, uniform.nash_conv_mbb, os.path.join(out, "fhp_curve.png"),
          f"{args.game}\nexact NashConv at equal compute ({args.seconds:g} s each)")  # fmt: skip
     table = markdown_table(
-        ["algorithm", "steps", "solver s", "policy s (charged)", "x = seconds", "NashConv (chips)",
-         "NashConv (mbb/g)", "BR gain P0 / P1 (chips)", "eval s (excluded)"],
-        [[r["algorithm"], f"{r['steps']:,} {r['steps_unit']}", f"{r['solver_seconds']:.1f}",
+        ["algorithm", "steps", "nodes touched", "solver s", "policy s (charged)", "x = seconds",
+         "NashConv (chips)", "NashConv (mbb/g)", "BR gain P0 / P1 (chips)", "eval s (excluded)"],
+        [[r["algorithm"], f"{r['steps']:,} {r['steps_unit']}",
+          f"{r['nodes_touched']:,}" if r.get("nodes_touched") else "", f"{r['solver_seconds']:.1f}",
           f"{r['policy_seconds']:.1f}", f"{r['seconds']:.1f}", f"{r['nash_conv_chips']:.3f}",
           f"{r['nash_conv_mbb']:,.1f}", f"{r['br_gain_p0']:.2f} / {r['br_gain_p1']:.2f}",
           f"{r['eval_seconds']:.1f}"] for r in rows],
