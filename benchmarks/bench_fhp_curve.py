@@ -73,6 +73,10 @@ def parse_args(argv=None):
     parser.add_argument("--game", default="flop_holdem(num_ranks=5,num_suits=2)")
     parser.add_argument("--algorithms", default="deep_cfr,os_es_mccfr,os_nfsp")
     parser.add_argument("--seconds", type=float, default=300.0, help="compute budget per algorithm")
+    parser.add_argument("--iterations", type=int, default=0,
+                        help="> 0: run each algorithm for this many steps (checkpoints at --fractions of "
+                             "it) instead of --seconds: equal-iteration comparisons, e.g. Figure 4's "
+                             "ablations, that other load on the machine does not change")  # fmt: skip
     parser.add_argument("--fractions", default="0.1,0.25,0.5,0.75,1",
                         help="checkpoints as fractions of --seconds")  # fmt: skip
     parser.add_argument("--mccfr-step", type=int, default=2000, help="MCCFR iterations per step")
@@ -223,13 +227,18 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
     the first step boundary at or past each number of nodes touched."""
     runner = make_runner(name, game, args)
     fractions = sorted(float(f) for f in args.fractions.split(","))
-    pending = sorted(node_targets) if node_targets else [f * args.seconds for f in fractions]
+    if node_targets:
+        pending = sorted(node_targets)
+    elif args.iterations > 0:
+        pending = sorted({max(1, round(f * args.iterations)) for f in fractions})
+    else:
+        pending = [f * args.seconds for f in fractions]
     rows, spent = [], 0.0
     while pending:
         start = time.perf_counter()
         runner.step()
         spent += time.perf_counter() - start
-        progress = runner.nodes_touched if node_targets else spent
+        progress = runner.nodes_touched if node_targets else runner.steps if args.iterations > 0 else spent
         if progress < pending[0]:
             continue
         while pending and progress >= pending[0]:
@@ -304,7 +313,8 @@ def main(argv=None):
             targets = [r["nodes_touched"] for r in rows if r["algorithm"] == "deep_cfr"]
             if not targets:
                 raise SystemExit("--match-nodes needs deep_cfr listed before os_es_mccfr_py in --algorithms")
-        print(f"{name}: " + (f"to {targets[-1]:,} nodes touched" if targets else f"{args.seconds:g} s"), flush=True)
+        budget = f"{args.iterations:,} steps" if args.iterations > 0 else f"{args.seconds:g} s"
+        print(f"{name}: " + (f"to {targets[-1]:,} nodes touched" if targets else budget), flush=True)
         rows.extend(run_one(name, game, args, targets))
 
     out = os.path.join(args.out_dir, "fhp_curve")
@@ -339,12 +349,16 @@ def main(argv=None):
     )
     body = (
         f"Game `{args.game}`; uniform random policy: NashConv {uniform.nash_conv_mbb:,.1f} mbb/g. "
-        f"Budget {args.seconds:g} s of each algorithm's own compute, checkpoints at "
-        f"{args.fractions} of it (first step boundary past each), torch threads {args.threads}, "
+        + (f"Budget {args.iterations:,} steps of each algorithm, checkpoints at "
+           if args.iterations > 0 else f"Budget {args.seconds:g} s of each algorithm's own compute, checkpoints at ")
+        + f"{args.fractions} of it (first step boundary past each), torch threads {args.threads}, "
         f"seed {args.seed}; algorithms run one after the other in one process.\n\n"
         f"Settings: deep_cfr `{DEEP_CFR_SETTINGS}`; os_es_mccfr {args.mccfr_step} iterations per "
-        f"step; os_nfsp {args.nfsp_step} episodes per step, contenders.py hyperparameters.\n\n"
+        f"step; os_es_mccfr_py {args.mccfr_py_step} iterations per step"
+        f"{' (checkpoints at deep_cfr nodes touched)' if args.match_nodes else ''}; os_nfsp {args.nfsp_step} "
+        "episodes per step, contenders.py hyperparameters.\n\n"
         f"{table}\n{deep_lines}\n\n![curves](fhp_curve/fhp_curve.png)\n"
+        + ("![vs nodes](fhp_curve/fhp_curve_nodes.png)\n" if any(r.get("nodes_touched") for r in rows) else "")
     )
     path = os.path.join(args.out_dir, "fhp_curve.md")
     with open(path, "w", encoding="utf-8") as f:
