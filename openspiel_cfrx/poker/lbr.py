@@ -144,7 +144,7 @@ class LocalBestResponse:
         mine = np.concatenate([np.broadcast_to(np.concatenate([hand, board]), (len(completions), 2 + len(board))),
                                completions], axis=1)  # fmt: skip
         my_rank = rank_cards(mine, deck.num_suits)
-        for full, me in zip(completions, my_rank):
+        for full, me in zip(completions, my_rank, strict=True):
             theirs = rank_hands(deck.hand_cards, np.concatenate([board, full]).astype(np.int64), deck.num_suits)
             ok = theirs >= 0  # hands meeting the full board (incl. the completion) do not exist here
             scores += ok * ((me > theirs) + 0.5 * (me == theirs))
@@ -181,7 +181,11 @@ class LocalBestResponse:
                 hands = np.flatnonzero(reach > 0)
                 probs = self._range_probabilities(state.history(), seat, hands)
                 mine = deck.hand_index(*cards[2 * player : 2 * player + 2])
-                p = probs[np.searchsorted(hands, mine)][legal]
+                row = int(np.searchsorted(hands, mine))
+                if row == len(hands) or hands[row] != mine:
+                    raise ValueError(f"the policy gave probability 0 to an action it took at "
+                                     f"{state.history_str()!r} (its own hand left the range)")  # fmt: skip
+                p = probs[row][legal]
                 action = int(legal[self.rng.choice(len(legal), p=p / p.sum())])
                 reach[hands] *= probs[:, action]
             elif rnd == 0 and self.preflop == "call":
