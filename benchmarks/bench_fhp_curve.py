@@ -122,6 +122,9 @@ class DeepCFRRunner(Runner):
     def nodes_touched(self):
         return self.solver.nodes_touched
 
+    def current_policy(self):
+        return self.solver.current_policy()
+
     def policy(self):
         start = time.perf_counter()
         self.policy_loss = self.solver.train_policy_network()
@@ -259,6 +262,11 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
             "eval_seconds": result.seconds,
             **runner.info(),
         }
+        current = getattr(runner, "current_policy", None)
+        if current is not None:  # Deep CFR's last iterate sigma^t, for diagnosis (not charged, not its output)
+            now = poker_nash_conv(game, current(), return_details=True)
+            row.update(current_nash_conv_mbb=now.nash_conv_mbb,
+                       current_br_gains=f"{now.player_improvements[0]:.2f} / {now.player_improvements[1]:.2f}")
         rows.append(row)
         print(f"  {name:<12} {runner.steps:>9} {runner.steps_unit:<10} solver {spent:7.1f}s "
               f"+ policy {policy_s:5.1f}s  NashConv {result.nash_conv_mbb:9.1f} mbb/g "
@@ -321,7 +329,7 @@ def main(argv=None):
     os.makedirs(out, exist_ok=True)
     fields = ["algorithm", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds",
               "nash_conv_chips", "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds",
-              "nodes_touched"]  # fmt: skip
+              "nodes_touched", "current_nash_conv_mbb"]  # fmt: skip
     with open(os.path.join(out, "fhp_curve.csv"), "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
@@ -343,7 +351,8 @@ def main(argv=None):
     )  # fmt: skip
     deep = [r for r in rows if r["algorithm"] == "deep_cfr"]
     deep_lines = "".join(
-        f"\n- deep_cfr @ {r['steps']} iterations: {r['nodes_touched']:,} nodes touched, memories "
+        f"\n- deep_cfr @ {r['steps']} iterations: {r['nodes_touched']:,} nodes touched, current iterate "
+        f"sigma^t NashConv {r['current_nash_conv_mbb']:,.1f} mbb/g (BR gains {r['current_br_gains']}), memories "
         f"{r['memory']}, last advantage losses {r['advantage_loss']}, policy loss {r['policy_loss']:.4g}"
         for r in deep
     )

@@ -701,3 +701,24 @@ def test_regret_scale_divides_stored_regrets_and_keeps_the_strategy():
     assert scaled.config["regret_scale"] == 2.0 and "regret_scale" not in raw.config
     with pytest.raises(ValueError, match="regret_scale must be a finite number > 0 or 'auto'"):
         DeepCFRSolver(game, regret_scale=0.0)
+
+
+def test_current_policy_is_regret_matching_on_the_advantage_networks():
+    """`current_policy()`: sigma^t as an OpenSpiel policy (uniform before training;
+    afterwards regret matching on the advantage network's outputs, eq. 4)."""
+    game = pyspiel.load_game("kuhn_poker")
+    solver = DeepCFRSolver(game, num_iterations=2, num_traversals=40, advantage_network_layers=(8,),
+                           policy_network_layers=(8,), advantage_network_train_steps=5,
+                           policy_network_train_steps=5, batch_size_advantage=16, batch_size_strategy=16, seed=3)  # fmt: skip
+    state = game.new_initial_state()
+    state.apply_action(0)
+    state.apply_action(1)
+    assert solver.current_policy().action_probabilities(state) == {0: 0.5, 1: 0.5}
+    solver.run_iteration()
+    solver.run_iteration()
+    policy = solver.current_policy()
+    features = np.asarray([state.information_state_tensor(0)], dtype=np.float32)
+    expected = solver.current_strategy(0, features, np.array([[True, True]]))[0]
+    got = policy.action_probabilities(state)
+    assert got[0] == pytest.approx(expected[0], abs=1e-7) and got[1] == pytest.approx(expected[1], abs=1e-7)
+    assert policy.batch_action_probabilities([state, state]).shape == (2, game.num_distinct_actions())

@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pyspiel
 import torch
+from open_spiel.python import policy as policy_lib
 
 from openspiel_cfrx.deep.average_strategy import (
     KINDS,
@@ -254,6 +255,12 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         return AdvantageStrategy(self.advantage_networks, self._trained, self._fallback, self._device)(
             player, features, mask)
 
+    def current_policy(self) -> CurrentPolicy:
+        """sigma^t (regret matching on the advantage networks, eq. 4) as an OpenSpiel
+        `Policy`, with `batch_action_probabilities(states)`: the last iterate, for
+        diagnosis (Deep CFR's output is the average strategy, this solver itself)."""
+        return CurrentPolicy(self._game, self.strategy_snapshot(), self._average.encode)
+
     def strategy_snapshot(self) -> AdvantageStrategy:
         """sigma^t as a picklable object holding CPU copies of the advantage
         networks (what Ray workers receive once per traversal round)."""
@@ -389,6 +396,30 @@ class AdvantageStrategy:
         with torch.inference_mode():
             advantages = self.networks[player](torch.as_tensor(features, device=self.device))
         return regret_matching(advantages.cpu().numpy(), mask, self.fallback)
+
+
+class CurrentPolicy(policy_lib.Policy):
+    """`DeepCFRSolver.current_policy()`: sigma^t at any states of the game."""
+
+    def __init__(self, game, strategy: AdvantageStrategy, encode):
+        super().__init__(game, list(range(game.num_players())))
+        self._strategy, self._encode = strategy, encode
+
+    def batch_action_probabilities(self, states) -> np.ndarray:
+        states = list(states)
+        out = np.zeros((len(states), self.game.num_distinct_actions()))
+        if not states:
+            return out
+        features, mask = (t.numpy() for t in self._encode(states))
+        players = np.array([s.current_player() for s in states])
+        for player in np.unique(players):
+            rows = np.flatnonzero(players == player)
+            out[rows] = self._strategy(int(player), features[rows], mask[rows])
+        return out
+
+    def action_probabilities(self, state, player_id=None):
+        probs = self.batch_action_probabilities([state])[0]
+        return {int(a): float(probs[a]) for a in state.legal_actions()}
 
 
 def _check_arguments(game, args: dict) -> bool:
