@@ -190,10 +190,10 @@ def needs_line(needs: dict) -> str:
 
 
 # --------------------------------------------------------------- curves
-def run_curves(game, variants, budget, cfg, evaluate, log, deep_cfr_needs=None):
+def run_curves(game, variants, budget, cfg, evaluate, log, deep_cfr_needs=None, seed=0):
     """Each variant for `budget` CPU seconds; returns (points, summary rows)."""
     points, rows = [], []
-    uniform = evaluate(make_solver(game, "cfr_mix", cfg), 0)
+    uniform = evaluate(make_solver(game, "cfr_mix", cfg, seed), 0)
     points.append(dict(variant="uniform (all, 0 s)", iteration=0, cpu_s=0.0, **uniform))
     log(f"uniform: {uniform}")
     for variant in variants:
@@ -203,7 +203,7 @@ def run_curves(game, variants, budget, cfg, evaluate, log, deep_cfr_needs=None):
                          f"CPU (budget {budget:.0f} s)"])  # fmt: skip
             log(f"{variant}: skipped ({deep_cfr_needs['traversal_seconds']:.3g} s per traversal)")
             continue
-        solver = make_solver(game, variant, cfg)
+        solver = make_solver(game, variant, cfg, seed)
         step = solver.run_iteration
         marks = [budget / 3, 2 * budget / 3, budget]
         spent, iteration, evaluated, note = 0.0, 0, 0, ""
@@ -294,7 +294,18 @@ def curves_part(args, name, title, game_string, cfg, evaluator, metric_text, yla
         result, seconds = _timed(lambda: evaluator(game, solver, iteration))
         return _result_point(result, seconds)
 
-    points, rows = run_curves(game, cfg["variants"], budget, cfg, evaluate, print, needs)
+    seeds = [int(x) for x in getattr(args, "seeds", None) or [0]]
+    points, rows, finals = [], [], {}
+    for seed in seeds:
+        seed_points, seed_rows = run_curves(game, cfg["variants"], budget, cfg, evaluate, print, needs, seed)
+        for point in seed_points[1:] if points else seed_points:
+            if len(seeds) > 1 and point["cpu_s"] > 0:
+                point = dict(point, variant=f"{point['variant']} s{seed}")
+            points.append(point)
+        for row in seed_rows:
+            rows.append([row[0], seed, *row[1:]])
+            if row[3] != "-":
+                finals.setdefault(row[0], []).append(float(row[3]))
     folder = os.path.join(args.out, "cfr_mix", name)
     write_curves(points, folder, f"{game_string}: {metric_text}", ylabel, log_scale)
     uniform = points[0]
@@ -302,11 +313,19 @@ def curves_part(args, name, title, game_string, cfg, evaluator, metric_text, yla
                 f"hidden {list(cfg.get('hidden', (64, 64)))}, joint_cap {cfg.get('joint_cap', 64)}")  # fmt: skip
     lines = [
         f"## {title}\n",
-        f"`{game_string}`; metric: {metric_text}. Budget {budget:.0f} s CPU per variant; {settings}; seed 0. "
+        f"`{game_string}`; metric: {metric_text}. Budget {budget:.0f} s CPU per variant; {settings}; "
+        f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}. "
         f"Uniform strategy: {uniform['value']:.4f} ({_ci(uniform)}). Curves: `results/cfr_mix/{name}/`.",
         "",
-        markdown_table(["variant", "iterations", "CPU s", "final value", "ci95", "note"], rows),
+        markdown_table(["variant", "seed", "iterations", "CPU s", "final value", "ci95", "note"], rows),
     ]
+    if len(seeds) > 1:
+        from scipy import stats
+
+        band = [[variant, f"{np.mean(v):.4f}", f"± {stats.t.ppf(0.975, len(v) - 1) * np.std(v, ddof=1) / np.sqrt(len(v)):.4f}"
+                 if len(v) > 1 else "-", ", ".join(f"{x:.4f}" for x in v)] for variant, v in finals.items()]  # fmt: skip
+        lines += ["", f"Over the {len(seeds)} seeds (final values; 95% t-interval of the mean):", "",
+                  markdown_table(["variant", "mean", "95% band", "per seed"], band)]  # fmt: skip
     if needs is not None:
         lines += ["", needs_line(needs) + "."]
     lines += ["", f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: `{_command()}`."]
