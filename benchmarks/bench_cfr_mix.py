@@ -198,7 +198,7 @@ def run_curves(game, variants, budget, cfg, evaluate, log, deep_cfr_needs=None, 
     log(f"uniform: {uniform}")
     for variant in variants:
         if variant == "deep_cfr" and deep_cfr_needs is not None and deep_cfr_needs["traversal_seconds"] > budget:
-            rows.append([variant, 0, "-", "-", "-",
+            rows.append([variant, 0, "-", "-", "-", "-",
                          f"not run: one team traversal needs >= {_fmt_seconds(deep_cfr_needs['traversal_seconds'])} "
                          f"CPU (budget {budget:.0f} s)"])  # fmt: skip
             log(f"{variant}: skipped ({deep_cfr_needs['traversal_seconds']:.3g} s per traversal)")
@@ -229,7 +229,8 @@ def run_curves(game, variants, budget, cfg, evaluate, log, deep_cfr_needs=None, 
             log(f"{variant:20s} it {iteration:3d} {spent:6.1f}s CPU {last}")
         if not iteration:
             points.append(dict(variant=variant, iteration=0, cpu_s=spent, **uniform))
-        rows.append([variant, iteration, f"{spent:.0f}", f"{last['value']:.4f}", _ci(last), note])
+        current = "-" if last.get("current") is None else f"{last['current']:.4f}"
+        rows.append([variant, iteration, f"{spent:.0f}", f"{last['value']:.4f}", _ci(last), current, note])
     return points, rows
 
 
@@ -239,14 +240,14 @@ def _ci(point: dict) -> str:
 
 def write_curves(points, folder, title, ylabel, log_scale=False):
     os.makedirs(folder, exist_ok=True)
-    fields = ["variant", "iteration", "cpu_s", "value", "ci95", "in_sample", "eval_s"]
+    fields = ["variant", "iteration", "cpu_s", "value", "ci95", "in_sample", "eval_s", "current"]
     with open(os.path.join(folder, "curves.csv"), "w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(fields)
         for p in points:
             writer.writerow([p["variant"], p["iteration"], f"{p['cpu_s']:.2f}", f"{p['value']:.6g}",
                              f"{p['ci95']:.4g}", "" if p["in_sample"] is None else f"{p['in_sample']:.6g}",
-                             f"{p['eval_s']:.1f}"])  # fmt: skip
+                             f"{p['eval_s']:.1f}", "" if p.get("current") is None else f"{p['current']:.6g}"])  # fmt: skip
     import matplotlib
 
     matplotlib.use("Agg")
@@ -274,6 +275,8 @@ def _result_point(result, seconds) -> dict:
     point = dict(value=float(result.value), ci95=float(result.ci95),
                  in_sample=None if result.in_sample_value is None else float(result.in_sample_value),
                  eval_s=seconds)  # fmt: skip
+    if getattr(result, "current", None) is not None:
+        point["current"] = float(result.current)
     if getattr(result, "per_start_values", None) is not None:
         point["per_start"] = np.asarray(result.per_start_values, dtype=np.float64)
     return point
@@ -295,7 +298,7 @@ def curves_part(args, name, title, game_string, cfg, evaluator, metric_text, yla
         return _result_point(result, seconds)
 
     seeds = [int(x) for x in getattr(args, "seeds", None) or [0]]
-    points, rows, finals = [], [], {}
+    points, rows, finals, currents = [], [], {}, {}
     for seed in seeds:
         seed_points, seed_rows = run_curves(game, cfg["variants"], budget, cfg, evaluate, print, needs, seed)
         for point in seed_points[1:] if points else seed_points:
@@ -306,6 +309,8 @@ def curves_part(args, name, title, game_string, cfg, evaluator, metric_text, yla
             rows.append([row[0], seed, *row[1:]])
             if row[3] != "-":
                 finals.setdefault(row[0], []).append(float(row[3]))
+            if row[5] != "-":
+                currents.setdefault(row[0], []).append(float(row[5]))
     folder = os.path.join(args.out, "cfr_mix", name)
     write_curves(points, folder, f"{game_string}: {metric_text}", ylabel, log_scale)
     uniform = points[0]
@@ -317,15 +322,24 @@ def curves_part(args, name, title, game_string, cfg, evaluator, metric_text, yla
         f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}. "
         f"Uniform strategy: {uniform['value']:.4f} ({_ci(uniform)}). Curves: `results/cfr_mix/{name}/`.",
         "",
-        markdown_table(["variant", "seed", "iterations", "CPU s", "final value", "ci95", "note"], rows),
+        markdown_table(["variant", "seed", "iterations", "CPU s", "final value", "ci95", "current iterate", "note"],
+                       rows),
     ]
     if len(seeds) > 1:
         from scipy import stats
 
-        band = [[variant, f"{np.mean(v):.4f}", f"± {stats.t.ppf(0.975, len(v) - 1) * np.std(v, ddof=1) / np.sqrt(len(v)):.4f}"
-                 if len(v) > 1 else "-", ", ".join(f"{x:.4f}" for x in v)] for variant, v in finals.items()]  # fmt: skip
-        lines += ["", f"Over the {len(seeds)} seeds (final values; 95% t-interval of the mean):", "",
-                  markdown_table(["variant", "mean", "95% band", "per seed"], band)]  # fmt: skip
+        def band(values):
+            if len(values) < 2:
+                return f"{np.mean(values):.4f}"
+            half = stats.t.ppf(0.975, len(values) - 1) * np.std(values, ddof=1) / np.sqrt(len(values))
+            return f"{np.mean(values):.4f} ± {half:.4f}"
+
+        table = [[variant, band(v), ", ".join(f"{x:.4f}" for x in v),
+                  band(currents[variant]) if variant in currents else "-"] for variant, v in finals.items()]  # fmt: skip
+        lines += ["", f"Over the {len(seeds)} seeds (final values, mean ± 95% t-interval of the mean; the average "
+                  "strategy is what the paper evaluates, the current iterate is RM+ on the regret networks):", "",
+                  markdown_table(["variant", "average: mean ± 95%", "per seed", "current iterate: mean ± 95%"],
+                                 table)]  # fmt: skip
     if needs is not None:
         lines += ["", needs_line(needs) + "."]
     lines += ["", f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: `{_command()}`."]
@@ -333,8 +347,19 @@ def curves_part(args, name, title, game_string, cfg, evaluator, metric_text, yla
         f.write("\n".join(lines) + "\n")
 
 
+class CurrentIterate:
+    """A CFR-MIX solver's current strategy (RM+ on its regret networks) as a
+    policy the team worst-case evaluators accept."""
+
+    def __init__(self, solver):
+        self.solver = solver
+
+    def agent_strategies(self, states):
+        return self.solver.agent_strategies(states, average=False)
+
+
 def part_goofspiel_3c2p2r(args):
-    from openspiel_cfrx import nash_conv
+    from openspiel_cfrx import get_tree, nash_conv
 
     class _Exact:
         value = 0.0
@@ -342,6 +367,8 @@ def part_goofspiel_3c2p2r(args):
     def evaluator(game, solver, iteration):
         result = _Exact()
         result.value, result.ci95, result.in_sample_value = float(nash_conv(game, solver)), 0.0, None
+        if hasattr(solver, "current_policy_array"):
+            result.current = float(nash_conv(game, solver.current_policy_array(get_tree(game))))
         return result
 
     cfg = dict(budget=40, variants=ALL_VARIANTS, traversals=30, train_steps=60, joint_cap=64)
@@ -352,7 +379,10 @@ def part_goofspiel_3c2p2r(args):
 
 def part_goofspiel_6c4p2r(args):
     def evaluator(game, solver, iteration):
-        return exact_goofspiel_team_worst_case(game, solver)
+        result = exact_goofspiel_team_worst_case(game, solver)
+        if isinstance(solver, CFRMixSolver):
+            result.current = exact_goofspiel_team_worst_case(game, CurrentIterate(solver)).value
+        return result
 
     cfg = dict(budget=90, variants=ALL_VARIANTS, traversals=30, train_steps=40, joint_cap=64, deep_cfr_traversals=4)
     curves_part(args, "goofspiel_6c4p2r", "Team Goofspiel 6 cards, 4 agents, 2 rounds: exact team worst case",
