@@ -18,22 +18,30 @@ from openspiel_cfrx.tabular.solvers import (
     make_solver,
 )
 from openspiel_cfrx.tabular.stability import StabilitySchedule, stability_schedule
+from openspiel_cfrx.tabular.team_regrets import (
+    IndependentRegretMatching,
+    ProductFormRegretMatching,
+    TeamCFRSolver,
+)
 
 __all__ = [
     "AVERAGING_SCHEMES",
     "CFRPlusSolver",
     "CFRSolver",
     "DCFRSolver",
+    "IndependentRegretMatching",
     "LCFRSolver",
     "OFTRLCFRSolver",
     "OptimisticFTRLEntropy",
     "PCFRPlusSolver",
     "PredictiveRegretMatchingPlus",
+    "ProductFormRegretMatching",
     "RegretMatching",
     "SOLVERS",
     "StabilitySchedule",
     "TabularCFR",
     "TabularSolver",
+    "TeamCFRSolver",
     "averaging_weight",
     "make_solver",
     "stability_schedule",
