@@ -197,10 +197,14 @@ def run_curves(game, variants, budget, cfg, evaluate, log, deep_cfr_needs=None, 
     points.append(dict(variant="uniform (all, 0 s)", iteration=0, cpu_s=0.0, **uniform))
     log(f"uniform: {uniform}")
     for variant in variants:
-        if variant == "deep_cfr" and deep_cfr_needs is not None and deep_cfr_needs["traversal_seconds"] > budget:
+        # One iteration runs `deep_cfr_traversals` team traversals (external sampling): skip the variant
+        # when that alone exceeds the budget. (6C4P2R, 4 traversals of ~1.6M nodes: the batched traversal's
+        # frontier of pyspiel states also grew past 20 GB of RAM before this check counted all of them.)
+        traversals = cfg.get("deep_cfr_traversals", cfg["traversals"])
+        if variant == "deep_cfr" and deep_cfr_needs is not None and traversals * deep_cfr_needs["traversal_seconds"] > budget:
             rows.append([variant, 0, "-", "-", "-", "-",
-                         f"not run: one team traversal needs >= {_fmt_seconds(deep_cfr_needs['traversal_seconds'])} "
-                         f"CPU (budget {budget:.0f} s)"])  # fmt: skip
+                         f"not run: one iteration ({traversals} team traversals) needs >= "
+                         f"{_fmt_seconds(traversals * deep_cfr_needs['traversal_seconds'])} CPU (budget {budget:.0f} s)"])  # fmt: skip
             log(f"{variant}: skipped ({deep_cfr_needs['traversal_seconds']:.3g} s per traversal)")
             continue
         solver = make_solver(game, variant, cfg, seed)
