@@ -4,8 +4,9 @@ independent team regrets (issue 22's controlled experiment).
 `openspiel_cfrx.tabular.team_regrets.TeamCFRSolver` runs CFR+ on a team game
 with the team's regrets kept jointly, in product form (the least-squares
 product fit of Algorithm 1 line 8's target, i.e. CFR-MIX as its networks,
-memories and probes become perfect) or per agent (the paper's individual
-baseline). Nothing is sampled or learnt, so the difference between the three
+memories and probes become perfect), the same fit of the exact linearly
+weighted cumulative regret with no feedback (Deep CFR + mixing layer with a
+perfect regressor) or per agent (the paper's individual baseline). Nothing is sampled or learnt, so the difference between the three
 curves is the product-form decomposition itself; the difference between the
 exact product curve and the neural CFR-MIX benchmark (`bench_cfr_mix.py`) at
 the same iteration count is sampling and function approximation.
@@ -70,7 +71,7 @@ def plot(points, game_names, path):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, len(game_names), figsize=(6.5 * len(game_names), 4.5), squeeze=False)
-    colours = {"joint": "tab:green", "product": "tab:red", "independent": "tab:blue"}
+    colours = {"joint": "tab:green", "product": "tab:red", "product_no_feedback": "tab:orange", "independent": "tab:blue"}
     for ax, name in zip(axes[0], game_names, strict=True):
         for mode in TEAM_REGRETS:
             mine = [p for p in points if p["game"] == name and p["mode"] == mode and p["noise"] == 0]
@@ -113,7 +114,9 @@ def main(argv=None):
     lines = [f"# CFR-MIX with exact regrets: joint vs product-form vs independent team regrets\n\n{run_header(load)}\n",
              "CFR+ (alternating updates, linear averaging) with the team's regrets kept jointly (`joint`), as the "
              "least-squares product fit of Algorithm 1 line 8's target (`product`: CFR-MIX with a perfect "
-             "regressor) or per agent (`independent`). Exact NashConv, team as one player; `current` = the "
+             "regressor), the same fit of the exact linearly weighted cumulative regret with no feedback of the fit "
+             "into the next target (`product_no_feedback`: Deep CFR + mixing layer with a perfect regressor) or per "
+             "agent (`independent`). Exact NashConv, team as one player; `current` = the "
              "iterate, `avg` = the average joint (correlated) strategy, `prod avg` = the product of the agents' "
              "average marginals (what CFR-MIX deploys). Symmetric start (all regrets 0) unless a noise is given.\n"]  # fmt: skip
     for name in names:
@@ -133,7 +136,7 @@ def main(argv=None):
         lines += [markdown_table(headers, rows), ""]
         fits = [p for p in points if p["game"] == name and p["mode"] == "product" and p["noise"] == 0]
         if fits:
-            lines.append("Product fit's relative residual (sum (T - prod R_i)^2 / sum T^2 over team infosets), "
+            lines.append("`product` fit's relative residual (sum (T - prod R_i)^2 / sum T^2 over team infosets), "
                          "symmetric start: " + ", ".join(f"t={p['iteration']}: {p['fit_error']:.3g}" for p in fits
                                                          if p["iteration"] in TABLE_AT) + ".\n")  # fmt: skip
     text = "\n".join(lines)

@@ -129,17 +129,27 @@ class ProductFormRegretMatching:
     line 8's target), then R_i <- best non-negative rank-one fit of T
     (`sweeps` rounds of alternating least squares from the previous factors;
     an all-zero factor restarts from its legal ones). next_strategy: eqs. 5-6.
+
+    `feedback=False` is Deep CFR + mixing layer with a perfect regressor:
+    Deep CFR regresses its memory of every sampled regret (Brown et al. 2019,
+    Algorithm 1, linear weighting), so the target is the exact cumulative
+    sum_t t r^t (signed, no RM+), kept here, and the fit's error never feeds
+    into the next target; the fit is non-negative least squares (the mixing
+    layer's outputs are non-negative).
     """
 
     predictive = False
-    state_arrays = ("factors",)
 
     def __init__(self, legal: np.ndarray, radices: Sequence[int], initial_noise: float = 0.0, seed: int = 0,
-                 sweeps: int = 30):  # fmt: skip
+                 sweeps: int = 30, feedback: bool = True):  # fmt: skip
         self.axes = _AgentAxes(legal, radices)
         self.sweeps = int(sweeps)
+        self.feedback = bool(feedback)
         self._factors = _initial_factors(self.axes, float(initial_noise), seed)
         self.last_fit_error = 0.0  # relative squared error of the last fit (0: T was product-form)
+        if not self.feedback:
+            self.cumulative = np.zeros((legal.shape[0], self.axes.joint))
+        self.state_arrays = ("factors",) if self.feedback else ("factors", "cumulative")
 
     @property
     def factors(self) -> np.ndarray:
@@ -160,7 +170,12 @@ class ProductFormRegretMatching:
 
     def observe(self, t, cf_values, infoset_values, strategy, tie_tolerance=None):
         axes = self.axes
-        target = np.maximum(self.joint_regret() + _instant_regret(cf_values, infoset_values, tie_tolerance, axes.joint), 0.0)
+        instant = _instant_regret(cf_values, infoset_values, tie_tolerance, axes.joint)
+        if self.feedback:  # CFR-MIX: the new target is built on the previous fit
+            target = np.maximum(self.joint_regret() + instant, 0.0)
+        else:  # Deep CFR + MIX: the fit is recomputed from every (linearly weighted) regret so far
+            self.cumulative += t * instant
+            target = self.cumulative.copy()
         target *= axes.legal[:, : axes.joint]
         grid = axes.to_grid(target)
         factors = [np.where(f.sum(axis=1, keepdims=True) > 0, f, legal.astype(float))
@@ -172,6 +187,8 @@ class ProductFormRegretMatching:
                     if j != i:
                         others = others * (factors[j] ** 2).sum(axis=1)
                 numerator = axes.contract(grid, factors, keep=i)
+                if not self.feedback:  # signed target: projected (non-negative) least squares
+                    np.maximum(numerator, 0.0, out=numerator)
                 factors[i] = np.divide(numerator, others[:, None], out=np.zeros_like(numerator), where=others[:, None] > 0)
         self._factors = factors
         residual = ((axes.product(factors) - target) ** 2).sum()
@@ -218,7 +235,7 @@ def product_of_marginals(strategy: np.ndarray, legal: np.ndarray, radices: Seque
     return out
 
 
-TEAM_REGRETS = ("joint", "product", "independent")
+TEAM_REGRETS = ("joint", "product", "product_no_feedback", "independent")
 
 
 class TeamCFRSolver(TabularSolver):
@@ -230,6 +247,8 @@ class TeamCFRSolver(TabularSolver):
       * "joint": one cumulative regret per joint action (CFR+ on the team as
         one player; converges to a team-maxmin equilibrium with correlation);
       * "product": CFR-MIX with a perfect regressor (`ProductFormRegretMatching`);
+      * "product_no_feedback": Deep CFR + mixing layer with a perfect regressor
+        (`ProductFormRegretMatching(feedback=False)`);
       * "independent": per agent, RM+ on its own regrets (`IndependentRegretMatching`).
 
     The adversary runs RM+. Alternating updates and linear averaging, as
@@ -240,7 +259,7 @@ class TeamCFRSolver(TabularSolver):
     Args:
       game: a factored team game (`openspiel_cfrx.team` protocol) small enough
         to extract.
-      team_regrets: "joint", "product" or "independent".
+      team_regrets: "joint", "product", "product_no_feedback" or "independent".
       initial_noise: agents' initial regrets ~ initial_noise * U(0, 1) per
         action (0: the symmetric start every CFR variant uses).
       seed: seeds the initial noise.
@@ -264,8 +283,10 @@ class TeamCFRSolver(TabularSolver):
             legal = _legal(tree, p)
             if p != team.TEAM_PLAYER or team_regrets == "joint":
                 return RegretMatching(legal, plus=True)
-            cls = ProductFormRegretMatching if team_regrets == "product" else IndependentRegretMatching
-            return cls(legal, self.radices, initial_noise, seed)
+            if team_regrets == "independent":
+                return IndependentRegretMatching(legal, self.radices, initial_noise, seed)
+            return ProductFormRegretMatching(legal, self.radices, initial_noise, seed,
+                                             feedback=team_regrets == "product")  # fmt: skip
 
         super().__init__(game, make, alternating_updates, averaging,
                          {"team_regrets": team_regrets, "initial_noise": initial_noise, "seed": int(seed)})  # fmt: skip
@@ -284,7 +305,7 @@ class TeamCFRSolver(TabularSolver):
 
     @property
     def product_fit_error(self) -> float | None:
-        """"product" only: relative squared error sum (T - prod R_i)^2 / sum T^2 of
+        """"product" modes only: relative squared error sum (T - prod R_i)^2 / sum T^2 of
         the last iteration's fit, over all team infosets (0 when the RM+ target
         was already product-form); None for the other modes."""
         minimizer = self._driver.minimizers[team.TEAM_PLAYER]
