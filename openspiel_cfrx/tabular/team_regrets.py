@@ -307,6 +307,8 @@ class TeamCFRSolver(TabularSolver):
     def product_fit_error(self) -> float | None:
         """"product" modes only: relative squared error sum (T - prod R_i)^2 / sum T^2 of
         the last iteration's fit, over all team infosets (0 when the RM+ target
-        was already product-form); None for the other modes."""
+        was already product-form; for "product_no_feedback" the target is the
+        signed cumulative regret, whose negative entries a non-negative product
+        cannot fit, so values near 1 are normal there); None for the other modes."""
         minimizer = self._driver.minimizers[team.TEAM_PLAYER]
         return minimizer.last_fit_error if isinstance(minimizer, ProductFormRegretMatching) else None
