@@ -12,6 +12,9 @@ steps per network, memories of 20,000):
                probe-sampled regrets and of the average-strategy samples)
   regret_fit   10x the regret networks' Adam steps (fit of R_i)
   average_fit  10x the average networks' Adam steps (fit of S_i)
+  fixed_scale  the regret networks' target scale fixed at their first fit
+               instead of re-chosen every iteration (the audit's "Target
+               scale" row; average networks keep re-choosing theirs)
 
 and reports, per seed, the exact NashConv of the deployed average (product of
 the per-agent average networks) and of the current iterate (RM+ on the regret
@@ -44,6 +47,7 @@ FACTORS = {
     "traversals": dict(num_traversals=300),
     "regret_fit": dict(regret_train_steps=600),
     "average_fit": dict(policy_train_steps=600),
+    "fixed_scale": dict(rescale_regret_targets=False),
 }
 
 
@@ -84,9 +88,10 @@ def main(argv=None):
         "# Neural CFR-MIX: one error source at a time (tiny team Goofspiel)\n",
         run_header(load) + "\n",
         f"`{args.game}`, {args.iterations} iterations per run, hidden [64, 64], joint_cap 64 (all 9 joint bids "
-        f"enumerated), memories 20,000; base settings {BASE}; each factor multiplies one of them by 10. Exact "
+        f"enumerated), memories 20,000; base settings {BASE}; each factor but `fixed_scale` multiplies one of them by 10. Exact "
         "NashConv (team as one player) of the deployed average (product of the per-agent average networks) and "
-        "of the current iterate (RM+ on the regret networks). For scale: CFR-MIX with exact regrets and a "
+        "of the current iterate (RM+ on the regret networks); `fixed_scale` keeps the regret networks' target "
+        "scale of their first fit. For scale: CFR-MIX with exact regrets and a "
         "perfect regressor (`cfr_mix_exact.md`) is at 0.0107 (product of average marginals) and 0 (current) "
         "after 30 iterations, 0.00099 and 0 after 100.\n",
         "## Per seed\n",

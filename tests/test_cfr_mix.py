@@ -443,3 +443,20 @@ def test_solver_rebuilt_from_checkpoint_plays_the_same_policy_and_schedule_ramps
     ramped = CFRMixSolver(tiny_game, num_iterations=1, schedule=Schedule(traversals_ramp=8), **TINY_NETS)
     constant = CFRMixSolver(tiny_game, num_iterations=1, **TINY_NETS)
     assert ramped.run_iteration()["nodes"] < constant.run_iteration()["nodes"]
+
+
+def test_fixed_target_scale_option(tiny_game):
+    """rescale_regret_targets=False keeps each regret network's first target scale (the
+    audit's "Target scale" row, measured in cfr_mix_factors.md): a different
+    run that also learns; a non-bool is refused in one line."""
+    settings = dict(num_iterations=12, num_traversals=30, regret_train_steps=60, policy_train_steps=60, seed=1)
+    fixed = CFRMixSolver(tiny_game, rescale_regret_targets=False, **settings)
+    fixed.solve()
+    default = CFRMixSolver(tiny_game, **settings)
+    default.solve()
+    tree = openspiel_cfrx.get_tree(tiny_game)
+    values = [openspiel_cfrx.nash_conv(tiny_game, s.current_policy_array(tree)) for s in (fixed, default)]
+    assert values[0] != values[1]
+    assert values[0] < 0.3
+    with pytest.raises(ValueError, match="rescale_regret_targets"):
+        CFRMixSolver(tiny_game, rescale_regret_targets="yes")

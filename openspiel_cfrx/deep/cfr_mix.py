@@ -84,7 +84,7 @@ SETTING_RULES = {
     "regret_train_steps": "int>=1", "policy_train_steps": "int>=1", "batch_size": "int>=1",
     "learning_rate": "real>0", "gradient_clip": "real>0|None", "memory_capacity": "int>=1",
     "anchor_ratio": "real>=0", "linear_averaging": "bool", "reinitialize_regret_networks": "bool|None",
-    "alternating_updates": "bool",
+    "alternating_updates": "bool", "rescale_regret_targets": "bool",
     "infoset_encoding": INFOSET_ENCODINGS,
     "num_threads": "int>=1|None", "seed": "int>=0", "traversal_batch_size": "int>=1", "callback_every": "int>=1",
     "num_workers": "int>=1", "ray_address": "address|None",
@@ -121,6 +121,13 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         which role each iteration, and the product of the agents' average
         marginals then mixes incompatible roles — docs/cfr_mix.md, "Deep CFR
         + mixing layer").
+      rescale_regret_targets: True (default): every regret-network fit
+        divides its targets by their mean |value| in that fit, re-chosen each
+        iteration (an implementation choice, not the paper's:
+        docs/cfr_mix_audit.md, "Target scale"); False: fixed at the network's
+        first fit. Average-strategy networks always re-choose theirs (their
+        linearly weighted targets grow like t^2; a fixed scale breaks them,
+        measured in benchmarks/results/cfr_mix_factors.md).
       alternating_updates: True (default): the team traverses and trains,
         then the adversary traverses against the team's new network; False:
         Algorithm 1's simultaneous updates (both players traverse against
@@ -169,6 +176,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         linear_averaging: bool = True,
         reinitialize_regret_networks: bool | None = None,
         alternating_updates: bool = True,
+        rescale_regret_targets: bool = True,
         infoset_encoding: str = "tensor",
         share_parameters: bool | None = None,
         network: str = "mlp",
@@ -228,12 +236,12 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
                 regret_pairs = min(self._joint_cap, math.prod(view.num_actions))
             share = self._config["share"] if p == team_lib.TEAM_PLAYER else True
 
-            def model(layers, pairs, seed_offset, view=view, share=share):
+            def model(layers, pairs, seed_offset, rescale=True, view=view, share=share):
                 return TeamModel(view, feature_size, layers, share, a["network"], a["learning_rate"],
                                  a["gradient_clip"], a["memory_capacity"], pairs, self._seed * 1009 + seed_offset,
-                                 self._device)  # fmt: skip
+                                 self._device, rescale=rescale)  # fmt: skip
 
-            self._regret_models.append(model(a["regret_network_layers"], regret_pairs, p))
+            self._regret_models.append(model(a["regret_network_layers"], regret_pairs, p, a["rescale_regret_targets"]))
             self._policy_models.append(model(a["policy_network_layers"], sum(view.num_actions), 2 + p))
         for m in (*self._regret_models, *self._policy_models):
             m.schedule = self.schedule

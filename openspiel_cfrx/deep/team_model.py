@@ -55,7 +55,8 @@ class TeamModel:
     memory, scale and update rules."""
 
     def __init__(self, view: AgentView, feature_size: int, hidden, share: bool, network: str, learning_rate: float,
-                 gradient_clip: float | None, capacity: int, max_pairs: int, seed: int, device):  # fmt: skip
+                 gradient_clip: float | None, capacity: int, max_pairs: int, seed: int, device,
+                 rescale: bool = True):  # fmt: skip
         self.view, self.seed, self.device = view, seed, device
         net = AgentNetwork(feature_size, view.agent_feature_size, view.num_agents, view.max_actions, hidden, share,
                            network).to(device)  # fmt: skip
@@ -64,6 +65,7 @@ class TeamModel:
         self.trainer = Trainer(net, learning_rate, gradient_clip, forward=self._mixed)
         self.memory = make_memory("reservoir", capacity, self.packer.width, max_pairs)
         self.scale = 1.0
+        self.rescale = bool(rescale)  # re-choose the target scale at every fit (False: keep the first one)
         self.trained = False
         self.losses: list[float] = []
         self.schedule = None  # the solver's Schedule (learning rates of each fit)
@@ -124,7 +126,7 @@ class TeamModel:
         new_targets = np.maximum(self._prev_mixed(rows) + increments, 0.0)
         targets = np.concatenate([new_targets, self._prev_mixed(anchors)])
         magnitude = float(np.abs(new_targets[valid]).mean()) if valid.any() else 0.0
-        if magnitude > TINY:
+        if magnitude > TINY and (self.rescale or not self.trained):
             self.scale = magnitude
         all_rows = np.concatenate([rows, anchors])
         loss = self._fit(all_rows, targets / self.scale, np.concatenate([valid, anchor_valid]),
@@ -147,7 +149,8 @@ class TeamModel:
         targets = self.memory.targets[:size].astype(np.float64)
         mask = self.memory.legal_mask[:size]
         magnitude = float(np.abs(targets[mask]).mean()) if mask.any() else 0.0
-        self.scale = magnitude if magnitude > TINY else 1.0
+        if self.rescale or not self.trained:
+            self.scale = magnitude if magnitude > TINY else 1.0
         its = self.memory.iteration[:size].astype(np.float64)
         weights = np.ones(size) if linear_scale is None else its * linear_scale
         return self._fit(self.memory.features[:size], targets / self.scale, mask, weights, steps, batch_size, rng)
