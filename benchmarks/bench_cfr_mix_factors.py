@@ -15,6 +15,9 @@ steps per network, memories of 20,000):
   fixed_scale  the regret networks' target scale fixed at their first fit
                instead of re-chosen every iteration (the audit's "Target
                scale" row; average networks keep re-choosing theirs)
+  per_agent_networks  one network per agent (the audit's "independent"
+               row: the paper's "every pursuer uses DNCFR independently")
+  uniform_averaging   Algorithm 1 line 9 without the iteration weight t
 
 and reports, per seed, the exact NashConv of the deployed average (product of
 the per-agent average networks) and of the current iterate (RM+ on the regret
@@ -48,6 +51,8 @@ FACTORS = {
     "regret_fit": dict(regret_train_steps=600),
     "average_fit": dict(policy_train_steps=600),
     "fixed_scale": dict(rescale_regret_targets=False),
+    "per_agent_networks": dict(share_parameters=False),
+    "uniform_averaging": dict(linear_averaging=False),
 }
 
 
