@@ -29,7 +29,7 @@ approximation do.
 independently" baseline with exact values: agent i runs RM+ on its own
 counterfactual regrets r_i(a_i) = sum_{a_-i} sigma_-i(a_-i) v(a_i, a_-i) - v(I).
 
-Both are local regret minimizers for `driver.TabularCFR` (same protocol as
+Both minimizers are local regret minimizers for `driver.TabularCFR` (same protocol as
 `regret_minimizers.RegretMatching`) over the team player's infosets, whose
 actions are joint actions numbered with agent 0 least significant
 (`openspiel_cfrx.team`). `initial_noise > 0` starts every agent's factor at
@@ -239,7 +239,7 @@ TEAM_REGRETS = ("joint", "product", "product_no_feedback", "independent")
 
 
 class TeamCFRSolver(TabularSolver):
-    """CFR+ on a team-adversary game with the team's regrets kept three ways.
+    """CFR+ on a team-adversary game with the team's regrets kept four ways.
 
     The team (player `team.TEAM_PLAYER`, one player of the 2-player zero-sum
     game whose actions are joint actions) keeps its regrets
