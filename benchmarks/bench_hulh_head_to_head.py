@@ -66,6 +66,8 @@ def parse_args(argv=None):
         "--sgd-steps", type=int, default=100, help="advantage SGD steps per iteration"
     )
     parser.add_argument("--batch", type=int, default=1024, help="advantage and strategy batch size")
+    parser.add_argument("--regret-scale", default="1",
+                        help='DeepCFRSolver regret_scale: a number (1 = raw chip regrets, the paper) or "auto"')
     parser.add_argument("--policy-steps", type=int, default=300, help="average-network SGD steps")
     parser.add_argument(
         "--nfsp-step", type=int, default=1000, help="NFSP episodes between clock checks"
@@ -100,6 +102,7 @@ def train_deep_cfr(game, args) -> tuple[object, dict]:
         batch_size_strategy=args.batch,
         memory_capacity=4_000_000,
         aggregate_duplicates=False,
+        regret_scale=args.regret_scale if args.regret_scale == "auto" else float(args.regret_scale),
         seed=args.seed,
     )
     spent = 0.0
@@ -213,7 +216,7 @@ def main(argv=None):
     lines = []
     if d:
         lines.append(
-            f"- deep_cfr: Appendix C network d={args.dim} ({d['parameters']:,} parameters), "
+            f"- deep_cfr: Appendix C network d={args.dim} ({d['parameters']:,} parameters), regret_scale {args.regret_scale}, "
             f"{d['iterations']} iterations x {args.traversals} traversals per player "
             f"({d['traversals']:,} traversals, {d['nodes']:,} nodes touched), {args.sgd_steps} advantage SGD "
             f"steps of batch {args.batch} per player per iteration, average network {args.policy_steps} steps "
