@@ -17,6 +17,7 @@ setup(
         "open_spiel>=2.0.2",
         "torch>=2.1",
         "numpy>=2.0",  # np.vecdot
+        "numba>=0.60",  # compiled showdown sweeps and regret updates (poker engine, tabular minimizers)
         "scipy>=1.10",
         "absl-py>=1.0",
         "tqdm>=4.60",

@@ -345,7 +345,7 @@ class PublicTree:
         chunk = Chunk(rnd, lo, hi, boards, np.ascontiguousarray(free.T))
         if self.board_size[rnd] >= 3 and (rnd == self.num_rounds - 1 or self._has_showdown(rnd)):
             ranks = np.stack([rank_hands(deck.hand_cards, board, deck.num_suits) for board in boards])
-            chunk.showdowns = BoardShowdowns(ranks, deck.hand_cards, deck.card_hands)
+            chunk.showdowns = BoardShowdowns(ranks, deck.hand_cards, deck.card_hands, chunk.free)
         return chunk
 
     def _has_showdown(self, rnd: int) -> bool:
@@ -478,15 +478,20 @@ class PublicTree:
         node = self.nodes[n]
         chance = self.chance[node.round]
         deck = self.deck
-        if node.kind == FOLDED:
-            folder = node.player
-            return [None if modes[p] is None else (fold_values_batch(reach[1 - p], deck.hand_cards, deck.card_hands)
-                    * ((-node.contributions[p] if p == folder else node.contributions[folder]) * chance),) * k
-                    for p in (0, 1)]  # fmt: skip
-        if node.kind == SHOWDOWN:
-            stake = node.contributions[0] * chance
-            return [None if modes[p] is None else (chunk.showdowns.showdown(reach[1 - p]) * stake,) * k
-                    for p in (0, 1)]  # fmt: skip
+        if node.kind in (FOLDED, SHOWDOWN):
+            # Player p's values are against the opponent's reach: both players' in one sweep.
+            players = [p for p in (0, 1) if modes[p] is not None]
+            if node.kind == FOLDED:
+                folder = node.player
+                scale = [(-node.contributions[p] if p == folder else node.contributions[folder]) * chance
+                         for p in players]  # fmt: skip
+                values = fold_values_batch(reach[[1 - p for p in players]], deck.hand_cards, deck.card_hands, scale)
+            else:
+                values = chunk.showdowns.showdown(reach[[1 - p for p in players]], node.contributions[0] * chance)
+            out = [None, None]
+            for i, p in enumerate(players):
+                out[p] = (values[i],) * k
+            return out
         if node.kind == DEAL:
             child = node.children[0]
             if chunk.round + 1 == self.first_deal_round:

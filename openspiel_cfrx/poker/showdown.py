@@ -1,5 +1,5 @@
 """Terminal values of one board for every private hand at once, with exact
-card removal, in O(H log H): no [H x H] matrix.
+card removal, in O(H) per board after one sort: no [H x H] matrix.
 
 For hand h = {a, b} and the opponent's reach r over hands (zero where a hand
 conflicts with the board):
@@ -8,31 +8,166 @@ conflicts with the board):
     fold(h)     = sum over o sharing no card with h of r[o]
 
 The hands sharing a card with h are those holding a or b; only h itself holds
-both, so by inclusion-exclusion sum_{o meets h} = S_a + S_b - r[h]. Sorting all
-hands by strength gives sum_{rank[o] < rank[h]} r[o] by prefix sums; per card c
-the same sums over the hands holding c come from one sort of (card, rank)
-keys. Ties (and h itself) add nothing to a showdown.
+both, so by inclusion-exclusion sum_{o meets h} = S_a + S_b - r[h]. With the
+hands sorted by strength, one sweep upwards keeps the reach of the weaker hands
+in total and per card (S_c over weaker hands holding c): a hand's winnings are
+total - S_a - S_b before its run of equal ranks is added (h itself is in its
+own run, so it never counts); one sweep downwards gives the losses. Ties add
+nothing. The sweeps are compiled (numba): each hand is touched twice per board,
+in cache, where a numpy formulation needs a dozen gathers and two cumulative
+sums over [boards x hands] and [boards x cards x hands-per-card] arrays
+(`benchmarks/bench_poker_engine_core.py`).
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 
-def fold_values(reach: np.ndarray, hand_cards: np.ndarray, card_hands: np.ndarray) -> np.ndarray:
-    """[H] opponent reach compatible with each hand (the fold payoff's weight)."""
-    reach = np.asarray(reach, dtype=np.float64)
-    per_card = reach[card_hands].sum(axis=1)  # [num_cards]: S_c
-    return reach.sum() - per_card[hand_cards[:, 0]] - per_card[hand_cards[:, 1]] + reach
+@numba.njit(cache=True, nogil=True)
+def _fold_sweep(reach, hand_cards, num_cards, scale, out):  # pragma: no cover - compiled
+    """out[k] = scale[k] x (total - S_a - S_b + r[h]) against reach[k], k < 2.
+    Hands are in lexicographic order (`cards.Deck`): the first card's block sum
+    runs in a register, so no store waits on the previous one."""
+    two = reach.shape[0] == 2
+    boards, hands = reach.shape[1], reach.shape[2]
+    per_card0, per_card1 = np.empty(num_cards), np.empty(num_cards)
+    for i in range(boards):
+        per_card0[:] = 0.0
+        per_card1[:] = 0.0
+        block0 = block1 = 0.0
+        first = hand_cards[0, 0]
+        for h in range(hands):
+            c, d = hand_cards[h, 0], hand_cards[h, 1]
+            if c != first:
+                per_card0[first] += block0
+                per_card1[first] += block1
+                block0 = block1 = 0.0
+                first = c
+            r = reach[0, i, h]
+            block0 += r
+            per_card0[d] += r
+            if two:
+                r = reach[1, i, h]
+                block1 += r
+                per_card1[d] += r
+        per_card0[first] += block0
+        per_card1[first] += block1
+        total0 = 0.5 * per_card0.sum()  # every hand is in two cards' sums
+        total1 = 0.5 * per_card1.sum()
+        for h in range(hands):
+            c, d = hand_cards[h, 0], hand_cards[h, 1]
+            out[0, i, h] = ((reach[0, i, h] - (per_card0[c] + per_card0[d])) + total0) * scale[0]
+            if two:
+                out[1, i, h] = ((reach[1, i, h] - (per_card1[c] + per_card1[d])) + total1) * scale[1]
 
 
-def _below_and_above(keys: np.ndarray, weights: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For each query q: sum of weights with key < q, and with key > q."""
-    order = np.argsort(keys, kind="stable")
-    sorted_keys, cumulative = keys[order], np.concatenate([[0.0], np.cumsum(weights[order])])
-    below = cumulative[np.searchsorted(sorted_keys, queries, side="left")]
-    not_above = cumulative[np.searchsorted(sorted_keys, queries, side="right")]
-    return below, cumulative[-1] - not_above
+@numba.njit(cache=True, nogil=True)
+def _showdown_sweep(order, cards, run_end, reach, num_cards, scale, out):  # pragma: no cover - compiled
+    """out[k] = scale[k] x showdown values against reach[k], k < 2 (the second
+    reach shares the first's index loads: both players' values in one sweep)."""
+    two = reach.shape[0] == 2
+    boards, n = order.shape
+    below0, below1 = np.empty(num_cards), np.empty(num_cards)  # per card, over the hands swept so far
+    all0, all1 = np.empty(num_cards), np.empty(num_cards)  # per card, over every hand
+    for i in range(boards):
+        all0[:] = 0.0
+        all1[:] = 0.0
+        total0 = total1 = 0.0
+        for m in range(n):
+            h, c, d = order[i, m], cards[i, m, 0], cards[i, m, 1]
+            r = reach[0, i, h]
+            total0 += r
+            all0[c] += r
+            all0[d] += r
+            if two:
+                r = reach[1, i, h]
+                total1 += r
+                all1[c] += r
+                all1[d] += r
+        below0[:] = 0.0
+        below1[:] = 0.0
+        swept0 = swept1 = 0.0
+        m0 = 0
+        while m0 < n:  # runs of equal strength, weakest first
+            end = run_end[i, m0]
+            for m in range(m0, end):  # W: compatible reach strictly weaker (h is not among it)
+                h, c, d = order[i, m], cards[i, m, 0], cards[i, m, 1]
+                out[0, i, h] = swept0 - below0[c] - below0[d]
+                if two:
+                    out[1, i, h] = swept1 - below1[c] - below1[d]
+            for m in range(m0, end):
+                h, c, d = order[i, m], cards[i, m, 0], cards[i, m, 1]
+                r = reach[0, i, h]
+                swept0 += r
+                below0[c] += r
+                below0[d] += r
+                if two:
+                    r = reach[1, i, h]
+                    swept1 += r
+                    below1[c] += r
+                    below1[d] += r
+            for m in range(m0, end):  # W - (F - (W + T)): F all compatible, T the tied ones
+                h, c, d = order[i, m], cards[i, m, 0], cards[i, m, 1]
+                r = reach[0, i, h]
+                out[0, i, h] = (out[0, i, h] + (swept0 - below0[c] - below0[d] + r)
+                                - (total0 - all0[c] - all0[d] + r)) * scale[0]  # fmt: skip
+                if two:
+                    r = reach[1, i, h]
+                    out[1, i, h] = (out[1, i, h] + (swept1 - below1[c] - below1[d] + r)
+                                    - (total1 - all1[c] - all1[d] + r)) * scale[1]  # fmt: skip
+            m0 = end
+
+
+def _sorted_runs(ranks: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row of ranks [b, H]: the hands of `free` (the same count per row) by
+    ascending rank, and for each sorted position where its run of equal ranks
+    ends (exclusive)."""
+    rows = ranks.shape[0]
+    order = np.argsort(np.where(free, ranks, np.iinfo(np.int64).max), axis=1, kind="stable")
+    n = int(free[0].sum())
+    order = order[:, :n]
+    ordered = np.take_along_axis(ranks, order, axis=1)
+    last = np.ones((rows, n), dtype=bool)
+    last[:, :-1] = ordered[:, 1:] != ordered[:, :-1]
+    end = np.minimum.accumulate(np.where(last, np.arange(1, n + 1), n)[:, ::-1], axis=1)[:, ::-1]
+    return np.ascontiguousarray(order, dtype=np.int32), np.ascontiguousarray(end, dtype=np.int32)
+
+
+class BoardShowdowns:
+    """Showdown and fold values for a batch of boards: the sort by strength is
+    done once per board (ranks [b, H] from `evaluator.rank_hands`), every call
+    is one compiled sweep per board.
+
+    free: [b, H] the hands not meeting each board (default: every hand); the
+    others get value 0.
+    """
+
+    def __init__(self, ranks: np.ndarray, hand_cards: np.ndarray, card_hands: np.ndarray,
+                 free: np.ndarray | None = None):  # fmt: skip
+        ranks = np.asarray(ranks, dtype=np.int64)
+        free = np.ones(ranks.shape, dtype=bool) if free is None else np.asarray(free, dtype=bool)
+        counts = free.sum(axis=1)
+        if ranks.shape != free.shape or len(counts) and (counts != counts[0]).any():
+            raise ValueError("BoardShowdowns: free must be [b, H] like ranks, with as many hands on every board")
+        self.hand_cards = np.ascontiguousarray(hand_cards, dtype=np.int64)
+        self.num_cards = int(card_hands.shape[0])
+        self.order, self.run_end = _sorted_runs(ranks, free)
+        self.cards = self.hand_cards[self.order].astype(np.int8 if self.num_cards < 128 else np.int64)
+        self.partial = not free.all()
+
+    def showdown(self, reach: np.ndarray, scale=1.0) -> np.ndarray:
+        """scale x sum over compatible opponent hands of reach * sign(rank difference):
+        reach [b, H] -> [b, H], or reach [2, b, H] and scale [2] -> [2, b, H] (both
+        players' values, each against the other's reach, in one sweep)."""
+        reach = np.ascontiguousarray(reach, dtype=np.float64)
+        single = reach.ndim == 2
+        batch = reach[None] if single else reach
+        out = (np.zeros if self.partial else np.empty)(batch.shape)
+        _showdown_sweep(self.order, self.cards, self.run_end, batch, self.num_cards,
+                        np.broadcast_to(np.asarray(scale, dtype=np.float64), (len(batch),)).copy(), out)  # fmt: skip
+        return out[0] if single else out
 
 
 def showdown_values(ranks: np.ndarray, reach: np.ndarray, hand_cards: np.ndarray,
@@ -44,126 +179,24 @@ def showdown_values(ranks: np.ndarray, reach: np.ndarray, hand_cards: np.ndarray
       reach: [H] the opponent's reach (0 on hands that conflict with the board).
       hand_cards: [H, 2]; card_hands: [num_cards, num_cards - 1] (`cards.Deck`).
     """
-    ranks = np.asarray(ranks, dtype=np.int64)
-    reach = np.asarray(reach, dtype=np.float64)
-    below, above = _below_and_above(ranks, reach, ranks)
-    # Per card c, over the hands holding c: keys (c, rank) in one sorted array.
-    span = int(ranks.max()) - int(ranks.min()) + 2
-    shifted = ranks - int(ranks.min())
-    num_cards = card_hands.shape[0]
-    keys = (np.arange(num_cards)[:, None] * span + shifted[card_hands]).reshape(-1)
-    weights = reach[card_hands].reshape(-1)
-    lower, higher = _card_block_sums(reach, card_hands)
-    for column in (0, 1):
-        card = hand_cards[:, column]
-        card_below, card_above = _below_and_above(keys, weights, card * span + shifted)
-        # The sorted keys put every hand of a lower card "below" and of a higher
-        # card "above": remove those to keep the hands holding this card only.
-        below -= card_below - lower[card]
-        above -= card_above - higher[card]
-    return below - above
+    board = BoardShowdowns(np.asarray(ranks)[None], hand_cards, card_hands)
+    return board.showdown(np.asarray(reach, dtype=np.float64)[None])[0]
 
 
-def _card_block_sums(reach, card_hands):
-    """(sum of reach over the blocks of cards < c, over the blocks of cards > c), per card c."""
-    per_card = reach[card_hands].sum(axis=1)
-    before = np.concatenate([[0.0], np.cumsum(per_card)[:-1]])
-    return before, per_card.sum() - before - per_card
+def fold_values(reach: np.ndarray, hand_cards: np.ndarray, card_hands: np.ndarray) -> np.ndarray:
+    """[H] opponent reach compatible with each hand (the fold payoff's weight)."""
+    return fold_values_batch(np.asarray(reach, dtype=np.float64)[None], hand_cards, card_hands)[0]
 
 
-class BoardShowdowns:
-    """`showdown_values` / `fold_values` for a batch of boards at once.
-
-    The sort orders depend only on the boards, so they are computed once
-    (ranks [b, H] from `evaluator.rank_hands`) and every later call is a few
-    gathers and one cumulative sum per board: O(H) per board after the
-    O(H log H) set-up. Same sums as the one-board functions: over opponent
-    hands sharing no card with h (total, minus the blocks of h's two cards,
-    plus h itself, which is in both blocks and ties with itself).
-    """
-
-    def __init__(self, ranks: np.ndarray, hand_cards: np.ndarray, card_hands: np.ndarray):
-        ranks = np.asarray(ranks, dtype=np.int64)
-        b, num_hands = ranks.shape
-        num_cards, per_card = card_hands.shape
-        self.hand_cards, self.card_hands = hand_cards, card_hands
-        order, first, after = _runs(ranks)  # over all hands
-        # Flat indices: into reach [b * H] (sort order) and the cumulative sums [b * (H + 1)].
-        self.order = (order + np.arange(b)[:, None] * num_hands).reshape(-1)
-        rows = np.arange(b)[:, None] * (num_hands + 1)
-        self.first, self.after = (first + rows).reshape(-1), (after + rows).reshape(-1)
-        self.last = np.broadcast_to(rows + num_hands, (b, num_hands)).reshape(-1)
-        block_order, block_first, block_after = _runs(ranks[:, card_hands].reshape(b * num_cards, per_card))
-        # Per board, the hands of each card's block in rank order (one gather of reach).
-        block_hands = card_hands[np.arange(num_cards)[None, :, None], block_order.reshape(b, num_cards, per_card)]
-        self.block_hands = (block_hands.reshape(b, -1) + np.arange(b)[:, None] * num_hands).reshape(-1)
-        # Where hand h sits in the block of its card j (static), then the run bounds there,
-        # as flat indices into the [b * num_cards, per_card + 1] cumulative sums.
-        slot = np.empty((num_cards, num_hands), dtype=np.int64)
-        slot[np.arange(num_cards)[:, None], card_hands] = np.arange(per_card)[None, :]
-        boards = np.arange(b)[:, None]
-        block_first = block_first.reshape(b, num_cards, per_card)
-        block_after = block_after.reshape(b, num_cards, per_card)
-        self.card_first, self.card_after, self.card_total = [], [], []
-        for j in (0, 1):
-            card = hand_cards[:, j][None, :]  # [1, H]
-            rows = (boards * num_cards + card) * (per_card + 1)  # [b, H]
-            position = slot[hand_cards[:, j], np.arange(num_hands)][None, :]
-            self.card_first.append((rows + block_first[boards, card, position]).reshape(-1))
-            self.card_after.append((rows + block_after[boards, card, position]).reshape(-1))
-            self.card_total.append((rows + per_card).reshape(-1))
-
-    def showdown(self, reach: np.ndarray) -> np.ndarray:
-        """[b, H] sum over compatible opponent hands of reach * sign(rank difference)."""
-        b, num_hands = reach.shape
-        num_cards, per_card = self.card_hands.shape
-        flat_reach = reach.reshape(-1)
-        cumulative = _cumulative(flat_reach.take(self.order).reshape(b, num_hands)).reshape(-1)  # [b * (H + 1)]
-        result = cumulative.take(self.first)  # below
-        result += cumulative.take(self.after)  # minus above = -(total - not above)
-        result -= cumulative.take(self.last)
-        flat = _cumulative(flat_reach.take(self.block_hands).reshape(b * num_cards, per_card)).reshape(-1)
-        for j in (0, 1):  # minus (below - above) within the block of each of h's cards
-            result -= flat.take(self.card_first[j])
-            result -= flat.take(self.card_after[j])
-            result += flat.take(self.card_total[j])
-        return result.reshape(b, num_hands)
-
-    def fold(self, reach: np.ndarray) -> np.ndarray:
-        """[b, H] compatible opponent reach of every hand."""
-        return fold_values_batch(reach, self.hand_cards, self.card_hands)
-
-
-def fold_values_batch(reach: np.ndarray, hand_cards: np.ndarray, card_hands: np.ndarray) -> np.ndarray:
-    """`fold_values` of each row of reach [b, H]."""
-    per_card = reach[:, card_hands].sum(axis=2)  # [b, num_cards]
-    out = per_card.take(hand_cards[:, 0], axis=1)
-    out += per_card.take(hand_cards[:, 1], axis=1)
-    np.subtract(reach, out, out=out)
-    out += reach.sum(axis=1, keepdims=True)
-    return out
-
-
-def _cumulative(values: np.ndarray) -> np.ndarray:
-    out = np.zeros((values.shape[0], values.shape[1] + 1))
-    np.cumsum(values, axis=1, out=out[:, 1:])
-    return out
-
-
-def _runs(keys: np.ndarray):
-    """Per row: the sort order, and for each element (in original order) the
-    sorted position where its run of equal keys starts and ends (exclusive)."""
-    rows, n = keys.shape
-    order = np.argsort(keys, axis=1, kind="stable")
-    ordered = np.take_along_axis(keys, order, axis=1)
-    positions = np.broadcast_to(np.arange(n), (rows, n))
-    new = np.ones((rows, n), dtype=bool)
-    new[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
-    start = np.maximum.accumulate(np.where(new, positions, 0), axis=1)
-    last = np.ones((rows, n), dtype=bool)
-    last[:, :-1] = new[:, 1:]
-    end = np.minimum.accumulate(np.where(last, positions + 1, n)[:, ::-1], axis=1)[:, ::-1]
-    first, after = np.empty_like(order), np.empty_like(order)
-    np.put_along_axis(first, order, start, axis=1)
-    np.put_along_axis(after, order, end, axis=1)
-    return order, first, after
+def fold_values_batch(reach: np.ndarray, hand_cards: np.ndarray, card_hands: np.ndarray | None,
+                      scale=1.0, num_cards: int | None = None) -> np.ndarray:  # fmt: skip
+    """scale x `fold_values` of each row of reach [b, H]; or of reach [2, b, H]
+    with scale [2] (num_cards: card_hands' rows)."""
+    reach = np.ascontiguousarray(reach, dtype=np.float64)
+    single = reach.ndim == 2
+    batch = reach[None] if single else reach
+    out = np.empty(batch.shape)
+    cards = int(num_cards if num_cards is not None else card_hands.shape[0])
+    _fold_sweep(batch, np.ascontiguousarray(hand_cards, dtype=np.int64), cards,
+                np.broadcast_to(np.asarray(scale, dtype=np.float64), (len(batch),)).copy(), out)  # fmt: skip
+    return out[0] if single else out

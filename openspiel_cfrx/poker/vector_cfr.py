@@ -28,11 +28,13 @@ import time
 import zipfile
 from collections.abc import Callable
 
+import numba
 import numpy as np
 
 from openspiel_cfrx.checkpoint_io import array_digest, atomic_write
+from openspiel_cfrx.poker import allocator
 from openspiel_cfrx.poker.public_tree import DEAL, DECISION, MIX, Chunk, PublicTree
-from openspiel_cfrx.rows import row_dot, row_max, row_min
+from openspiel_cfrx.rows import row_dot
 from openspiel_cfrx.tabular.driver import TIE_TOLERANCE, averaging_weight
 from openspiel_cfrx.tabular.regret_minimizers import (
     OptimisticFTRLEntropy,
@@ -105,6 +107,33 @@ def public_stability_schedule(tree: PublicTree, player: int, kappa_star: float) 
     return {j: gamma[j] / (2.0 * math.sqrt(len(nodes[j].legal)) * norm_bound(j)) for j in order}  # (15)
 
 
+@numba.njit(cache=True, nogil=True)
+def _values_and_average(cf, probs, own_reach, weight, average, values):  # pragma: no cover - compiled
+    """values = row_dot(cf, probs) (same summation order); average += weight x own reach x probs."""
+    rows, actions = cf.shape
+    for i in range(rows):
+        w = weight * own_reach[i]
+        v = cf[i, 0] * probs[i, 0]
+        average[i, 0] += w * probs[i, 0]
+        for a in range(1, actions):
+            v += cf[i, a] * probs[i, a]
+            average[i, a] += w * probs[i, a]
+        values[i] = v
+
+
+@numba.njit(cache=True, nogil=True)
+def _zero_tied_rows(values, tolerance, out):  # pragma: no cover - compiled
+    """out = values, with rows whose values all lie within tolerance[i] of each other set to 0."""
+    rows, actions = values.shape
+    for i in range(rows):
+        low = high = values[i, 0]
+        for a in range(1, actions):
+            low, high = min(low, values[i, a]), max(high, values[i, a])
+        tied = high - low <= tolerance[i]
+        for a in range(actions):
+            out[i, a] = 0.0 if tied else values[i, a]
+
+
 class VectorCFRTooLargeError(MemoryError):
     """The solve's arrays would not fit in the allowed memory."""
 
@@ -125,16 +154,22 @@ class VectorCFR:
       verbose: print the memory estimate.
       kappa, horizon, stepsize_scale: OFTRL only, as `tabular.OFTRLCFRSolver`
         (kappa_star default horizon^-1/4; stepsize_scale 1 = theory).
+      keep_freed_arrays: set glibc's malloc to reuse the walk's freed arrays
+        (`poker.allocator`, process-wide; ~20% of an iteration on the Libratus
+        turn subgames).
     """
 
     def __init__(self, tree: PublicTree, variant: str = "cfr+", alternating_updates: bool = True,
                  dtype=np.float32, max_memory_bytes: int | None = None, verbose: bool = True,
-                 kappa: float | None = None, horizon: int = 1000, stepsize_scale: float = 1.0):  # fmt: skip
+                 kappa: float | None = None, horizon: int = 1000, stepsize_scale: float = 1.0,
+                 keep_freed_arrays: bool = True):  # fmt: skip
         if variant not in VARIANTS:
             raise ValueError(f"unknown vector CFR variant {variant!r}; choose from {', '.join(VARIANTS)}")
         if not isinstance(alternating_updates, bool):
             raise TypeError(f"alternating_updates must be a bool, got {alternating_updates!r}")
         self.tree, self.variant, self.alternating_updates = tree, variant, alternating_updates
+        if keep_freed_arrays:
+            allocator.keep_freed_arrays()
         self.dtype = np.dtype(dtype)
         self._make, averaging, self.hyperparameters = VARIANTS[variant]
         self._stepsizes: dict[int, tuple[float, float]] = {}
@@ -239,15 +274,16 @@ class VectorCFR:
             def observe(n, chunk, reach, probs, cf):
                 q = tree.nodes[n].player
                 strategy, average, minimizer = self._arrays(n, chunk)
-                values = row_dot(cf, probs)
+                A = cf.shape[-1]
+                values = np.empty(cf.shape[:-1])  # the infosets' values, while the average accumulates
+                _values_and_average(cf.reshape(-1, A), probs.reshape(-1, A), reach[q].reshape(-1), float(weight),
+                                    average.reshape(-1, A), values.reshape(-1))  # fmt: skip
                 # Exact ties (see tabular.driver.TIE_TOLERANCE). The card-removal sums subtract
                 # from the opponent's total reach on the board, so their rounding noise scales
                 # with that total (a hand whose every opponent is blocked gets +-1e-18, not 0).
                 total = reach[1 - q].sum(axis=1) * (TIE_TOLERANCE * tree.max_abs_utility * tree.chance[chunk.round])
                 tolerance = np.repeat(total, cf.shape[1])
-                A = cf.shape[-1]
                 minimizer.observe(t, cf.reshape(-1, A), values.reshape(-1), probs.reshape(-1, A), tolerance)
-                average += (weight * reach[q])[..., None] * probs
                 if not predictive:
                     strategy[...] = minimizer.next_strategy(t, 0, len(tolerance)).reshape(cf.shape)
                 return values
@@ -265,8 +301,8 @@ class VectorCFR:
                 strategy, _, minimizer = self._arrays(n, chunk)
                 A = observed.shape[-1]
                 total = reach[1 - q].sum(axis=1) * (TIE_TOLERANCE * tree.max_abs_utility * tree.chance[chunk.round])
-                ties = (row_max(predicted) - row_min(predicted) <= total[:, None])[..., None]
-                prediction = np.where(ties, 0.0, predicted)
+                prediction = np.empty(predicted.shape)
+                _zero_tied_rows(predicted.reshape(-1, A), np.repeat(total, predicted.shape[1]), prediction.reshape(-1, A))
                 size = observed.shape[0] * observed.shape[1]
                 new = minimizer.next_strategy(t, 0, size, prediction.reshape(-1, A)).reshape(observed.shape)
                 strategy[...] = new
