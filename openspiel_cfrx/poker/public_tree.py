@@ -245,6 +245,7 @@ class PublicTree:
             self.chance.append(self.chance[-1] / math.comb(n - 4 - int(cards[r - 1]), self.rules.board_cards[r]))
         self.max_abs_utility = float(max(max(node.contributions) for node in self.nodes))
         self.root_reach = np.ones((2, H))
+        self._held = np.ones(H, dtype=bool)  # hands some player may hold at the root
         if subgame is not None:
             self._set_subgame_root(subgame)
         elif first is None:
@@ -292,6 +293,7 @@ class PublicTree:
         if not pairs > 0:
             raise ValueError("subgame reach: no pair of compatible hands has positive weight")
         self.root_reach = reach
+        self._held = (reach > 0).any(axis=0)
         # Values are conditional on reaching the root: chance 1 / (weight of all hand pairs) there,
         # then 1 / C(cards left, dealt) per later deal.
         self.chance[r0] = 1.0 / pairs
@@ -345,7 +347,9 @@ class PublicTree:
         chunk = Chunk(rnd, lo, hi, boards, np.ascontiguousarray(free.T))
         if self.board_size[rnd] >= 3 and (rnd == self.num_rounds - 1 or self._has_showdown(rnd)):
             ranks = np.stack([rank_hands(deck.hand_cards, board, deck.num_suits) for board in boards])
-            chunk.showdowns = BoardShowdowns(ranks, deck.hand_cards, deck.card_hands, chunk.free)
+            # Hands that no player holds at the root (a subgame's ranges) keep zero reach and values
+            # nobody reads: the sweeps skip them.
+            chunk.showdowns = BoardShowdowns(ranks, deck.hand_cards, deck.card_hands, chunk.free & self._held)
         return chunk
 
     def _has_showdown(self, rnd: int) -> bool:
@@ -479,17 +483,23 @@ class PublicTree:
         chance = self.chance[node.round]
         deck = self.deck
         if node.kind in (FOLDED, SHOWDOWN):
-            # Player p's values are against the opponent's reach: both players' in one sweep.
-            players = [p for p in (0, 1) if modes[p] is not None]
-            if node.kind == FOLDED:
-                folder = node.player
-                scale = [(-node.contributions[p] if p == folder else node.contributions[folder]) * chance
-                         for p in players]  # fmt: skip
-                values = fold_values_batch(reach[[1 - p for p in players]], deck.hand_cards, deck.card_hands, scale)
+            # Player p's values are against the opponent's reach; with both players wanted, one
+            # sweep over reach itself: reach[k] gives player 1 - k's values.
+            if modes[0] is None and modes[1] is None:
+                return [None, None]
+            if modes[0] is not None and modes[1] is not None:
+                opponents, owners = reach, (1, 0)
             else:
-                values = chunk.showdowns.showdown(reach[[1 - p for p in players]], node.contributions[0] * chance)
+                p = 0 if modes[0] is not None else 1
+                opponents, owners = reach[1 - p][None], (p,)
+            if node.kind == FOLDED:
+                folder, paid = node.player, node.contributions
+                scale = [(-paid[p] if p == folder else paid[folder]) * chance for p in owners]
+                values = fold_values_batch(opponents, deck.hand_cards, deck.card_hands, scale)
+            else:
+                values = chunk.showdowns.showdown(opponents, node.contributions[0] * chance)
             out = [None, None]
-            for i, p in enumerate(players):
+            for i, p in enumerate(owners):
                 out[p] = (values[i],) * k
             return out
         if node.kind == DEAL:
@@ -506,8 +516,9 @@ class PublicTree:
         probs = np.asarray(strategy(n, chunk.lo, chunk.hi))  # [b, H, A]
         mine, theirs = [], None
         for a, c in enumerate(node.children):
-            below = reach.copy()
-            below[q] *= probs[:, :, a]
+            below = np.empty_like(reach)
+            below[o] = reach[o]
+            np.multiply(reach[q], probs[:, :, a], out=below[q])
             values = self._walk(c, chunk, below, strategy, modes, on_decision, k)
             mine.append(values[q])
             if values[o] is not None:

@@ -64,14 +64,16 @@ def _fold_sweep(reach, hand_cards, num_cards, scale, out):  # pragma: no cover -
 
 
 @numba.njit(cache=True, nogil=True)
-def _showdown_sweep(order, cards, run_end, reach, num_cards, scale, out):  # pragma: no cover - compiled
+def _showdown_sweep(order, counts, cards, run_end, reach, num_cards, scale, out):  # pragma: no cover - compiled
     """out[k] = scale[k] x showdown values against reach[k], k < 2 (the second
-    reach shares the first's index loads: both players' values in one sweep)."""
+    reach shares the first's index loads: both players' values in one sweep),
+    over the first counts[i] hands of order[i]."""
     two = reach.shape[0] == 2
-    boards, n = order.shape
+    boards = order.shape[0]
     below0, below1 = np.empty(num_cards), np.empty(num_cards)  # per card, over the hands swept so far
     all0, all1 = np.empty(num_cards), np.empty(num_cards)  # per card, over every hand
     for i in range(boards):
+        n = counts[i]
         all0[:] = 0.0
         all1[:] = 0.0
         total0 = total1 = 0.0
@@ -120,19 +122,21 @@ def _showdown_sweep(order, cards, run_end, reach, num_cards, scale, out):  # pra
             m0 = end
 
 
-def _sorted_runs(ranks: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per row of ranks [b, H]: the hands of `free` (the same count per row) by
-    ascending rank, and for each sorted position where its run of equal ranks
-    ends (exclusive)."""
+def _sorted_runs(ranks: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of ranks [b, H]: the hands of `free` by ascending rank (padded to
+    the largest count), their count, and for each sorted position where its run
+    of equal ranks ends (exclusive)."""
     rows = ranks.shape[0]
-    order = np.argsort(np.where(free, ranks, np.iinfo(np.int64).max), axis=1, kind="stable")
-    n = int(free[0].sum())
-    order = order[:, :n]
-    ordered = np.take_along_axis(ranks, order, axis=1)
+    counts = free.sum(axis=1)
+    n = int(counts.max()) if rows else 0
+    order = np.argsort(np.where(free, ranks, np.iinfo(np.int64).max), axis=1, kind="stable")[:, :n]
+    ordered = np.take_along_axis(np.where(free, ranks, -1), order, axis=1)  # padding: a run of its own
     last = np.ones((rows, n), dtype=bool)
     last[:, :-1] = ordered[:, 1:] != ordered[:, :-1]
     end = np.minimum.accumulate(np.where(last, np.arange(1, n + 1), n)[:, ::-1], axis=1)[:, ::-1]
-    return np.ascontiguousarray(order, dtype=np.int32), np.ascontiguousarray(end, dtype=np.int32)
+    small = np.int32
+    return (np.ascontiguousarray(order, dtype=small), counts.astype(small),
+            np.ascontiguousarray(np.minimum(end, counts[:, None]), dtype=small))  # fmt: skip
 
 
 class BoardShowdowns:
@@ -140,20 +144,20 @@ class BoardShowdowns:
     done once per board (ranks [b, H] from `evaluator.rank_hands`), every call
     is one compiled sweep per board.
 
-    free: [b, H] the hands not meeting each board (default: every hand); the
-    others get value 0.
+    free: [b, H] the hands whose values are wanted and whose reach may be
+    positive (default: every hand), e.g. those not meeting each board; the
+    others get value 0 and must have zero reach.
     """
 
     def __init__(self, ranks: np.ndarray, hand_cards: np.ndarray, card_hands: np.ndarray,
                  free: np.ndarray | None = None):  # fmt: skip
         ranks = np.asarray(ranks, dtype=np.int64)
         free = np.ones(ranks.shape, dtype=bool) if free is None else np.asarray(free, dtype=bool)
-        counts = free.sum(axis=1)
-        if ranks.shape != free.shape or len(counts) and (counts != counts[0]).any():
-            raise ValueError("BoardShowdowns: free must be [b, H] like ranks, with as many hands on every board")
+        if ranks.shape != free.shape:
+            raise ValueError(f"BoardShowdowns: free {free.shape} must have the shape of ranks {ranks.shape}")
         self.hand_cards = np.ascontiguousarray(hand_cards, dtype=np.int64)
         self.num_cards = int(card_hands.shape[0])
-        self.order, self.run_end = _sorted_runs(ranks, free)
+        self.order, self.counts, self.run_end = _sorted_runs(ranks, free)
         self.cards = self.hand_cards[self.order].astype(np.int8 if self.num_cards < 128 else np.int64)
         self.partial = not free.all()
 
@@ -165,7 +169,7 @@ class BoardShowdowns:
         single = reach.ndim == 2
         batch = reach[None] if single else reach
         out = (np.zeros if self.partial else np.empty)(batch.shape)
-        _showdown_sweep(self.order, self.cards, self.run_end, batch, self.num_cards,
+        _showdown_sweep(self.order, self.counts, self.cards, self.run_end, batch, self.num_cards,
                         np.broadcast_to(np.asarray(scale, dtype=np.float64), (len(batch),)).copy(), out)  # fmt: skip
         return out[0] if single else out
 

@@ -285,7 +285,7 @@ class VectorCFR:
                 tolerance = np.repeat(total, cf.shape[1])
                 minimizer.observe(t, cf.reshape(-1, A), values.reshape(-1), probs.reshape(-1, A), tolerance)
                 if not predictive:
-                    strategy[...] = minimizer.next_strategy(t, 0, len(tolerance)).reshape(cf.shape)
+                    minimizer.next_strategy(t, 0, len(tolerance), out=strategy.reshape(-1, A))
                 return values
 
             def observe_and_predict(n, chunk, reach, probs, cf):

@@ -102,12 +102,13 @@ def _normalise_rows(weights):  # pragma: no cover - compiled
             weights[i, a] = weights[i, a] / total
 
 
-def _normalise_positive(weights: np.ndarray, legal: np.ndarray | None) -> np.ndarray:
+def _normalise_positive(weights: np.ndarray, legal: np.ndarray | None, out: np.ndarray | None = None) -> np.ndarray:
     """Regret matching: positive part normalised, uniform over legal actions if
     no weight is positive. weights, legal: [n, A] (None: every action legal;
-    the result has weights' dtype). One compiled pass per row."""
+    the result has weights' dtype, or is written into `out`). One compiled pass."""
     weights = np.ascontiguousarray(weights)
-    out = np.empty(weights.shape, dtype=weights.dtype)
+    if out is None:
+        out = np.empty(weights.shape, dtype=weights.dtype)
     _positive_part_normalised(weights, _NO_MASK if legal is None else np.ascontiguousarray(legal), out)
     return out
 
@@ -152,8 +153,10 @@ class RegretMatching:
                      _NO_TOLERANCE if tie_tolerance is None else np.ascontiguousarray(tie_tolerance, dtype=np.float64),
                      _NO_MASK if self.illegal is None else self.illegal, discount, positive, negative, self.plus)  # fmt: skip
 
-    def next_strategy(self, t, lo, hi, prediction=None):
-        return _normalise_positive(self.cumulative_regret[lo:hi], None if self.illegal is None else self.legal[lo:hi])
+    def next_strategy(self, t, lo, hi, prediction=None, out=None):
+        """Regret matching on R[lo:hi] (into `out` if given)."""
+        return _normalise_positive(self.cumulative_regret[lo:hi], None if self.illegal is None else self.legal[lo:hi],
+                                   out)  # fmt: skip
 
 
 class PredictiveRegretMatchingPlus(RegretMatching):
