@@ -28,6 +28,7 @@ from openspiel_cfrx.deep import (
 from openspiel_cfrx.deep.networks import FlatAdam
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.deep.trainer import memory_batches
+from openspiel_cfrx.deep.sampler import TraversalSampler, TraversalTooLargeError
 from openspiel_cfrx.deep.traversal import StateCursor
 from openspiel_cfrx.tree import UnsupportedGameError
 
@@ -241,6 +242,24 @@ def test_mlp_skip_connections_and_normalised_features():
 
 
 # ---------------------------------------------------------------- traversal
+def test_a_traversal_batch_over_the_memory_limit_stops_with_an_estimate():
+    """8 Leduc traversals record ~60 samples of ~1 kB (Python lists): with a
+    20 kB limit the batch stops with the estimate and the fix; with the default
+    limit (half the available memory) the same batch completes."""
+    leduc = pyspiel.load_game("leduc_poker")
+
+    def uniform(player, features, legal):
+        return legal / legal.sum(axis=1, keepdims=True)
+
+    small = TraversalSampler(StateCursor(leduc, _tensor), 3, batch_size=8, rng=random.Random(0),
+                             max_record_bytes=20_000)  # fmt: skip
+    with pytest.raises(TraversalTooLargeError, match=r"batch of 8 .* samples .*GiB.*batch_size"):
+        next(small.collect(uniform, traverser=0, iteration=1, count=8))
+    fine = TraversalSampler(StateCursor(leduc, _tensor), 3, batch_size=8, rng=random.Random(0))
+    samples = next(fine.collect(uniform, traverser=0, iteration=1, count=8))
+    assert len(samples.advantage_features) > 20
+
+
 def test_traversal_records_regrets_against_the_strategy_value(kuhn):
     record = TraversalRecord()
     calls = []

@@ -27,6 +27,7 @@ from __future__ import annotations
 import abc
 import dataclasses
 import random
+import sys
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -114,21 +115,72 @@ def answer_queries(strategy: StrategyFn, num_actions: int) -> Callable[[list], l
     return answer
 
 
+class TraversalTooLargeError(MemoryError):
+    """A batch of traversals recorded more samples than the memory allowed."""
+
+
+def _approximate_bytes(obj) -> int:
+    """Bytes held by a recorded list / tuple of numbers or a numpy array (elements sampled)."""
+    if isinstance(obj, np.ndarray):
+        return sys.getsizeof(obj) + (0 if obj.base is None else obj.nbytes)
+    size = sys.getsizeof(obj)
+    if isinstance(obj, (list, tuple)) and obj:
+        head = obj[:8]
+        size += sum(sys.getsizeof(x) for x in head) * len(obj) // len(head)
+    return size
+
+
 class TraversalSampler(Sampler):
     """External sampling as batched generators over a cursor (`StateCursor`
-    or `TreeWalker`), `batch_size` traversals advancing together."""
+    or `TreeWalker`), `batch_size` traversals advancing together.
 
-    def __init__(self, cursor, num_actions: int, batch_size: int, rng: random.Random):
+    The batch's samples are Python objects until it ends; a traversal visits
+    every traverser action, so one traversal of a large game can record
+    millions of them. The batch is stopped with `TraversalTooLargeError` (an
+    estimate and the fix) once its samples would take more than
+    `max_record_bytes` (default: half the memory available when collection
+    starts), instead of swapping the machine.
+    """
+
+    def __init__(self, cursor, num_actions: int, batch_size: int, rng: random.Random,
+                 max_record_bytes: int | None = None):  # fmt: skip
         self.cursor, self.num_actions, self.batch_size, self.rng = cursor, num_actions, batch_size, rng
+        self.max_record_bytes = max_record_bytes
 
     def collect(self, strategy, traverser, iteration, count):
         answer = answer_queries(strategy, self.num_actions)
+        limit = self.max_record_bytes
+        if limit is None:
+            import psutil
+
+            limit = psutil.virtual_memory().available // 2
         for lo in range(0, count, self.batch_size):
-            record = TraversalRecord()
+            record, size = TraversalRecord(), min(self.batch_size, count - lo)
             run_batched((external_sampling_traversal(self.cursor, self.cursor.root(), traverser, self.num_actions,
-                                                     self.rng, record)
-                         for _ in range(min(self.batch_size, count - lo))), answer)  # fmt: skip
+                                                     self.rng, record) for _ in range(size)),
+                        answer, lambda record=record, size=size: self._check(record, size, limit))  # fmt: skip
             yield Samples.from_record(record, self.num_actions)
+
+    def _check(self, record: TraversalRecord, traversals: int, limit: int) -> None:
+        regrets, strategies = len(record.advantage_features), len(record.strategy_features)
+        if not regrets and not strategies:
+            return
+        if regrets:
+            per_sample = sum(_approximate_bytes(getattr(record, f"advantage_{name}")[0]) for name in
+                             ("features", "regrets", "legal")) + 3 * 8  # fmt: skip
+        else:
+            per_sample = sum(_approximate_bytes(getattr(record, f"strategy_{name}")[0]) for name in
+                             ("features", "probs", "legal")) + 3 * 8  # fmt: skip
+        used = (regrets + strategies) * per_sample
+        if used > limit:
+            raise TraversalTooLargeError(
+                f"a batch of {traversals} external-sampling traversals has recorded {regrets + strategies:,} samples "
+                f"({record.nodes:,} histories touched, ~{used / 2**30:.2f} GiB at ~{per_sample:,} bytes each) and is "
+                f"not finished; the limit is {limit / 2**30:.2f} GiB (half the available memory by default). Each "
+                "traversal explores every traverser action, so its size grows with the game tree: use a smaller "
+                "game, fewer traversals per batch (batch_size), or a backend that stores arrays ('vectorized' for "
+                "extractable games, 'poker' for limit poker)"
+            )
 
 
 class VectorSampler(Sampler):

@@ -173,9 +173,11 @@ def external_sampling_traversal(
         return expected
 
 
-def run_batched(traversals: Iterable[Iterator[Query]], answer: AnswerFn) -> list:
+def run_batched(traversals: Iterable[Iterator[Query]], answer: AnswerFn,
+                check: Callable[[], None] | None = None) -> list:  # fmt: skip
     """Runs generator traversals concurrently; each round answers every pending
-    query with one `answer` call. Returns each traversal's return value."""
+    query with one `answer` call (and then calls `check()`, which may raise to
+    stop the batch). Returns each traversal's return value."""
     results = []
     pending = []  # (result slot, generator, its query)
     for generator in traversals:
@@ -193,6 +195,8 @@ def run_batched(traversals: Iterable[Iterator[Query]], answer: AnswerFn) -> list
             except StopIteration as stop:
                 results[slot] = stop.value
         pending = still
+        if check is not None:
+            check()
     return results
 
 
