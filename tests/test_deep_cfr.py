@@ -26,9 +26,9 @@ from openspiel_cfrx.deep import (
     run_batched,
 )
 from openspiel_cfrx.deep.networks import FlatAdam
+from openspiel_cfrx.deep.sampler import TraversalSampler, TraversalTooLargeError
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.deep.trainer import memory_batches
-from openspiel_cfrx.deep.sampler import TraversalSampler, TraversalTooLargeError
 from openspiel_cfrx.deep.traversal import StateCursor
 from openspiel_cfrx.tree import UnsupportedGameError
 
