@@ -165,12 +165,9 @@ class TraversalSampler(Sampler):
         regrets, strategies = len(record.advantage_features), len(record.strategy_features)
         if not regrets and not strategies:
             return
-        if regrets:
-            per_sample = sum(_approximate_bytes(getattr(record, f"advantage_{name}")[0]) for name in
-                             ("features", "regrets", "legal")) + 3 * 8  # fmt: skip
-        else:
-            per_sample = sum(_approximate_bytes(getattr(record, f"strategy_{name}")[0]) for name in
-                             ("features", "probs", "legal")) + 3 * 8  # fmt: skip
+        first = ((record.advantage_features, record.advantage_regrets, record.advantage_legal) if regrets else
+                 (record.strategy_features, record.strategy_probs, record.strategy_legal))  # fmt: skip
+        per_sample = sum(_approximate_bytes(entries[0]) + 8 for entries in first)  # + the lists' pointers
         used = (regrets + strategies) * per_sample
         if used > limit:
             raise TraversalTooLargeError(
