@@ -245,7 +245,7 @@ class PublicTree:
             self.chance.append(self.chance[-1] / math.comb(n - 4 - int(cards[r - 1]), self.rules.board_cards[r]))
         self.max_abs_utility = float(max(max(node.contributions) for node in self.nodes))
         self.root_reach = np.ones((2, H))
-        self._held = np.ones(H, dtype=bool)  # hands some player may hold at the root
+        self.hands = np.arange(H)  # the walk's hand axis (deck hand indices; a subgame: the held hands)
         if subgame is not None:
             self._set_subgame_root(subgame)
         elif first is None:
@@ -260,6 +260,10 @@ class PublicTree:
         else:
             self.first_boards = np.array(list(itertools.combinations(range(n), self.board_size[first])))
             self.first_weights, self.hand_perms = np.ones(len(self.first_boards)), np.arange(H)[None]
+        self.num_hands = len(self.hands)
+        self.hand_cards = np.ascontiguousarray(self.deck.hand_cards[self.hands])  # [num_hands, 2]
+        self._contains = self.deck.contains[self.hands]
+        self._walk_reach = np.ascontiguousarray(self.root_reach[:, self.hands])
         # Boards per round: the first deal's boards, then each board extended by
         # every combination of the remaining cards (a fixed fan-out per deal).
         self.fan_out = [1] * self.num_rounds
@@ -293,7 +297,10 @@ class PublicTree:
         if not pairs > 0:
             raise ValueError("subgame reach: no pair of compatible hands has positive weight")
         self.root_reach = reach
-        self._held = (reach > 0).any(axis=0)
+        # The walk's arrays run over the hands some player holds at the root: the others
+        # have zero reach throughout and values nobody reads (Libratus turn subgames:
+        # 859-965 of 1,326 hands).
+        self.hands = np.flatnonzero((reach > 0).any(axis=0))
         # Values are conditional on reaching the root: chance 1 / (weight of all hand pairs) there,
         # then 1 / C(cards left, dealt) per later deal.
         self.chance[r0] = 1.0 / pairs
@@ -301,7 +308,7 @@ class PublicTree:
             self.chance[r] = self.chance[r - 1] / math.comb(
                 deck.num_cards - 4 - self.board_size[r - 1], self.rules.board_cards[r])  # fmt: skip
         self.first_boards, self.first_weights = board[None], np.ones(1)
-        self.hand_perms = np.arange(deck.num_hands)[None]
+        self.hand_perms = np.arange(len(self.hands))[None]
 
     def working_bytes(self, chunk_boards: int) -> int:
         """Estimated peak bytes of one walk per thread with `chunk_boards` first-deal boards
@@ -309,7 +316,7 @@ class PublicTree:
         first = self.first_deal_round or 0
         boards = chunk_boards * math.prod(self.fan_out[first + 1 :])
         depth = _depth(self.nodes, 0)
-        return int(boards * self.deck.num_hands * 8 * 8 * depth)
+        return int(boards * self.num_hands * 8 * 8 * depth)
 
     def _fit_chunks(self, limit: int | None) -> None:
         if limit is None:
@@ -323,7 +330,7 @@ class PublicTree:
             raise PokerTreeTooLargeError(
                 f"a walk of this game's public tree needs ~{self.working_bytes(1) / 2**30:.1f} GiB per thread "
                 f"even one first-deal board at a time ({math.prod(self.fan_out[(self.first_deal_round or 0) + 1:]):,} "
-                f"later boards x {self.deck.num_hands:,} hands), over the {per_thread / 2**30:.1f} GiB allowed; "
+                f"later boards x {self.num_hands:,} hands), over the {per_thread / 2**30:.1f} GiB allowed; "
                 "use a smaller deck or fewer rounds, or pass max_memory_bytes="
             )
 
@@ -343,13 +350,11 @@ class PublicTree:
 
     def _chunk(self, rnd: int, lo: int, hi: int, boards: np.ndarray) -> Chunk:
         deck = self.deck
-        free = ~deck.contains[:, boards].any(axis=2)  # [H, b]
+        free = ~self._contains[:, boards].any(axis=2)  # [H, b]
         chunk = Chunk(rnd, lo, hi, boards, np.ascontiguousarray(free.T))
         if self.board_size[rnd] >= 3 and (rnd == self.num_rounds - 1 or self._has_showdown(rnd)):
-            ranks = np.stack([rank_hands(deck.hand_cards, board, deck.num_suits) for board in boards])
-            # Hands that no player holds at the root (a subgame's ranges) keep zero reach and values
-            # nobody reads: the sweeps skip them.
-            chunk.showdowns = BoardShowdowns(ranks, deck.hand_cards, deck.card_hands, chunk.free & self._held)
+            ranks = np.stack([rank_hands(self.hand_cards, board, deck.num_suits) for board in boards])
+            chunk.showdowns = BoardShowdowns(ranks, self.hand_cards, deck.card_hands, chunk.free)
         return chunk
 
     def _has_showdown(self, rnd: int) -> bool:
@@ -439,7 +444,7 @@ class PublicTree:
     # ----- walks ----------------------------------------------------------
 
     def walk(self, strategy: Strategy, modes: tuple[str | None, str | None], on_decision=None,
-             paired: bool = False) -> np.ndarray:  # fmt: skip
+             paired: bool = False, compact: bool = False) -> np.ndarray:  # fmt: skip
         """Both players' root values [2, H] (chips x chance, summed over the deal; in a
         subgame weighted by the player's own root range).
 
@@ -457,24 +462,40 @@ class PublicTree:
         new decisions against the same opponent reach) then take one walk: the
         terminal values, most of a walk's work, are computed once. Returns the
         pair of root values.
+
+        The walk's arrays run over `self.hands` (a subgame's held hands; every
+        hand of a whole game): `on_decision` sees [b, num_hands] arrays, and
+        with compact=True `strategy` answers over them too (a solver's
+        storage) instead of over the deck's hands.
         """
         if paired and on_decision is None:
             raise ValueError("walk(paired=True) needs an on_decision hook that returns (observed, predicted) values")
         H = self.deck.num_hands
         if self.subgame is None:
-            root = Chunk(0, 0, 1, np.zeros((1, 0), dtype=np.int64), np.ones((1, H), dtype=bool))
+            root = Chunk(0, 0, 1, np.zeros((1, 0), dtype=np.int64), np.ones((1, self.num_hands), dtype=bool))
         else:
             root = self.first_chunks()[0]
+        if not compact and self.num_hands < H:
+            deck_strategy = strategy
+
+            def strategy(n: int, lo: int, hi: int) -> np.ndarray:
+                return np.asarray(deck_strategy(n, lo, hi))[:, self.hands]
+
         hook = on_decision if paired or on_decision is None else (
             lambda n, chunk, reach, probs, values: _single(on_decision(n, chunk, reach, probs, values[0])))  # fmt: skip
         k = 2 if paired else 1
-        values = self._walk(0, root, (self.root_reach * root.free)[:, None, :].copy(), strategy, modes, hook, k)
+        values = self._walk(0, root, (self._walk_reach * root.free)[:, None, :].copy(), strategy, modes, hook, k)
         # Player p's root values weighted by p's own root reach (1 in the whole game; the
         # range in a subgame); hands meeting the root board do not exist.
-        own = self.root_reach * root.free
-        out = tuple(np.stack([v[i][0] * own[p] if v is not None else np.zeros(H) for p, v in enumerate(values)])
-                    for i in range(k))  # fmt: skip
-        return out if paired else out[0]
+        own = self._walk_reach * root.free
+        out = []
+        for i in range(k):
+            deck_values = np.zeros((2, H))
+            for p, v in enumerate(values):
+                if v is not None:
+                    deck_values[p, self.hands] = v[i][0] * own[p]
+            out.append(deck_values)
+        return tuple(out) if paired else out[0]
 
     def _walk(self, n: int, chunk: Chunk, reach: np.ndarray, strategy, modes, on_decision, k: int) -> list:
         """[v0, v1]: each player's counterfactual values, a k-tuple of [b, H] arrays
@@ -495,7 +516,7 @@ class PublicTree:
             if node.kind == FOLDED:
                 folder, paid = node.player, node.contributions
                 scale = [(-paid[p] if p == folder else paid[folder]) * chance for p in owners]
-                values = fold_values_batch(opponents, deck.hand_cards, deck.card_hands, scale)
+                values = fold_values_batch(opponents, self.hand_cards, None, scale, deck.num_cards)
             else:
                 values = chunk.showdowns.showdown(opponents, node.contributions[0] * chance)
             out = [None, None]
@@ -562,10 +583,10 @@ class PublicTree:
 
     # ----- front doors ----------------------------------------------------
 
-    def uniform(self, node: int, lo: int, hi: int) -> np.ndarray:
-        """The uniform strategy (a `Strategy`)."""
+    def uniform(self, node: int, lo: int, hi: int, compact: bool = False) -> np.ndarray:
+        """The uniform strategy (a `Strategy`; compact: over `self.hands`, as `walk(compact=True)`)."""
         legal = len(self.nodes[node].legal)
-        return np.full((hi - lo, self.deck.num_hands, legal), 1.0 / legal)
+        return np.full((hi - lo, self.num_hands if compact else self.deck.num_hands, legal), 1.0 / legal)
 
     def best_response_values(self, strategy: Strategy) -> np.ndarray:
         """[2]: each player's best-response value (chips per game) against the other's `strategy`."""

@@ -42,7 +42,7 @@ from openspiel_cfrx.tabular.regret_minimizers import (
     RegretMatching,
 )
 
-CHECKPOINT_FORMAT = "openspiel_cfrx/poker_vector_cfr/1"
+CHECKPOINT_FORMAT = "openspiel_cfrx/poker_vector_cfr/2"  # 2: arrays over the walk's hands (`PublicTree.hands`)
 
 # name -> (minimizer factory (legal, dtype, stepsizes) -> minimizer, average weight, hyperparameters):
 # the same local minimizers and settings as tabular.solvers' CFR family. OFTRL's
@@ -186,7 +186,7 @@ class VectorCFR:
                 for n, value in public_stability_schedule(tree, p, kappa).items():
                     self._stepsizes[n] = (stepsize_scale * value, 3.0 * tree.max_abs_utility)
         self._weight = averaging_weight(averaging)
-        self.num_infosets = sum(tree.num_boards[node.round] * tree.deck.num_hands
+        self.num_infosets = sum(tree.num_boards[node.round] * tree.num_hands
                                 for node in tree.nodes if node.kind == DECISION)  # fmt: skip
         limit = max_memory_bytes
         if limit is None:
@@ -213,7 +213,7 @@ class VectorCFR:
         # strategy, average and the minimizer's state (PCFR+ keeps the last strategy too)
         per_entry = self.dtype.itemsize * (3 if self.variant != "pcfr+" else 4)
         tree = self.tree
-        entries = sum(tree.num_boards[node.round] * tree.deck.num_hands * len(node.legal)
+        entries = sum(tree.num_boards[node.round] * tree.num_hands * len(node.legal)
                       for node in tree.nodes if node.kind == DECISION)  # fmt: skip
         return int(entries * per_entry)
 
@@ -222,7 +222,7 @@ class VectorCFR:
     def _arrays(self, n: int, chunk: Chunk):
         key = (n, chunk.lo)
         if key not in self.strategy:
-            shape = (chunk.hi - chunk.lo, self.tree.deck.num_hands, len(self.tree.nodes[n].legal))
+            shape = (chunk.hi - chunk.lo, self.tree.num_hands, len(self.tree.nodes[n].legal))  # the walk's hands
             legal = np.broadcast_to(True, (shape[0] * shape[1], shape[2]))  # every action legal: no storage
             scale = self._stepsizes.get(n)
             self.minimizers[key] = self._make(legal, self.dtype, None if scale is None else
@@ -247,6 +247,7 @@ class VectorCFR:
         else:  # any other range: every overlapping block
             items = [(key, values) for key, values in arrays.items() if key[0] == n]
         out = np.full((hi - lo, self.tree.deck.num_hands, A), 1.0 / A)
+        hands = self.tree.hands
         for (node, start), values in items:
             stop = start + len(values)
             if node != n or stop <= lo or start >= hi:
@@ -256,7 +257,7 @@ class VectorCFR:
             if normalise:
                 total = block.sum(axis=2, keepdims=True)
                 block = np.where(total > 0, block / np.where(total > 0, total, 1.0), 1.0 / A)
-            out[a - lo : b - lo] = block
+            out[a - lo : b - lo, hands] = block
         return out
 
     # ----- iterations ------------------------------------------------------
@@ -310,15 +311,16 @@ class VectorCFR:
 
             modes = tuple(MIX if p in players else None for p in (0, 1))
             if predictive:
-                tree.walk(self.current_strategy_view, modes, observe_and_predict, paired=True)
+                tree.walk(self.current_strategy_view, modes, observe_and_predict, paired=True, compact=True)
             else:
-                tree.walk(self.current_strategy_view, modes, observe)
+                tree.walk(self.current_strategy_view, modes, observe, compact=True)
 
     def current_strategy_view(self, n: int, lo: int, hi: int) -> np.ndarray:
-        """The stored current strategy of a walk's chunk (float64 view of float32 storage)."""
+        """The stored current strategy of a walk's chunk over the walk's hands
+        (`PublicTree.walk(compact=True)`; float64 view of float32 storage)."""
         stored = self.strategy.get((n, lo))
         if stored is None:
-            return self.tree.uniform(n, lo, hi)
+            return self.tree.uniform(n, lo, hi, compact=True)
         return stored if stored.dtype == np.float64 else stored.astype(np.float64)
 
     def run(self, iterations: int, evaluate_every: Callable[[int], bool] | None = None,
@@ -418,6 +420,9 @@ class VectorCFR:
         if stored != array_digest({**arrays, "meta": np.array(json.dumps(meta))}):
             raise ValueError(f"checkpoint {path} is damaged: its contents do not match its checksum")
         expected = self._meta()
+        if meta.get("format") != CHECKPOINT_FORMAT:
+            raise ValueError(f"checkpoint {path} has format {meta.get('format')!r}; this version reads "
+                             f"{CHECKPOINT_FORMAT!r} (restart the run, or resume it with the version that wrote it)")  # fmt: skip
         for key, value in expected.items():
             if meta.get(key) != value:
                 raise ValueError(f"checkpoint {path} was written with {key}={meta.get(key)!r}, this solver "
