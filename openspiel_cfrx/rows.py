@@ -44,3 +44,25 @@ def row_max(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
 def row_min(x: np.ndarray, keepdims: bool = False) -> np.ndarray:
     """x.min(axis=-1)."""
     return _fold(x, np.minimum, keepdims)
+
+
+UNROLLED_WIDTHS = range(2, 7)  # row widths (actions) that get their own compiled loops
+
+
+def by_width(make):
+    """A compiled row kernel per row width: `make(width)` returns a numba kernel
+    in which `width` is a constant (0: read the width from the arrays). Rows of
+    2-6 entries get their own kernel, where LLVM unrolls the per-row loops (~1.8x
+    on the vector CFR engine's [boards x hands, actions] passes); other widths
+    share the generic one. Closure constants are part of numba's cache key, so
+    every kernel is cached on disk. Call as `kernel(width)(arrays...)`."""
+
+    made = {}
+
+    def kernel(width: int):
+        key = int(width) if width in UNROLLED_WIDTHS else 0
+        if key not in made:
+            made[key] = make(key)
+        return made[key]
+
+    return kernel

@@ -56,7 +56,7 @@ from openspiel_cfrx.poker.isomorphism import (
     relabel,
     suit_permutations,
 )
-from openspiel_cfrx.poker.showdown import BoardShowdowns, fold_values_batch
+from openspiel_cfrx.poker.showdown import BoardShowdowns, fold_values_batch, kernel_cards
 from openspiel_cfrx.poker.spec import BettingRules, UnsupportedPokerGameError
 from openspiel_cfrx.rows import row_dot, row_max
 
@@ -262,6 +262,7 @@ class PublicTree:
             self.first_weights, self.hand_perms = np.ones(len(self.first_boards)), np.arange(H)[None]
         self.num_hands = len(self.hands)
         self.hand_cards = np.ascontiguousarray(self.deck.hand_cards[self.hands])  # [num_hands, 2]
+        self._fold_cards = kernel_cards(self.hand_cards, self.deck.num_cards)
         self._contains = self.deck.contains[self.hands]
         self._walk_reach = np.ascontiguousarray(self.root_reach[:, self.hands])
         # Boards per round: the first deal's boards, then each board extended by
@@ -516,7 +517,7 @@ class PublicTree:
             if node.kind == FOLDED:
                 folder, paid = node.player, node.contributions
                 scale = [(-paid[p] if p == folder else paid[folder]) * chance for p in owners]
-                values = fold_values_batch(opponents, self.hand_cards, None, scale, deck.num_cards)
+                values = fold_values_batch(opponents, self._fold_cards, None, scale, deck.num_cards)
             else:
                 values = chunk.showdowns.showdown(opponents, node.contributions[0] * chance)
             out = [None, None]

@@ -137,9 +137,21 @@ def _sorted_runs(ranks: np.ndarray, free: np.ndarray) -> tuple[np.ndarray, np.nd
     last = np.ones((rows, n), dtype=bool)
     last[:, :-1] = ordered[:, 1:] != ordered[:, :-1]
     end = np.minimum.accumulate(np.where(last, np.arange(1, n + 1), n)[:, ::-1], axis=1)[:, ::-1]
-    small = np.int32
-    return (np.ascontiguousarray(order, dtype=small), counts.astype(small),
-            np.ascontiguousarray(np.minimum(end, counts[:, None]), dtype=small))  # fmt: skip
+    index = _index_type(ranks.shape[1] + 1)
+    return (np.ascontiguousarray(order, dtype=index), counts.astype(np.int32),
+            np.ascontiguousarray(np.minimum(end, counts[:, None]), dtype=index))  # fmt: skip
+
+
+def kernel_cards(hand_cards: np.ndarray, num_cards: int) -> np.ndarray:
+    """hand_cards [H, 2] in the kernels' index type (no copy when it already is)."""
+    return np.ascontiguousarray(hand_cards, dtype=_index_type(num_cards))
+
+
+def _index_type(size: int):
+    """The smallest unsigned type for indices below `size`: the kernels' gathers with
+    unsigned indices skip numba's negative-index wraparound (~1.6x on the showdown
+    sweep, ~1.35x on the fold sweep: `benchmarks/results/endgame_speed.md`)."""
+    return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if size <= np.iinfo(t).max + 1)
 
 
 class BoardShowdowns:
@@ -161,7 +173,7 @@ class BoardShowdowns:
         self.hand_cards = np.ascontiguousarray(hand_cards, dtype=np.int64)
         self.num_cards = int(card_hands.shape[0])
         self.order, self.counts, self.run_end = _sorted_runs(ranks, free)
-        self.cards = self.hand_cards[self.order].astype(np.int8 if self.num_cards < 128 else np.int64)
+        self.cards = self.hand_cards[self.order].astype(_index_type(self.num_cards))
         self.partial = not free.all()
 
     def showdown(self, reach: np.ndarray, scale=1.0) -> np.ndarray:
@@ -205,6 +217,6 @@ def fold_values_batch(reach: np.ndarray, hand_cards: np.ndarray, card_hands: np.
     batch = reach[None] if single else reach
     out = np.empty(batch.shape)
     cards = int(num_cards if num_cards is not None else card_hands.shape[0])
-    _fold_sweep(batch, np.ascontiguousarray(hand_cards, dtype=np.int64), cards,
+    _fold_sweep(batch, kernel_cards(hand_cards, cards), cards,
                 np.broadcast_to(np.asarray(scale, dtype=np.float64), (len(batch),)).copy(), out)  # fmt: skip
     return out[0] if single else out

@@ -34,7 +34,7 @@ import numpy as np
 from openspiel_cfrx.checkpoint_io import array_digest, atomic_write
 from openspiel_cfrx.poker import allocator
 from openspiel_cfrx.poker.public_tree import DEAL, DECISION, MIX, Chunk, PublicTree
-from openspiel_cfrx.rows import row_dot
+from openspiel_cfrx.rows import by_width, row_dot
 from openspiel_cfrx.tabular.driver import TIE_TOLERANCE, averaging_weight
 from openspiel_cfrx.tabular.regret_minimizers import (
     OptimisticFTRLEntropy,
@@ -107,31 +107,39 @@ def public_stability_schedule(tree: PublicTree, player: int, kappa_star: float) 
     return {j: gamma[j] / (2.0 * math.sqrt(len(nodes[j].legal)) * norm_bound(j)) for j in order}  # (15)
 
 
-@numba.njit(cache=True, nogil=True)
-def _values_and_average(cf, probs, own_reach, weight, average, values):  # pragma: no cover - compiled
-    """values = row_dot(cf, probs) (same summation order); average += weight x own reach x probs."""
-    rows, actions = cf.shape
-    for i in range(rows):
-        w = weight * own_reach[i]
-        v = cf[i, 0] * probs[i, 0]
-        average[i, 0] += w * probs[i, 0]
-        for a in range(1, actions):
-            v += cf[i, a] * probs[i, a]
-            average[i, a] += w * probs[i, a]
-        values[i] = v
+@by_width
+def _values_and_average(width):
+    @numba.njit(cache=True, nogil=True)
+    def kernel(cf, probs, own_reach, weight, average, values):  # pragma: no cover - compiled
+        """values = row_dot(cf, probs) (same summation order); average += weight x own reach x probs."""
+        rows, actions = cf.shape[0], width or cf.shape[1]
+        for i in range(rows):
+            w = weight * own_reach[i]
+            v = cf[i, 0] * probs[i, 0]
+            average[i, 0] += w * probs[i, 0]
+            for a in range(1, actions):
+                v += cf[i, a] * probs[i, a]
+                average[i, a] += w * probs[i, a]
+            values[i] = v
+
+    return kernel
 
 
-@numba.njit(cache=True, nogil=True)
-def _zero_tied_rows(values, tolerance, out):  # pragma: no cover - compiled
-    """out = values, with rows whose values all lie within tolerance[i] of each other set to 0."""
-    rows, actions = values.shape
-    for i in range(rows):
-        low = high = values[i, 0]
-        for a in range(1, actions):
-            low, high = min(low, values[i, a]), max(high, values[i, a])
-        tied = high - low <= tolerance[i]
-        for a in range(actions):
-            out[i, a] = 0.0 if tied else values[i, a]
+@by_width
+def _zero_tied_rows(width):
+    @numba.njit(cache=True, nogil=True)
+    def kernel(values, tolerance, out):  # pragma: no cover - compiled
+        """out = values, with rows whose values all lie within tolerance[i] of each other set to 0."""
+        rows, actions = values.shape[0], width or values.shape[1]
+        for i in range(rows):
+            low = high = values[i, 0]
+            for a in range(1, actions):
+                low, high = min(low, values[i, a]), max(high, values[i, a])
+            tied = high - low <= tolerance[i]
+            for a in range(actions):
+                out[i, a] = 0.0 if tied else values[i, a]
+
+    return kernel
 
 
 class VectorCFRTooLargeError(MemoryError):
@@ -277,7 +285,7 @@ class VectorCFR:
                 strategy, average, minimizer = self._arrays(n, chunk)
                 A = cf.shape[-1]
                 values = np.empty(cf.shape[:-1])  # the infosets' values, while the average accumulates
-                _values_and_average(cf.reshape(-1, A), probs.reshape(-1, A), reach[q].reshape(-1), float(weight),
+                _values_and_average(A)(cf.reshape(-1, A), probs.reshape(-1, A), reach[q].reshape(-1), float(weight),
                                     average.reshape(-1, A), values.reshape(-1))  # fmt: skip
                 # Exact ties (see tabular.driver.TIE_TOLERANCE). The card-removal sums subtract
                 # from the opponent's total reach on the board, so their rounding noise scales
@@ -303,7 +311,7 @@ class VectorCFR:
                 A = observed.shape[-1]
                 total = reach[1 - q].sum(axis=1) * (TIE_TOLERANCE * tree.max_abs_utility * tree.chance[chunk.round])
                 prediction = np.empty(predicted.shape)
-                _zero_tied_rows(predicted.reshape(-1, A), np.repeat(total, predicted.shape[1]), prediction.reshape(-1, A))
+                _zero_tied_rows(A)(predicted.reshape(-1, A), np.repeat(total, predicted.shape[1]), prediction.reshape(-1, A))
                 size = observed.shape[0] * observed.shape[1]
                 new = minimizer.next_strategy(t, 0, size, prediction.reshape(-1, A)).reshape(observed.shape)
                 strategy[...] = new

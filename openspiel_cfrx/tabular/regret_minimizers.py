@@ -27,79 +27,96 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from openspiel_cfrx.rows import row_dot
+from openspiel_cfrx.rows import by_width, row_dot
 
 _NO_MASK = np.zeros((0, 0), dtype=bool)
 _NO_TOLERANCE = np.zeros(0)
 _NO_PREDICTION = np.zeros((0, 0))
 
 
-@numba.njit(cache=True, nogil=True)
-def _positive_part_normalised(weights, legal, out):  # pragma: no cover - compiled
-    n, actions = weights.shape
-    masked = legal.shape[0] > 0
-    for i in range(n):
-        for a in range(actions):
-            w = weights[i, a]
-            out[i, a] = w if w > 0 and (not masked or legal[i, a]) else 0
-        total = out[i, 0]
-        for a in range(1, actions):  # sequential, as numpy sums fewer than 8 elements
-            total += out[i, a]
-        if total > 0:
+@by_width
+def _positive_part_normalised(width):
+    @numba.njit(cache=True, nogil=True)
+    def kernel(weights, legal, out):  # pragma: no cover - compiled
+        n, actions = weights.shape[0], width or weights.shape[1]
+        masked = legal.shape[0] > 0
+        for i in range(n):
             for a in range(actions):
-                out[i, a] = out[i, a] / total
-        else:  # no positive weight: uniform over the legal actions
-            count = 0
+                w = weights[i, a]
+                out[i, a] = w if w > 0 and (not masked or legal[i, a]) else 0
+            total = out[i, 0]
+            for a in range(1, actions):  # sequential, as numpy sums fewer than 8 elements
+                total += out[i, a]
+            if total > 0:
+                for a in range(actions):
+                    out[i, a] = out[i, a] / total
+            else:  # no positive weight: uniform over the legal actions
+                count = 0
+                for a in range(actions):
+                    count += 1 if not masked or legal[i, a] else 0
+                for a in range(actions):
+                    out[i, a] = 1.0 / count if not masked or legal[i, a] else 0.0
+
+    return kernel
+
+
+@by_width
+def _add_regrets(width):
+    @numba.njit(cache=True, nogil=True)
+    def kernel(regret, cf_values, infoset_values, tolerance, illegal, discount, positive, negative,
+               plus):  # fmt: skip  # pragma: no cover - compiled
+        n, actions = regret.shape[0], width or regret.shape[1]
+        ties, masked = tolerance.shape[0] > 0, illegal.shape[0] > 0
+        for i in range(n):
             for a in range(actions):
-                count += 1 if not masked or legal[i, a] else 0
+                instant = cf_values[i, a] - infoset_values[i]
+                if (ties and abs(instant) <= tolerance[i]) or (masked and illegal[i, a]):
+                    instant = 0.0
+                regret[i, a] += instant  # in regret's dtype, as numpy's in-place add
+                if discount:
+                    r = regret[i, a]
+                    regret[i, a] = r * (positive if r >= 0 else negative)
+                if plus and regret[i, a] < 0:
+                    regret[i, a] = 0.0
+
+    return kernel
+
+
+@by_width
+def _shifted_logits(width):
+    @numba.njit(cache=True, nogil=True)
+    def kernel(cumulative, prediction, stepsizes, utility_scale, legal, out):  # pragma: no cover - compiled
+        """out = (cumulative + prediction) x stepsize / utility_scale minus its row maximum (-inf if illegal)."""
+        n, actions = cumulative.shape[0], width or cumulative.shape[1]
+        predicted, masked = prediction.shape[0] > 0, legal.shape[0] > 0
+        for i in range(n):
+            eta = stepsizes[i] / utility_scale
+            top = -np.inf
             for a in range(actions):
-                out[i, a] = 1.0 / count if not masked or legal[i, a] else 0.0
+                score = cumulative[i, a] + prediction[i, a] if predicted else cumulative[i, a] + 0.0
+                logit = score * eta if not masked or legal[i, a] else -np.inf
+                out[i, a] = logit
+                top = max(top, logit)
+            for a in range(actions):
+                out[i, a] -= top
+
+    return kernel
 
 
-@numba.njit(cache=True, nogil=True)
-def _add_regrets(regret, cf_values, infoset_values, tolerance, illegal, discount, positive, negative,
-                 plus):  # fmt: skip  # pragma: no cover - compiled
-    n, actions = regret.shape
-    ties, masked = tolerance.shape[0] > 0, illegal.shape[0] > 0
-    for i in range(n):
-        for a in range(actions):
-            instant = cf_values[i, a] - infoset_values[i]
-            if (ties and abs(instant) <= tolerance[i]) or (masked and illegal[i, a]):
-                instant = 0.0
-            regret[i, a] += instant  # in regret's dtype, as numpy's in-place add
-            if discount:
-                r = regret[i, a]
-                regret[i, a] = r * (positive if r >= 0 else negative)
-            if plus and regret[i, a] < 0:
-                regret[i, a] = 0.0
+@by_width
+def _normalise_rows(width):
+    @numba.njit(cache=True, nogil=True)
+    def kernel(weights):  # pragma: no cover - compiled
+        n, actions = weights.shape[0], width or weights.shape[1]
+        for i in range(n):
+            total = weights[i, 0]
+            for a in range(1, actions):  # sequential, as numpy sums fewer than 8 elements
+                total += weights[i, a]
+            for a in range(actions):
+                weights[i, a] = weights[i, a] / total
 
+    return kernel
 
-@numba.njit(cache=True, nogil=True)
-def _shifted_logits(cumulative, prediction, stepsizes, utility_scale, legal, out):  # pragma: no cover - compiled
-    """out = (cumulative + prediction) x stepsize / utility_scale minus its row maximum (-inf if illegal)."""
-    n, actions = cumulative.shape
-    predicted, masked = prediction.shape[0] > 0, legal.shape[0] > 0
-    for i in range(n):
-        eta = stepsizes[i] / utility_scale
-        top = -np.inf
-        for a in range(actions):
-            score = cumulative[i, a] + prediction[i, a] if predicted else cumulative[i, a] + 0.0
-            logit = score * eta if not masked or legal[i, a] else -np.inf
-            out[i, a] = logit
-            top = max(top, logit)
-        for a in range(actions):
-            out[i, a] -= top
-
-
-@numba.njit(cache=True, nogil=True)
-def _normalise_rows(weights):  # pragma: no cover - compiled
-    n, actions = weights.shape
-    for i in range(n):
-        total = weights[i, 0]
-        for a in range(1, actions):  # sequential, as numpy sums fewer than 8 elements
-            total += weights[i, a]
-        for a in range(actions):
-            weights[i, a] = weights[i, a] / total
 
 
 def _normalise_positive(weights: np.ndarray, legal: np.ndarray | None, out: np.ndarray | None = None) -> np.ndarray:
@@ -109,7 +126,7 @@ def _normalise_positive(weights: np.ndarray, legal: np.ndarray | None, out: np.n
     weights = np.ascontiguousarray(weights)
     if out is None:
         out = np.empty(weights.shape, dtype=weights.dtype)
-    _positive_part_normalised(weights, _NO_MASK if legal is None else np.ascontiguousarray(legal), out)
+    _positive_part_normalised(weights.shape[1])(weights, _NO_MASK if legal is None else np.ascontiguousarray(legal), out)
     return out
 
 
@@ -148,7 +165,7 @@ class RegretMatching:
         discount = self.alpha is not None
         positive = t**self.alpha / (t**self.alpha + 1.0) if discount else 1.0
         negative = t**self.beta / (t**self.beta + 1.0) if discount else 1.0
-        _add_regrets(self.cumulative_regret, np.ascontiguousarray(cf_values, dtype=np.float64),
+        _add_regrets(self.cumulative_regret.shape[1])(self.cumulative_regret, np.ascontiguousarray(cf_values, dtype=np.float64),
                      np.ascontiguousarray(infoset_values, dtype=np.float64),
                      _NO_TOLERANCE if tie_tolerance is None else np.ascontiguousarray(tie_tolerance, dtype=np.float64),
                      _NO_MASK if self.illegal is None else self.illegal, discount, positive, negative, self.plus)  # fmt: skip
@@ -225,10 +242,10 @@ class OptimisticFTRLEntropy:
     def next_strategy(self, t, lo, hi, prediction=None):
         """(8): softmax over legal actions of eta_j (-L + m) / utility_scale."""
         out = np.empty(self.cumulative_utility[lo:hi].shape)
-        _shifted_logits(self.cumulative_utility[lo:hi],
+        _shifted_logits(out.shape[1])(self.cumulative_utility[lo:hi],
                         _NO_PREDICTION if prediction is None else np.ascontiguousarray(prediction, dtype=np.float64),
                         self.stepsizes[lo:hi], float(self.utility_scale),
                         _NO_MASK if self.all_legal else np.ascontiguousarray(self.legal[lo:hi]), out)  # fmt: skip
         np.exp(out, out=out)  # numpy's exp is SIMD; a compiled loop calls libm per element (2.6x slower here)
-        _normalise_rows(out)
+        _normalise_rows(out.shape[1])(out)
         return out
