@@ -485,7 +485,7 @@ class PublicTree:
         hook = on_decision if paired or on_decision is None else (
             lambda n, chunk, reach, probs, values: _single(on_decision(n, chunk, reach, probs, values[0])))  # fmt: skip
         k = 2 if paired else 1
-        values = self._walk(0, root, (self._walk_reach * root.free)[:, None, :].copy(), strategy, modes, hook, k)
+        values = self._walk(0, root, tuple(r[None] for r in self._walk_reach * root.free), strategy, modes, hook, k)
         # Player p's root values weighted by p's own root reach (1 in the whole game; the
         # range in a subgame); hands meeting the root board do not exist.
         own = self._walk_reach * root.free
@@ -498,9 +498,11 @@ class PublicTree:
             out.append(deck_values)
         return tuple(out) if paired else out[0]
 
-    def _walk(self, n: int, chunk: Chunk, reach: np.ndarray, strategy, modes, on_decision, k: int) -> list:
+    def _walk(self, n: int, chunk: Chunk, reach: tuple, strategy, modes, on_decision, k: int) -> list:
         """[v0, v1]: each player's counterfactual values, a k-tuple of [b, H] arrays
-        (`_combine`; None where modes[p] is None); reach: [2, b, H] plans (no chance)."""
+        (`_combine`; None where modes[p] is None); reach: both players' plans (no
+        chance), a pair of [b, H] arrays (an action's child shares the one that
+        does not move)."""
         node = self.nodes[n]
         chance = self.chance[node.round]
         deck = self.deck
@@ -513,7 +515,7 @@ class PublicTree:
                 opponents, owners = reach, (1, 0)
             else:
                 p = 0 if modes[0] is not None else 1
-                opponents, owners = reach[1 - p][None], (p,)
+                opponents, owners = reach[1 - p : 2 - p], (p,)
             if node.kind == FOLDED:
                 folder, paid = node.player, node.contributions
                 scale = [(-paid[p] if p == folder else paid[folder]) * chance for p in owners]
@@ -530,7 +532,7 @@ class PublicTree:
                 return self._first_deal(child, reach, strategy, modes, on_decision, k)
             dealt = self.deal_chunk(chunk)
             fan = self.fan_out[dealt.round]
-            below = np.repeat(reach, fan, axis=1) * dealt.free
+            below = tuple(np.repeat(r, fan, axis=0) * dealt.free for r in reach)
             values = self._walk(child, dealt, below, strategy, modes, on_decision, k)
             return [None if v is None else _combine(lambda u: (u * dealt.free).reshape(chunk.hi - chunk.lo, fan, -1)
                                                     .sum(axis=1), v) for v in values]  # fmt: skip
@@ -538,9 +540,7 @@ class PublicTree:
         probs = np.asarray(strategy(n, chunk.lo, chunk.hi))  # [b, H, A]
         mine, theirs = [], None
         for a, c in enumerate(node.children):
-            below = np.empty_like(reach)
-            below[o] = reach[o]
-            np.multiply(reach[q], probs[:, :, a], out=below[q])
+            below = (reach[0] * probs[:, :, a], reach[1]) if q == 0 else (reach[0], reach[1] * probs[:, :, a])
             values = self._walk(c, chunk, below, strategy, modes, on_decision, k)
             mine.append(values[q])
             if values[o] is not None:
@@ -561,12 +561,12 @@ class PublicTree:
             out[q] = _combine(lambda u: row_dot(u, probs), action_values)
         return out
 
-    def _first_deal(self, child: int, reach: np.ndarray, strategy, modes, on_decision, k: int) -> np.ndarray:
+    def _first_deal(self, child: int, reach: tuple, strategy, modes, on_decision, k: int) -> np.ndarray:
         """Values of the first board deal: every (class of) board, summed with its
         weight, then symmetrised over suit permutations (isomorphism)."""
 
         def one(chunk: Chunk) -> np.ndarray:
-            below = reach * chunk.free  # [2, b, H]
+            below = tuple(r * chunk.free for r in reach)  # 2 x [b, H]
             values = self._walk(child, chunk, below, strategy, modes, on_decision, k)
             return np.stack([np.zeros((k, chunk.free.shape[1])) if v is None else
                              np.stack([np.einsum("bh,b,bh->h", u, chunk.weights, chunk.free) for u in v])

@@ -29,12 +29,11 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def _fold_sweep(reach, hand_cards, num_cards, scale, out):  # pragma: no cover - compiled
-    """out[k] = scale[k] x (total - S_a - S_b + r[h]) against reach[k], k < 2.
-    Hands are in lexicographic order (`cards.Deck`): the first card's block sum
-    runs in a register, so no store waits on the previous one."""
-    two = reach.shape[0] == 2
-    boards, hands = reach.shape[1], reach.shape[2]
+def _fold_sweep(reach0, reach1, two, hand_cards, num_cards, scale0, scale1, out0, out1):  # pragma: no cover - compiled
+    """out_k = scale_k x (total - S_a - S_b + r[h]) against reach_k (k = 1 only if
+    `two`). Hands are in lexicographic order (`cards.Deck`): the first card's
+    block sum runs in a register, so no store waits on the previous one."""
+    boards, hands = reach0.shape
     per_card0, per_card1 = np.empty(num_cards), np.empty(num_cards)
     for i in range(boards):
         per_card0[:] = 0.0
@@ -48,11 +47,11 @@ def _fold_sweep(reach, hand_cards, num_cards, scale, out):  # pragma: no cover -
                 per_card1[first] += block1
                 block0 = block1 = 0.0
                 first = c
-            r = reach[0, i, h]
+            r = reach0[i, h]
             block0 += r
             per_card0[d] += r
             if two:
-                r = reach[1, i, h]
+                r = reach1[i, h]
                 block1 += r
                 per_card1[d] += r
         per_card0[first] += block0
@@ -61,17 +60,17 @@ def _fold_sweep(reach, hand_cards, num_cards, scale, out):  # pragma: no cover -
         total1 = 0.5 * per_card1.sum()
         for h in range(hands):
             c, d = hand_cards[h, 0], hand_cards[h, 1]
-            out[0, i, h] = ((reach[0, i, h] - (per_card0[c] + per_card0[d])) + total0) * scale[0]
+            out0[i, h] = ((reach0[i, h] - (per_card0[c] + per_card0[d])) + total0) * scale0
             if two:
-                out[1, i, h] = ((reach[1, i, h] - (per_card1[c] + per_card1[d])) + total1) * scale[1]
+                out1[i, h] = ((reach1[i, h] - (per_card1[c] + per_card1[d])) + total1) * scale1
 
 
 @numba.njit(cache=True, nogil=True)
-def _showdown_sweep(order, counts, cards, run_end, reach, num_cards, scale, out):  # pragma: no cover - compiled
-    """out[k] = scale[k] x showdown values against reach[k], k < 2 (the second
-    reach shares the first's index loads: both players' values in one sweep),
-    over the first counts[i] hands of order[i]."""
-    two = reach.shape[0] == 2
+def _showdown_sweep(order, counts, cards, run_end, reach0, reach1, two, num_cards, scale0, scale1, out0,
+                    out1):  # fmt: skip  # pragma: no cover - compiled
+    """out_k = scale_k x showdown values against reach_k (k = 1 only if `two`: the
+    second reach shares the first's index loads, both players' values in one
+    sweep), over the first counts[i] hands of order[i]."""
     boards = order.shape[0]
     below0, below1 = np.empty(num_cards), np.empty(num_cards)  # per card, over the hands swept so far
     all0, all1 = np.empty(num_cards), np.empty(num_cards)  # per card, over every hand
@@ -82,12 +81,12 @@ def _showdown_sweep(order, counts, cards, run_end, reach, num_cards, scale, out)
         total0 = total1 = 0.0
         for m in range(n):
             h, c, d = order[i, m], cards[i, m, 0], cards[i, m, 1]
-            r = reach[0, i, h]
+            r = reach0[i, h]
             total0 += r
             all0[c] += r
             all0[d] += r
             if two:
-                r = reach[1, i, h]
+                r = reach1[i, h]
                 total1 += r
                 all1[c] += r
                 all1[d] += r
@@ -99,29 +98,29 @@ def _showdown_sweep(order, counts, cards, run_end, reach, num_cards, scale, out)
             end = run_end[i, m0]
             for m in range(m0, end):  # W: compatible reach strictly weaker (h is not among it)
                 h, c, d = order[i, m], cards[i, m, 0], cards[i, m, 1]
-                out[0, i, h] = swept0 - below0[c] - below0[d]
+                out0[i, h] = swept0 - below0[c] - below0[d]
                 if two:
-                    out[1, i, h] = swept1 - below1[c] - below1[d]
+                    out1[i, h] = swept1 - below1[c] - below1[d]
             for m in range(m0, end):
                 h, c, d = order[i, m], cards[i, m, 0], cards[i, m, 1]
-                r = reach[0, i, h]
+                r = reach0[i, h]
                 swept0 += r
                 below0[c] += r
                 below0[d] += r
                 if two:
-                    r = reach[1, i, h]
+                    r = reach1[i, h]
                     swept1 += r
                     below1[c] += r
                     below1[d] += r
             for m in range(m0, end):  # W - (F - (W + T)): F all compatible, T the tied ones
                 h, c, d = order[i, m], cards[i, m, 0], cards[i, m, 1]
-                r = reach[0, i, h]
-                out[0, i, h] = (out[0, i, h] + (swept0 - below0[c] - below0[d] + r)
-                                - (total0 - all0[c] - all0[d] + r)) * scale[0]  # fmt: skip
+                r = reach0[i, h]
+                out0[i, h] = (out0[i, h] + (swept0 - below0[c] - below0[d] + r)
+                                - (total0 - all0[c] - all0[d] + r)) * scale0  # fmt: skip
                 if two:
-                    r = reach[1, i, h]
-                    out[1, i, h] = (out[1, i, h] + (swept1 - below1[c] - below1[d] + r)
-                                    - (total1 - all1[c] - all1[d] + r)) * scale[1]  # fmt: skip
+                    r = reach1[i, h]
+                    out1[i, h] = (out1[i, h] + (swept1 - below1[c] - below1[d] + r)
+                                    - (total1 - all1[c] - all1[d] + r)) * scale1  # fmt: skip
             m0 = end
 
 
@@ -176,17 +175,15 @@ class BoardShowdowns:
         self.cards = self.hand_cards[self.order].astype(_index_type(self.num_cards))
         self.partial = not free.all()
 
-    def showdown(self, reach: np.ndarray, scale=1.0) -> np.ndarray:
+    def showdown(self, reach, scale=1.0):
         """scale x sum over compatible opponent hands of reach * sign(rank difference):
-        reach [b, H] -> [b, H]; or reach [2, b, H] and scale [2] -> [2, b, H], row k
-        against reach[k] (a walk passes both players' reach and gets each player's
-        opponent's values in one sweep)."""
-        reach = np.ascontiguousarray(reach, dtype=np.float64)
-        single = reach.ndim == 2
-        batch = reach[None] if single else reach
-        out = (np.zeros if self.partial else np.empty)(batch.shape)
-        _showdown_sweep(self.order, self.counts, self.cards, self.run_end, batch, self.num_cards,
-                        np.broadcast_to(np.asarray(scale, dtype=np.float64), (len(batch),)).copy(), out)  # fmt: skip
+        reach [b, H] -> [b, H]; or a pair of them (or [2, b, H]) and scale [2] -> a
+        pair, k against reach[k] (a walk passes both players' reach and gets each
+        player's opponent's values in one sweep)."""
+        single, reach, scale = _pair(reach, scale)
+        out = [(np.zeros if self.partial else np.empty)(r.shape) for r in reach]
+        _showdown_sweep(self.order, self.counts, self.cards, self.run_end, reach[0], reach[-1], len(reach) == 2,
+                        self.num_cards, scale[0], scale[-1], out[0], out[-1])  # fmt: skip
         return out[0] if single else out
 
 
@@ -208,15 +205,23 @@ def fold_values(reach: np.ndarray, hand_cards: np.ndarray, card_hands: np.ndarra
     return fold_values_batch(np.asarray(reach, dtype=np.float64)[None], hand_cards, card_hands)[0]
 
 
-def fold_values_batch(reach: np.ndarray, hand_cards: np.ndarray, card_hands: np.ndarray | None,
-                      scale=1.0, num_cards: int | None = None) -> np.ndarray:  # fmt: skip
-    """scale x `fold_values` of each row of reach [b, H]; or of reach [2, b, H]
-    with scale [2] (num_cards: card_hands' rows)."""
-    reach = np.ascontiguousarray(reach, dtype=np.float64)
-    single = reach.ndim == 2
-    batch = reach[None] if single else reach
-    out = np.empty(batch.shape)
+def fold_values_batch(reach, hand_cards: np.ndarray, card_hands: np.ndarray | None, scale=1.0,
+                      num_cards: int | None = None):  # fmt: skip
+    """scale x `fold_values` of each row of reach [b, H]; or of a pair of them (or
+    [2, b, H]) with scale [2], a pair (num_cards: card_hands' rows)."""
+    single, reach, scale = _pair(reach, scale)
+    out = [np.empty(r.shape) for r in reach]
     cards = int(num_cards if num_cards is not None else card_hands.shape[0])
-    _fold_sweep(batch, kernel_cards(hand_cards, cards), cards,
-                np.broadcast_to(np.asarray(scale, dtype=np.float64), (len(batch),)).copy(), out)  # fmt: skip
+    _fold_sweep(reach[0], reach[-1], len(reach) == 2, kernel_cards(hand_cards, cards), cards, scale[0], scale[-1],
+                out[0], out[-1])  # fmt: skip
     return out[0] if single else out
+
+
+def _pair(reach, scale) -> tuple[bool, list[np.ndarray], list[float]]:
+    """(one [b, H] array given?, the reach arrays (1 or 2, contiguous float64), a scale per array)."""
+    single = isinstance(reach, np.ndarray) and reach.ndim == 2
+    arrays = [np.ascontiguousarray(r, dtype=np.float64) for r in ([reach] if single else reach)]
+    if not 1 <= len(arrays) <= 2:
+        raise ValueError(f"showdown/fold values take one or two reach arrays, got {len(arrays)}")
+    scales = np.broadcast_to(np.asarray(scale, dtype=np.float64), (len(arrays),))
+    return single, arrays, [float(x) for x in scales]

@@ -34,7 +34,7 @@ import numpy as np
 from openspiel_cfrx.checkpoint_io import array_digest, atomic_write
 from openspiel_cfrx.poker import allocator
 from openspiel_cfrx.poker.public_tree import DEAL, DECISION, MIX, Chunk, PublicTree
-from openspiel_cfrx.rows import by_width, row_dot
+from openspiel_cfrx.rows import by_width
 from openspiel_cfrx.tabular.driver import TIE_TOLERANCE, averaging_weight
 from openspiel_cfrx.tabular.regret_minimizers import (
     OptimisticFTRLEntropy,
@@ -121,6 +121,21 @@ def _values_and_average(width):
                 v += cf[i, a] * probs[i, a]
                 average[i, a] += w * probs[i, a]
             values[i] = v
+
+    return kernel
+
+
+@by_width
+def _row_dot(width):
+    @numba.njit(cache=True, nogil=True)
+    def kernel(x, y, out):  # pragma: no cover - compiled
+        """out = row_dot(x, y) (same summation order)."""
+        rows, actions = x.shape[0], width or x.shape[1]
+        for i in range(rows):
+            v = x[i, 0] * y[i, 0]
+            for a in range(1, actions):
+                v += x[i, a] * y[i, a]
+            out[i] = v
 
     return kernel
 
@@ -313,9 +328,13 @@ class VectorCFR:
                 prediction = np.empty(predicted.shape)
                 _zero_tied_rows(A)(predicted.reshape(-1, A), np.repeat(total, predicted.shape[1]), prediction.reshape(-1, A))
                 size = observed.shape[0] * observed.shape[1]
-                new = minimizer.next_strategy(t, 0, size, prediction.reshape(-1, A)).reshape(observed.shape)
-                strategy[...] = new
-                return values, row_dot(predicted, new)
+                into = strategy.reshape(-1, A) if strategy.dtype == np.float64 else None
+                new = minimizer.next_strategy(t, 0, size, prediction.reshape(-1, A), out=into)
+                if into is None:
+                    strategy[...] = new.reshape(observed.shape)
+                predicted_values = np.empty(size)
+                _row_dot(A)(predicted.reshape(-1, A), new, predicted_values)
+                return values, predicted_values.reshape(observed.shape[:-1])
 
             modes = tuple(MIX if p in players else None for p in (0, 1))
             if predictive:

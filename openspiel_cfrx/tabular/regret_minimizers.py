@@ -197,13 +197,13 @@ class PredictiveRegretMatchingPlus(RegretMatching):
         super().observe(t, cf_values, infoset_values, strategy, tie_tolerance)
         self.last_strategy = strategy.astype(self.cumulative_regret.dtype)
 
-    def next_strategy(self, t, lo, hi, prediction=None):
+    def next_strategy(self, t, lo, hi, prediction=None, out=None):
         if prediction is None:
-            return super().next_strategy(t, lo, hi)
+            return super().next_strategy(t, lo, hi, out=out)
         played = self.last_strategy[lo:hi]
         predicted_regret = prediction - row_dot(prediction, played)[:, None]
         return _normalise_positive(
-            self.cumulative_regret[lo:hi] + predicted_regret, None if self.illegal is None else self.legal[lo:hi]
+            self.cumulative_regret[lo:hi] + predicted_regret, None if self.illegal is None else self.legal[lo:hi], out
         )
 
 
@@ -239,9 +239,11 @@ class OptimisticFTRLEntropy:
     def observe(self, t, cf_values, infoset_values, strategy, tie_tolerance=None):
         self.cumulative_utility += cf_values if self.all_legal else np.where(self.legal, cf_values, 0.0)
 
-    def next_strategy(self, t, lo, hi, prediction=None):
-        """(8): softmax over legal actions of eta_j (-L + m) / utility_scale."""
-        out = np.empty(self.cumulative_utility[lo:hi].shape)
+    def next_strategy(self, t, lo, hi, prediction=None, out=None):
+        """(8): softmax over legal actions of eta_j (-L + m) / utility_scale (into
+        `out` if given: float64)."""
+        if out is None:
+            out = np.empty(self.cumulative_utility[lo:hi].shape)
         _shifted_logits(out.shape[1])(self.cumulative_utility[lo:hi],
                         _NO_PREDICTION if prediction is None else np.ascontiguousarray(prediction, dtype=np.float64),
                         self.stepsizes[lo:hi], float(self.utility_scale),
