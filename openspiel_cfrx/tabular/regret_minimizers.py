@@ -37,7 +37,7 @@ _NO_PREDICTION = np.zeros((0, 0))
 @by_width
 def _positive_part_normalised(width):
     @numba.njit(cache=True, nogil=True)
-    def kernel(weights, legal, out):  # pragma: no cover - compiled
+    def kernel(weights, legal, out, divide):  # pragma: no cover - compiled
         n, actions = weights.shape[0], width or weights.shape[1]
         masked = legal.shape[0] > 0
         for i in range(n):
@@ -47,9 +47,13 @@ def _positive_part_normalised(width):
             total = out[i, 0]
             for a in range(1, actions):  # sequential, as numpy sums fewer than 8 elements
                 total += out[i, a]
-            if total > 0:
+            if total > 0 and divide:
                 for a in range(actions):
                     out[i, a] = out[i, a] / total
+            elif total > 0:  # one division per row (divisions bound this loop)
+                scale = 1.0 / total
+                for a in range(actions):
+                    out[i, a] = out[i, a] * scale
             else:  # no positive weight: uniform over the legal actions
                 count = 0
                 for a in range(actions):
@@ -112,21 +116,27 @@ def _normalise_rows(width):
             total = weights[i, 0]
             for a in range(1, actions):  # sequential, as numpy sums fewer than 8 elements
                 total += weights[i, a]
+            scale = 1.0 / total  # one division per row (divisions bounded this loop)
             for a in range(actions):
-                weights[i, a] = weights[i, a] / total
+                weights[i, a] = weights[i, a] * scale
 
     return kernel
 
 
 
-def _normalise_positive(weights: np.ndarray, legal: np.ndarray | None, out: np.ndarray | None = None) -> np.ndarray:
+def _normalise_positive(weights: np.ndarray, legal: np.ndarray | None, out: np.ndarray | None = None,
+                        divide: bool = False) -> np.ndarray:  # fmt: skip
     """Regret matching: positive part normalised, uniform over legal actions if
     no weight is positive. weights, legal: [n, A] (None: every action legal;
-    the result has weights' dtype, or is written into `out`). One compiled pass."""
+    the result has weights' dtype, or is written into `out`). One compiled pass;
+    divide: divide each entry by the row total instead of multiplying by its
+    reciprocal (1 ulp apart; PCFR+'s predictions sit on exact ties where that
+    ulp flips the next strategy between the vector and tabular engines)."""
     weights = np.ascontiguousarray(weights)
     if out is None:
         out = np.empty(weights.shape, dtype=weights.dtype)
-    _positive_part_normalised(weights.shape[1])(weights, _NO_MASK if legal is None else np.ascontiguousarray(legal), out)
+    legal = _NO_MASK if legal is None else np.ascontiguousarray(legal)
+    _positive_part_normalised(weights.shape[1])(weights, legal, out, divide)
     return out
 
 
@@ -202,9 +212,8 @@ class PredictiveRegretMatchingPlus(RegretMatching):
             return super().next_strategy(t, lo, hi, out=out)
         played = self.last_strategy[lo:hi]
         predicted_regret = prediction - row_dot(prediction, played)[:, None]
-        return _normalise_positive(
-            self.cumulative_regret[lo:hi] + predicted_regret, None if self.illegal is None else self.legal[lo:hi], out
-        )
+        return _normalise_positive(self.cumulative_regret[lo:hi] + predicted_regret,
+                                   None if self.illegal is None else self.legal[lo:hi], out, divide=True)  # fmt: skip
 
 
 class OptimisticFTRLEntropy:
