@@ -631,17 +631,18 @@ class PublicTree:
         legal = len(self.nodes[node].legal)
         return np.full((hi - lo, self.num_hands if compact else self.deck.num_hands, legal), 1.0 / legal)
 
-    def best_response_values(self, strategy: Strategy) -> np.ndarray:
-        """[2]: each player's best-response value (chips per game) against the other's `strategy`."""
-        return self.walk(strategy, (MAX, MAX)).sum(axis=1)
+    def best_response_values(self, strategy: Strategy, compact: bool = False) -> np.ndarray:
+        """[2]: each player's best-response value (chips per game) against the other's
+        `strategy` (compact: over `self.hands`, as `walk`)."""
+        return self.walk(strategy, (MAX, MAX), compact=compact).sum(axis=1)
 
     def expected_values(self, strategy: Strategy) -> np.ndarray:
         """[2]: each player's expected value (chips per game) when both play `strategy`."""
         return self.walk(strategy, (MIX, MIX)).sum(axis=1)
 
-    def nash_conv(self, strategy: Strategy) -> float:
+    def nash_conv(self, strategy: Strategy, compact: bool = False) -> float:
         """Sum of both players' best-response values (zero-sum: OpenSpiel's NashConv)."""
-        return float(self.best_response_values(strategy).sum())
+        return float(self.best_response_values(strategy, compact).sum())
 
     def exploitability(self, strategy: Strategy) -> float:
         """NashConv / 2 in chips per game (OpenSpiel's `exploitability`)."""

@@ -262,15 +262,16 @@ class VectorCFR:
         """The average strategy (a `public_tree.Strategy`): uniform where nothing accumulated."""
         return self._lookup(self.average, n, lo, hi, normalise=True)
 
-    def _lookup(self, arrays, n, lo, hi, normalise):
+    def _lookup(self, arrays, n, lo, hi, normalise, compact=False):
+        """Blocks lo:hi of node n's stored arrays over the deck's hands (compact: the walk's)."""
         A = len(self.tree.nodes[n].legal)
         stored = arrays.get((n, lo))
         if stored is not None and len(stored) == hi - lo:  # a walk's chunk: one block
             items = [((n, lo), stored)]
         else:  # any other range: every overlapping block
             items = [(key, values) for key, values in arrays.items() if key[0] == n]
-        out = np.full((hi - lo, self.tree.deck.num_hands, A), 1.0 / A)
-        hands = self.tree.hands
+        out = np.full((hi - lo, self.tree.num_hands if compact else self.tree.deck.num_hands, A), 1.0 / A)
+        hands = slice(None) if compact else self.tree.hands
         for (node, start), values in items:
             stop = start + len(values)
             if node != n or stop <= lo or start >= hi:
@@ -295,22 +296,22 @@ class VectorCFR:
         predictive = self.variant in ("pcfr+", "oftrl")
         for players in groups:
 
-            def observe(n, chunk, reach, probs, cf):
+            def observe(n, chunk, reach, probs, cf, decide=True):
                 q = tree.nodes[n].player
                 strategy, average, minimizer = self._arrays(n, chunk)
                 A = cf.shape[-1]
                 values = np.empty(cf.shape[:-1])  # the infosets' values, while the average accumulates
                 _values_and_average(A)(cf.reshape(-1, A), probs.reshape(-1, A), reach[q].reshape(-1), float(weight),
-                                    average.reshape(-1, A), values.reshape(-1))  # fmt: skip
+                                       average.reshape(-1, A), values.reshape(-1))  # fmt: skip
                 # Exact ties (see tabular.driver.TIE_TOLERANCE). The card-removal sums subtract
                 # from the opponent's total reach on the board, so their rounding noise scales
                 # with that total (a hand whose every opponent is blocked gets +-1e-18, not 0).
                 total = reach[1 - q].sum(axis=1) * (TIE_TOLERANCE * tree.max_abs_utility * tree.chance[chunk.round])
                 tolerance = np.repeat(total, cf.shape[1])
-                minimizer.observe(t, cf.reshape(-1, A), values.reshape(-1), probs.reshape(-1, A), tolerance)
-                if not predictive:
+                if decide:
+                    minimizer.observe(t, cf.reshape(-1, A), values.reshape(-1), probs.reshape(-1, A), tolerance)
                     minimizer.next_strategy(t, 0, len(tolerance), out=strategy.reshape(-1, A))
-                return values
+                return values, tolerance
 
             def observe_and_predict(n, chunk, reach, probs, cf):
                 # Predictive minimizers (Farina et al. 2021, as tabular.driver), in one
@@ -320,16 +321,19 @@ class VectorCFR:
                 # action values all tie within the tie tolerance predict exactly zero
                 # regret (as exact arithmetic would, instead of card-removal noise).
                 observed, predicted = cf
-                values = observe(n, chunk, reach, probs, observed)  # before `probs` is overwritten
-                q = tree.nodes[n].player
+                values, tolerance = observe(n, chunk, reach, probs, observed, decide=False)  # before `probs` changes
                 strategy, _, minimizer = self._arrays(n, chunk)
                 A = observed.shape[-1]
-                total = reach[1 - q].sum(axis=1) * (TIE_TOLERANCE * tree.max_abs_utility * tree.chance[chunk.round])
-                prediction = np.empty(predicted.shape)
-                _zero_tied_rows(A)(predicted.reshape(-1, A), np.repeat(total, predicted.shape[1]), prediction.reshape(-1, A))
                 size = observed.shape[0] * observed.shape[1]
                 into = strategy.reshape(-1, A) if strategy.dtype == np.float64 else None
-                new = minimizer.next_strategy(t, 0, size, prediction.reshape(-1, A), out=into)
+                if isinstance(minimizer, OptimisticFTRLEntropy):  # one pass: observe, zero ties, decide
+                    new = minimizer.observe_and_next_strategy(t, observed.reshape(-1, A), predicted.reshape(-1, A),
+                                                              tolerance, out=into)  # fmt: skip
+                else:
+                    minimizer.observe(t, observed.reshape(-1, A), values.reshape(-1), probs.reshape(-1, A), tolerance)
+                    prediction = np.empty(predicted.shape)
+                    _zero_tied_rows(A)(predicted.reshape(-1, A), tolerance, prediction.reshape(-1, A))
+                    new = minimizer.next_strategy(t, 0, size, prediction.reshape(-1, A), out=into)
                 if into is None:
                     strategy[...] = new.reshape(observed.shape)
                 predicted_values = np.empty(size)
@@ -340,7 +344,7 @@ class VectorCFR:
             if predictive:
                 tree.walk(self.current_strategy_view, modes, observe_and_predict, paired=True, compact=True)
             else:
-                tree.walk(self.current_strategy_view, modes, observe, compact=True)
+                tree.walk(self.current_strategy_view, modes, lambda *args: observe(*args)[0], compact=True)
 
     def current_strategy_view(self, n: int, lo: int, hi: int) -> np.ndarray:
         """The stored current strategy of a walk's chunk over the walk's hands
@@ -391,7 +395,8 @@ class VectorCFR:
     def evaluate(self) -> dict:
         """The average strategy's exact NashConv / exploitability."""
         start = time.perf_counter()
-        nash_conv = self.tree.nash_conv(self.average_strategy)
+        nash_conv = self.tree.nash_conv(lambda n, lo, hi: self._lookup(self.average, n, lo, hi, True, compact=True),
+                                        compact=True)  # fmt: skip
         big_blind = max(self.tree.rules.blinds)
         return {
             "iteration": self.iteration,

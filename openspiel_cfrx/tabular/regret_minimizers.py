@@ -89,15 +89,29 @@ def _add_regrets(width):
 @by_width
 def _shifted_logits(width):
     @numba.njit(cache=True, nogil=True)
-    def kernel(cumulative, prediction, stepsizes, utility_scale, legal, out):  # pragma: no cover - compiled
-        """out = (cumulative + prediction) x stepsize / utility_scale minus its row maximum (-inf if illegal)."""
+    def kernel(cumulative, observed, prediction, tolerance, stepsizes, utility_scale, legal,
+               out):  # fmt: skip  # pragma: no cover - compiled
+        """cumulative += observed (if given; legal entries), then out = (cumulative +
+        prediction) x stepsize / utility_scale minus its row maximum (-inf if
+        illegal); a prediction row whose entries all lie within tolerance[i] of
+        each other (if given) counts as zero."""
         n, actions = cumulative.shape[0], width or cumulative.shape[1]
-        predicted, masked = prediction.shape[0] > 0, legal.shape[0] > 0
+        observing, predicted, masked = observed.shape[0] > 0, prediction.shape[0] > 0, legal.shape[0] > 0
+        ties = tolerance.shape[0] > 0
         for i in range(n):
+            if observing:
+                for a in range(actions):
+                    cumulative[i, a] += observed[i, a] if not masked or legal[i, a] else 0.0
+            tied = False
+            if predicted and ties:
+                low = high = prediction[i, 0]
+                for a in range(1, actions):
+                    low, high = min(low, prediction[i, a]), max(high, prediction[i, a])
+                tied = high - low <= tolerance[i]
             eta = stepsizes[i] / utility_scale
             top = -np.inf
             for a in range(actions):
-                score = cumulative[i, a] + prediction[i, a] if predicted else cumulative[i, a] + 0.0
+                score = cumulative[i, a] + prediction[i, a] if predicted and not tied else cumulative[i, a] + 0.0
                 logit = score * eta if not masked or legal[i, a] else -np.inf
                 out[i, a] = logit
                 top = max(top, logit)
@@ -251,11 +265,23 @@ class OptimisticFTRLEntropy:
     def next_strategy(self, t, lo, hi, prediction=None, out=None):
         """(8): softmax over legal actions of eta_j (-L + m) / utility_scale (into
         `out` if given: float64)."""
+        return self._decide(lo, hi, _NO_PREDICTION, prediction, _NO_TOLERANCE, out)
+
+    def observe_and_next_strategy(self, t, cf_values, prediction, prediction_tolerance, out=None):
+        """`observe(t, cf_values)` then `next_strategy(t, 0, n, prediction)` in one
+        compiled pass over every infoset, with prediction rows whose entries all
+        lie within prediction_tolerance [n] of each other read as zero (exact
+        ties: the poker engine's card-removal noise)."""
+        observed = np.ascontiguousarray(cf_values, dtype=np.float64)
+        tolerance = np.ascontiguousarray(prediction_tolerance, dtype=np.float64)
+        return self._decide(0, len(observed), observed, prediction, tolerance, out)
+
+    def _decide(self, lo, hi, observed, prediction, tolerance, out):
         if out is None:
             out = np.empty(self.cumulative_utility[lo:hi].shape)
-        _shifted_logits(out.shape[1])(self.cumulative_utility[lo:hi],
+        _shifted_logits(out.shape[1])(self.cumulative_utility[lo:hi], observed,
                         _NO_PREDICTION if prediction is None else np.ascontiguousarray(prediction, dtype=np.float64),
-                        self.stepsizes[lo:hi], float(self.utility_scale),
+                        tolerance, self.stepsizes[lo:hi], float(self.utility_scale),
                         _NO_MASK if self.all_legal else np.ascontiguousarray(self.legal[lo:hi]), out)  # fmt: skip
         np.exp(out, out=out)  # numpy's exp is SIMD; a compiled loop calls libm per element (2.6x slower here)
         _normalise_rows(out.shape[1])(out)
