@@ -491,8 +491,9 @@ class PublicTree:
         values are not computed (zeros). Player p's values use the opponent's
         reach. `on_decision(node, chunk, reach, probs, action_values)` (if
         given) sees every decision node of the acting player q after its
-        children, with q's action values [b, H, A]; it may return q's node
-        values [b, H] to use instead (CFR's hook).
+        children, with both players' reach (a pair of [b, H] arrays) and q's
+        action values [b, H, A]; it may return q's node values [b, H] to use
+        instead (CFR's hook).
 
         paired: each player's values are carried as a pair (observed,
         predicted) that starts equal at the terminals; `on_decision` gets the

@@ -11,8 +11,8 @@ Protocol (duck-typed):
     played); `tie_tolerance [n]` bounds the summation noise of each infoset's
     values: an action value within it of the infoset value is an exact tie
     (see `driver.TIE_TOLERANCE`).
-  * `next_strategy(t, lo, hi, prediction)` returns the strategy of infosets
-    lo:hi for iteration t + 1. Non-predictive minimizers are called once for the
+  * `next_strategy(t, lo, hi, prediction, out=None)` returns the strategy of
+    infosets lo:hi for iteration t + 1 (written into `out` if given). Non-predictive minimizers are called once for the
     player's whole range with `prediction=None`; minimizers with
     `predictive = True` are called level by level, bottom-up, with the
     counterfactual *prediction* of those infosets built from the new decisions
