@@ -177,6 +177,20 @@ def test_checkpoints_refuse_damage_and_other_settings(tmp_path):
     solver.save(path)
     with pytest.raises(ValueError, match="variant='cfr\\+'"):
         VectorCFR(tree, "dcfr", verbose=False).load(path)
+    # A checkpoint of format 1 (arrays over the deck's hands, before `PublicTree.hands`) is refused by name.
+    import json
+
+    from openspiel_cfrx.checkpoint_io import array_digest
+
+    with np.load(path) as stored:
+        arrays = {key: stored[key] for key in stored.files if key != "sha256"}
+    meta = json.loads(str(arrays["meta"]))
+    arrays["meta"] = np.array(json.dumps({**meta, "format": "openspiel_cfrx/poker_vector_cfr/1"}))
+    arrays["sha256"] = np.array(array_digest(arrays))
+    old = str(tmp_path / "old.npz")
+    np.savez(old, **arrays)
+    with pytest.raises(ValueError, match="format 'openspiel_cfrx/poker_vector_cfr/1'; this version reads"):
+        VectorCFR(tree, "cfr+", verbose=False).load(old)
     data = bytearray(open(path, "rb").read())
     data[len(data) // 2] ^= 0xFF
     open(path, "wb").write(bytes(data))
