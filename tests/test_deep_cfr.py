@@ -167,6 +167,26 @@ def test_merging_duplicate_entries_keeps_the_loss_and_its_gradient():
     torch.testing.assert_close(via_merge[1], direct[1], rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("kind", ["reservoir", "sliding_window"])
+def test_a_filling_memory_holds_every_offer_in_order(kind):
+    """While the memory fills, entries land in consecutive slots in offer order
+    (written as slices), then the policy takes over (written by index)."""
+    from openspiel_cfrx.deep.memories import make_memory
+
+    rng = np.random.default_rng(2)
+    memory = make_memory(kind, 50, 1, 2)
+    _offer(memory, 40, 7, rng)  # filling: 6 batches to consecutive slots
+    np.testing.assert_array_equal(memory.features[:40, 0], np.arange(40))
+    np.testing.assert_array_equal(memory.iteration[:40], np.arange(40) // 7 + 1)
+    memory.add(np.arange(100, 130, dtype=np.float32)[:, None], np.zeros((30, 2), np.float32), np.ones((30, 2), bool), 9, rng)
+    assert len(memory) == 50 and memory.add_calls == 70
+    if kind == "sliding_window":  # the last 10 free slots, then the ring's first 20: the batch in order
+        np.testing.assert_array_equal(memory.features[40:50, 0], np.arange(100, 110))
+        np.testing.assert_array_equal(memory.features[:20, 0], np.arange(110, 130))
+    else:  # the free slots took the batch's first 10; later entries may replace any slot
+        assert (memory.features[40:50, 0] >= 100).all()
+
+
 def test_duplicate_tracking_stops_when_infosets_outnumber_the_limit():
     rng = np.random.default_rng(1)
     memory = ReservoirMemory(100, 2, 2)

@@ -99,10 +99,15 @@ class _ArrayMemory(abc.ABC):
             evicted = written[written < len(self)]
             if evicted.size:
                 self._accumulate(evicted, self._key_id[evicted].astype(np.int64), -1.0)
+        iterations = np.broadcast_to(np.asarray(iteration, dtype=np.int32), (count,))
+        lo = int(slots[0]) if slots.size else 0
+        if keep.size == count and int(slots[-1]) - lo == count - 1 and bool(np.all(slots[1:] > slots[:-1])):
+            # every entry to consecutive slots (a filling memory): slice writes, no gather copies
+            keep, slots = slice(None), slice(lo, lo + count)
         self.features[slots] = features[keep]
         self.targets[slots] = targets[keep]
         self.legal_mask[slots] = legal_mask[keep]
-        self.iteration[slots] = np.broadcast_to(np.asarray(iteration, dtype=np.int32), (count,))[keep]
+        self.iteration[slots] = iterations[keep]
         self.add_calls += count
         if tracking:
             self._track_slots(written)
