@@ -137,7 +137,6 @@ def _normalise_rows(width):
     return kernel
 
 
-
 def _normalise_positive(weights: np.ndarray, legal: np.ndarray | None, out: np.ndarray | None = None,
                         divide: bool = False) -> np.ndarray:  # fmt: skip
     """Regret matching: positive part normalised, uniform over legal actions if
