@@ -223,5 +223,9 @@ def _pair(reach, scale) -> tuple[bool, list[np.ndarray], list[float]]:
     arrays = [np.ascontiguousarray(r, dtype=np.float64) for r in ([reach] if single else reach)]
     if not 1 <= len(arrays) <= 2:
         raise ValueError(f"showdown/fold values take one or two reach arrays, got {len(arrays)}")
-    scales = np.broadcast_to(np.asarray(scale, dtype=np.float64), (len(arrays),))
-    return single, arrays, [float(x) for x in scales]
+    # (called at every terminal node of a walk: plain Python, not numpy broadcasting)
+    several = isinstance(scale, (list, tuple)) or (isinstance(scale, np.ndarray) and scale.ndim > 0)
+    scales = [float(x) for x in scale] if several else [float(scale)] * len(arrays)
+    if len(scales) != len(arrays):
+        raise ValueError(f"showdown/fold values: {len(scales)} scales for {len(arrays)} reach arrays")
+    return single, arrays, scales
