@@ -37,7 +37,7 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import case_in_fresh_process, print_and_write  # noqa: E402
+from benchmarks.common import FHP_STATE_DEEP_CFR, case_in_fresh_process, print_and_write  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "", "Markdown file for the table (printed anyway).")
@@ -45,17 +45,21 @@ flags.DEFINE_string("one", "", "Internal: run one case (JSON) and print its resu
 flags.DEFINE_list("workers", ["1", "2"], "Worker counts to measure.")
 flags.DEFINE_integer("iterations", 3, "Measured iterations per case (after one warm-up).")
 flags.DEFINE_list("projection", ["16", "64"], "Worker counts to project to.")
+flags.DEFINE_list("workloads", ["leduc", "fhp"], "Workloads to run (leduc, fhp).")
+flags.DEFINE_integer("num_traversals", 0, "Traversals per iteration and player (0: each workload's own K).")
+flags.DEFINE_list("in_process_threads", ["0"], "torch threads of the 1-worker (in-process) rows, one row each "
+                  "(0: torch's default, one per core; workers always use 1). The speed-up is against the fastest.")
+flags.DEFINE_integer("min_share", 0, "Ray sampler's least traversals per share (0: the solver's, its traversal batch).")
+flags.DEFINE_string("device", "cpu", "Where the learner trains the networks (cpu, cuda).")
 
 # The committed 5x2 FHP Deep CFR settings (benchmarks/results/fhp_curve.md) and Leduc at the example's defaults.
 WORKLOADS = {
     "leduc (tree)": dict(game="leduc_poker", traversal_backend="tree", num_traversals=2000,
                          advantage_network_layers=(32, 32), policy_network_layers=(32, 32),
                          advantage_network_train_steps=100, batch_size_advantage=2048),
-    "5x2 FHP (state)": dict(game="flop_holdem(num_ranks=5,num_suits=2)", traversal_backend="state",
-                            num_traversals=1500, advantage_network_layers=(64, 64),
-                            policy_network_layers=(64, 64), advantage_network_train_steps=150,
-                            batch_size_advantage=2048),
+    "5x2 FHP (state)": FHP_STATE_DEEP_CFR,
 }  # fmt: skip
+ALIASES = {"leduc": "leduc (tree)", "fhp": "5x2 FHP (state)"}
 
 
 def run_case(case: dict) -> dict:
@@ -64,10 +68,18 @@ def run_case(case: dict) -> dict:
     import games  # noqa: F401  registers flop_holdem
     from openspiel_cfrx.deep import DeepCFRSolver
 
+    import torch
+
     settings = dict(WORKLOADS[case["workload"]])
+    if case.get("num_traversals"):
+        settings["num_traversals"] = case["num_traversals"]
+    if case.get("threads"):
+        torch.set_num_threads(case["threads"])
     game = pyspiel.load_game(settings.pop("game"))
     solver = DeepCFRSolver(game, num_iterations=1 + case["iterations"], seed=0, num_workers=case["workers"],
-                           memory_capacity=2_000_000, **settings)  # fmt: skip
+                           memory_capacity=2_000_000, device=case.get("device", "cpu"), **settings)  # fmt: skip
+    if case.get("min_share") and case["workers"] > 1:
+        solver.sampler.min_share = case["min_share"]
     solver.run_iteration()  # warm-up
     timings = dict(getattr(solver.sampler, "timings", {}))
     start = time.perf_counter()
@@ -77,7 +89,8 @@ def run_case(case: dict) -> dict:
     n = len(rows)
     traversal = sum(r["traversal_seconds"] for r in rows) / n
     result = {"nodes_per_iteration": sum(r["nodes"] for r in rows) / n, "traversal_s": traversal,
-              "training_s": sum(r["training_seconds"] for r in rows) / n, "iteration_s": wall / n}  # fmt: skip
+              "training_s": sum(r["training_seconds"] for r in rows) / n, "iteration_s": wall / n,
+              "torch_threads": torch.get_num_threads()}  # fmt: skip
     if after:
         import ray
 
@@ -88,6 +101,7 @@ def run_case(case: dict) -> dict:
             trips.append(time.perf_counter() - start)
         result["dispatch_per_worker_s"] = sorted(trips)[len(trips) // 2] / len(solver.sampler.workers)
         result["slowest_worker_s"] = (after["slowest_worker"] - timings["slowest_worker"]) / n
+        result["mean_worker_s"] = (after["mean_worker"] - timings["mean_worker"]) / n
         result["broadcast_s"] = (after["broadcast"] - timings["broadcast"]) / n
         result["overhead_s"] = traversal - result["slowest_worker_s"]
     return result
@@ -108,44 +122,56 @@ def main(argv):
 
     load = os.getloadavg()[0]
     workers = [int(w) for w in FLAGS.workers]
-    results = {}
-    for workload in WORKLOADS:
+    workloads = [ALIASES.get(w, w) for w in FLAGS.workloads]
+    for workload in workloads:
+        if workload not in WORKLOADS:
+            raise app.UsageError(f"unknown workload {workload!r}; choose from {', '.join(ALIASES)}")
+    common = {"iterations": FLAGS.iterations, "num_traversals": FLAGS.num_traversals, "device": FLAGS.device,
+              "min_share": FLAGS.min_share}  # fmt: skip
+    results = {}  # (workload, workers, learner's torch threads for 1 worker else 1) -> result
+    for workload in workloads:
         for n in workers:
-            results[workload, n] = in_fresh_process({"workload": workload, "workers": n,
-                                                     "iterations": FLAGS.iterations})  # fmt: skip
-            print(workload, n, results[workload, n], flush=True)
+            for threads in [int(t) for t in FLAGS.in_process_threads] if n == 1 else [1]:
+                case = {"workload": workload, "workers": n, "threads": threads if n == 1 else 0, **common}
+                results[workload, n, threads] = r = in_fresh_process(case)
+                print(workload, n, threads, r, flush=True)
+    base = {}  # workload -> the fastest in-process row
+    for (workload, n, _), r in results.items():
+        rate = r["nodes_per_iteration"] / r["traversal_s"]
+        if n == 1 and rate > base.get(workload, (0, None))[0]:
+            base[workload] = (rate, r)
+    traversals = f"{FLAGS.num_traversals:,} traversals per player" if FLAGS.num_traversals else "each workload's K"
     lines = [
         "# Deep CFR traversals on Ray workers (issue 20)",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores; Python {platform.python_version()}, "
         f"numpy {np.__version__}, torch {torch.__version__}, ray {ray.__version__}; load average {load:.2f} at "
         "start. Each row is a fresh process (its own local Ray instance when N > 1); one warm-up iteration, then "
-        f"the mean of {FLAGS.iterations} iterations. Seed 0.",
+        f"the mean of {FLAGS.iterations} iterations. Seed 0; {traversals}; the learner trains on {FLAGS.device}. "
+        "Speed-up: nodes/s over the fastest in-process (1-worker) row's.",
         "",
-        "Command: `PYTHONPATH=. .venv/bin/python benchmarks/bench_distributed.py "
-        "--output=benchmarks/results/distributed.md`",
+        f"Command: `PYTHONPATH=. .venv/bin/python {' '.join(sys.argv)}`",
         "",
-        "| workload | workers | nodes/iteration | traversal s | nodes/s | speed-up | training s | iteration s | "
-        "slowest worker s | overhead s (share of iteration) | of which broadcast s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| workload | workers | torch threads (learner) | nodes/iteration | traversal s | nodes/s | speed-up | "
+        "training s | iteration s | slowest worker s | mean worker s | overhead s (share of iteration) | of which broadcast s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for (workload, n), r in results.items():
-        base = results[workload, workers[0]]
-        rate, base_rate = r["nodes_per_iteration"] / r["traversal_s"], base["nodes_per_iteration"] / base["traversal_s"]
+    for (workload, n, _), r in results.items():
+        rate, base_rate = r["nodes_per_iteration"] / r["traversal_s"], base[workload][0]
         overhead = (f"{r['overhead_s']:.3f} ({100 * r['overhead_s'] / r['iteration_s']:.1f}%)"
                     if "overhead_s" in r else "-")  # fmt: skip
-        slowest = f"{r['slowest_worker_s']:.3f}" if "slowest_worker_s" in r else "-"
+        slowest = f"{r['slowest_worker_s']:.3f} | {r['mean_worker_s']:.3f}" if "slowest_worker_s" in r else "- | -"
         broadcast = f"{r['broadcast_s']:.3f}" if "broadcast_s" in r else "-"
-        lines.append(f"| {workload} | {n} | {r['nodes_per_iteration']:,.0f} | {r['traversal_s']:.3f} | {rate:,.0f} | "
+        lines.append(f"| {workload} | {n} | {r['torch_threads']} | {r['nodes_per_iteration']:,.0f} | {r['traversal_s']:.3f} | {rate:,.0f} | "
                      f"{rate / base_rate:.2f}x | {r['training_s']:.3f} | {r['iteration_s']:.3f} | {slowest} | "
                      f"{overhead} | {broadcast} |")  # fmt: skip
     lines += ["", "**Projection** (arithmetic on the measured parts, not a measurement; see the module docstring):", ""]
     lines += ["| workload | workers | projected traversal s | projected traversal speed-up |", "|---|---:|---:|---:|"]
     two = max(n for n in workers if n > 1) if any(n > 1 for n in workers) else None
-    for workload in WORKLOADS:
-        if two is None:
+    for workload in workloads:
+        if two is None or workload not in base:
             break
-        t1, r = results[workload, 1]["traversal_s"], results[workload, two]
+        t1, r = base[workload][1]["traversal_s"], results[workload, two, 1]
         per_worker = r["slowest_worker_s"] * two / t1  # a worker's time per in-process second of traversal
         for n in [int(p) for p in FLAGS.projection]:
             projected = t1 * per_worker / n + r["overhead_s"] + 2 * (n - two) * r["dispatch_per_worker_s"]

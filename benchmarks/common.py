@@ -9,6 +9,11 @@ import time
 
 from openspiel_cfrx.eval.report import machine_header
 
+# The committed 5x2 FHP Deep CFR settings (benchmarks/results/fhp_curve.md), state backend.
+FHP_STATE_DEEP_CFR = dict(game="flop_holdem(num_ranks=5,num_suits=2)", traversal_backend="state",
+                          num_traversals=1500, advantage_network_layers=(64, 64), policy_network_layers=(64, 64),
+                          advantage_network_train_steps=150, batch_size_advantage=2048)  # fmt: skip
+
 
 def time_call(fn, repeat: int, warmup: int = 1) -> float:
     """Median wall-clock seconds of `fn()` over `repeat` calls."""
@@ -44,8 +49,9 @@ def case_in_fresh_process(script: str, case: dict) -> dict:
     import sys
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.pathsep.join([root] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
     out = subprocess.run([sys.executable, script, f"--one={json.dumps(case)}"], capture_output=True, text=True,
-                         check=False, env={**os.environ, "PYTHONPATH": root})  # fmt: skip
+                         check=False, env={**os.environ, "PYTHONPATH": path})  # fmt: skip
     lines = [line for line in out.stdout.splitlines() if line.startswith("{")]
     if out.returncode or not lines:
         raise RuntimeError(f"case {case} failed:\n{out.stderr[-3000:]}")

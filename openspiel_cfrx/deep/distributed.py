@@ -7,8 +7,9 @@ call (one traverser p at iteration t):
 
 1. the learner puts sigma^t (a picklable snapshot of the current networks:
    `solver.strategy_snapshot()`) in Ray's object store once;
-2. K is cut into up to 4N shares (as even as possible, at least N, none
-   smaller than the sampler's batch unless K/N is); each worker runs one share
+2. K is cut into k x N shares (k = 1 to 4, the most that keeps a share at
+   least the sampler's batch; sizes differ by at most one, so with k = 1 every
+   worker gets one equal share); each worker runs one share
    at a time with its own in-process sampler (any backend: pyspiel states,
    tree, vectorised, CFR-MIX's probes) and a random stream seeded from
    (seed, t, p, share) alone, and gets the next unsent share when it
@@ -203,9 +204,10 @@ class RaySampler(Sampler):
         self.on_dispatch: Callable[[list], None] | None = None  # called with the workers once shares are sent
         # seconds: ray.put of sigma^t; waiting for results; the slowest worker's
         # own traversal time per round (the rest of a round's wall time is overhead)
-        self.timings = {"broadcast": 0.0, "wait": 0.0, "slowest_worker": 0.0}
+        # and the workers' mean (the gap between the two is imbalance)
+        self.timings = {"broadcast": 0.0, "wait": 0.0, "slowest_worker": 0.0, "mean_worker": 0.0}
         self.restarts = 0
-        self.shares_per_worker = 4  # K is cut into up to 4N seeded shares, handed to whichever worker is free
+        self.shares_per_worker = 4  # K is cut into up to 4N seeded shares (a multiple of N), handed to whichever worker is free
         self.min_share = max(1, int(min_share))
 
     def _start_worker(self):
@@ -216,8 +218,8 @@ class RaySampler(Sampler):
         start = time.perf_counter()
         strategy_ref = ray.put(strategy)  # once per call; every worker reads the same object
         self.timings["broadcast"] += time.perf_counter() - start
-        shares = min(self.shares_per_worker * self.num_workers, max(self.num_workers, int(count) // self.min_share))
-        sizes = split(int(count), shares)
+        per_worker = max(1, min(self.shares_per_worker, int(count) // (self.num_workers * self.min_share)))
+        sizes = split(int(count), per_worker * self.num_workers)  # a multiple of N: no worker gets an extra share
         seeds = [share_seed(self.seed, iteration, traverser, i) for i in range(len(sizes))]
         queue = [i for i, size in enumerate(sizes) if size]  # shares not yet sent, in order
         pending: dict = {}  # ref -> (share, worker, attempt)
@@ -253,6 +255,7 @@ class RaySampler(Sampler):
                 yield from done.pop(next_share, [])  # in share order, whatever order they finished in
                 next_share += 1
         self.timings["slowest_worker"] += max(busy)
+        self.timings["mean_worker"] += sum(busy) / len(busy)
 
     def _replace(self, worker: int, share: int, size: int, traverser: int, iteration: int, attempt: int, error) -> None:
         """A new actor in place of a dead one; its share will be re-run from its seed."""
