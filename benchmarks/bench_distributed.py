@@ -64,11 +64,10 @@ ALIASES = {"leduc": "leduc (tree)", "fhp": "5x2 FHP (state)"}
 
 def run_case(case: dict) -> dict:
     import pyspiel
+    import torch
 
     import games  # noqa: F401  registers flop_holdem
     from openspiel_cfrx.deep import DeepCFRSolver
-
-    import torch
 
     settings = dict(WORKLOADS[case["workload"]])
     if case.get("num_traversals"):
