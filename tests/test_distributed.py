@@ -12,7 +12,7 @@ import pyspiel
 import pytest
 
 from openspiel_cfrx.deep import DeepCFRSolver
-from openspiel_cfrx.deep.distributed import RayUnavailableError, split
+from openspiel_cfrx.deep.distributed import RayUnavailableError, share_sizes, split
 
 ray = pytest.importorskip("ray")
 
@@ -44,6 +44,18 @@ def _assert_same_memories(a, b):
 
 def test_split_is_even_and_complete():
     assert split(10, 3) == [4, 3, 3] and split(1, 2) == [1, 0] and sum(split(12345, 7)) == 12345
+
+
+def test_shares_are_a_multiple_of_the_workers():
+    """K = 10,000 on 8 workers with batches of 1,000 used to be 10 shares (two
+    workers ran two); now 8 equal ones. Smaller batches allow up to 4 per worker."""
+    assert share_sizes(10_000, 8, 1000, 4) == [1250] * 8
+    assert share_sizes(10_000, 16, 150, 4) == [157] * 16 + [156] * 48
+    assert share_sizes(1500, 16, 1000, 4) == [94] * 12 + [93] * 4
+    assert share_sizes(3, 4, 1, 4) == [1, 1, 1, 0]  # fewer traversals than workers
+    for count, n, least in [(12345, 7, 100), (999, 3, 1000), (64, 2, 1)]:
+        sizes = share_sizes(count, n, least, 4)
+        assert sum(sizes) == count and len(sizes) % n == 0 and max(sizes) - min(sizes) <= 1
 
 
 def test_two_workers_sample_like_the_in_process_sampler_lemma_1(local_ray):

@@ -144,6 +144,15 @@ def split(count: int, parts: int) -> list[int]:
     return [count // parts + (w < count % parts) for w in range(parts)]
 
 
+def share_sizes(count: int, num_workers: int, min_share: int, most_per_worker: int) -> list[int]:
+    """`count` traversals cut into k x `num_workers` shares differing by at most
+    one, k the largest in 1..`most_per_worker` that keeps every share at least
+    `min_share` (k = 1 when none does): a multiple of N, so equal workers
+    finish together and none runs an extra share."""
+    per_worker = max(1, min(most_per_worker, count // (num_workers * max(1, min_share))))
+    return split(count, per_worker * num_workers)
+
+
 class TraversalWorker:
     """A Ray actor's body: one in-process sampler built from a pickled factory
     (`dumps`); one share of traversals per call."""
@@ -218,8 +227,7 @@ class RaySampler(Sampler):
         start = time.perf_counter()
         strategy_ref = ray.put(strategy)  # once per call; every worker reads the same object
         self.timings["broadcast"] += time.perf_counter() - start
-        per_worker = max(1, min(self.shares_per_worker, int(count) // (self.num_workers * self.min_share)))
-        sizes = split(int(count), per_worker * self.num_workers)  # a multiple of N: no worker gets an extra share
+        sizes = share_sizes(int(count), self.num_workers, self.min_share, self.shares_per_worker)
         seeds = [share_seed(self.seed, iteration, traverser, i) for i in range(len(sizes))]
         queue = [i for i, size in enumerate(sizes) if size]  # shares not yet sent, in order
         pending: dict = {}  # ref -> (share, worker, attempt)
