@@ -31,6 +31,10 @@ from openspiel_cfrx.deep.regret_matching import regret_matching
 from openspiel_cfrx.deep.sampler import Sampler, Samples
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.deep.solver_base import NeuralSolver
+from openspiel_cfrx.deep.suit_symmetric import (  # registers "suit_symmetric_mlp"
+    SuitCanonical,
+    SuitSymmetricMLP,
+)
 from openspiel_cfrx.deep.trainer import Trainer, WeightedSquaredLoss
 from openspiel_cfrx.deep.traversal import (
     TraversalRecord,
@@ -51,6 +55,8 @@ __all__ = [
     "Trainer",
     "WeightedSquaredLoss",
     "PokerNetwork",
+    "SuitCanonical",
+    "SuitSymmetricMLP",
     "ReservoirMemory",
     "SlidingWindowMemory",
     "TraversalRecord",

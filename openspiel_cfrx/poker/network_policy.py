@@ -15,8 +15,10 @@ game with another layout is refused).
 `NetworkStrategy` turns a batched network, `probabilities(features [N, F],
 legal_mask [N, A]) -> [N, A]` (e.g. `DeepCFRSolver.probabilities_from_tensors`),
 into a `public_tree.Strategy`, querying only the hands that miss the board.
-A network is not suit-symmetric, so the tree must visit every board
-(`PublicTree(game, isomorphism=False)`).
+A network fed raw cards is not suit-symmetric, so the tree must visit every
+board (`PublicTree(game, isomorphism=False)`); one that is by construction
+(`network="suit_symmetric_mlp"`, `deep/suit_symmetric.py`) may be walked on
+the isomorphic tree, one board per suit class (`suit_symmetric=True`).
 """
 
 from __future__ import annotations
@@ -125,16 +127,22 @@ class NetworkStrategy:
     """A batched network as a `public_tree.Strategy` (one forward per node and board chunk).
 
     Args:
-      tree: `PublicTree(game, isomorphism=False)` (flop hold'em: one board deal).
+      tree: `PublicTree(game, isomorphism=False)` (flop hold'em: one board deal), or
+        the isomorphic tree for a suit-symmetric network.
       inputs: `InformationStateTensors` (or any object with `tensors(n, hands, boards)`).
       probabilities: `(features [N, F] float32, legal_mask [N, A] bool) -> [N, A]`
         over the game's distinct actions.
       batch_rows: rows per network call.
+      suit_symmetric: the network's policy is invariant under relabelling the
+        suits (true of `network="suit_symmetric_mlp"`, whose nets have
+        `suit_symmetric = True`); required for an isomorphic tree.
     """
 
-    def __init__(self, tree: PublicTree, inputs, probabilities: Callable, batch_rows: int = 65536):
-        if tree.isomorphism:
-            raise ValueError("a network is not suit-symmetric: build the tree with isomorphism=False")
+    def __init__(self, tree: PublicTree, inputs, probabilities: Callable, batch_rows: int = 65536,
+                 suit_symmetric: bool = False):  # fmt: skip
+        if tree.isomorphism and not suit_symmetric:
+            raise ValueError("a network is not suit-symmetric: build the tree with isomorphism=False "
+                             "(or train with network='suit_symmetric_mlp' and pass suit_symmetric=True)")  # fmt: skip
         if any(node.kind == DEAL and node.round + 1 != tree.first_deal_round for node in tree.nodes):
             raise UnsupportedPokerGameError("the network path handles one board deal (flop hold'em) so far")
         self.tree, self.inputs, self.probabilities = tree, inputs, probabilities
