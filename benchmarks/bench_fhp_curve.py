@@ -90,6 +90,10 @@ def parse_args(argv=None):
                         help='JSON overrides of the Deep CFR settings, e.g. \'{"regret_scale": "auto", '
                              '"traversal_backend": "poker"}\' (one factor at a time for the plateau diagnosis)')
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--evaluator", choices=("states", "engine"), default="states",
+                        help="states: poker_nash_conv (every infoset on a pyspiel state); engine: the public tree "
+                             "with suit isomorphism (network='suit_symmetric_mlp' Deep CFR only; the current "
+                             "iterate is then not evaluated)")
     parser.add_argument("--out_dir", default="benchmarks/results")
     return parser.parse_args(argv)
 
@@ -247,7 +251,7 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
         while pending and progress >= pending[0]:
             pending.pop(0)
         pol, policy_s = runner.policy()
-        result = poker_nash_conv(game, pol, return_details=True)
+        result = evaluate(game, pol, args.evaluator)
         row = {
             "algorithm": name,
             "steps": runner.steps,
@@ -263,7 +267,7 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
             **runner.info(),
         }
         current = getattr(runner, "current_policy", None)
-        if current is not None:  # Deep CFR's last iterate sigma^t, for diagnosis (not charged, not its output)
+        if current is not None and args.evaluator == "states":  # Deep CFR's last iterate sigma^t, for diagnosis (not charged, not its output)
             now = poker_nash_conv(game, current(), return_details=True)
             row.update(current_nash_conv_mbb=now.nash_conv_mbb,
                        current_br_gains=f"{now.player_improvements[0]:.2f} / {now.player_improvements[1]:.2f}")
@@ -272,6 +276,28 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
               f"+ policy {policy_s:5.1f}s  NashConv {result.nash_conv_mbb:9.1f} mbb/g "
               f"(eval {result.seconds:.1f}s)", flush=True)  # fmt: skip
     return rows
+
+
+def evaluate(game, pol, evaluator: str):
+    """Exact NashConv of `pol` (`poker_nash_conv`'s result fields)."""
+    if evaluator == "states":
+        return poker_nash_conv(game, pol, return_details=True)
+    from types import SimpleNamespace
+
+    from openspiel_cfrx.poker import InformationStateTensors, NetworkStrategy, PublicTree
+
+    nets = getattr(pol, "policy_network", None)
+    if not getattr(nets, "suit_symmetric", False):
+        raise SystemExit("--evaluator=engine evaluates a Deep CFR policy whose network is suit-symmetric "
+                         "(--deep_cfr='{\"network\": \"suit_symmetric_mlp\", ...}')")  # fmt: skip
+    start = time.perf_counter()
+    tree = PublicTree(game)  # suit isomorphism: one board per class
+    strategy = NetworkStrategy(tree, InformationStateTensors(game, tree), pol.probabilities_from_tensors,
+                               suit_symmetric=True)  # fmt: skip
+    gains = tree.best_response_values(strategy)  # zero-sum: each player's best-response gain
+    value = float(gains.sum())
+    return SimpleNamespace(nash_conv=value, nash_conv_mbb=value * 1000.0 / tree.rules.big_blind,
+                           player_improvements=gains, seconds=time.perf_counter() - start)  # fmt: skip
 
 
 def plot(rows, uniform_mbb, path, title, x="seconds"):
@@ -312,7 +338,15 @@ def main(argv=None):
     game = pyspiel.load_game(args.game)
     from open_spiel.python import policy as policy_lib
 
-    uniform = poker_nash_conv(game, policy_lib.UniformRandomPolicy(game), return_details=True)
+    if args.evaluator == "engine":
+        from types import SimpleNamespace
+
+        from openspiel_cfrx.poker import PublicTree
+
+        tree = PublicTree(game)
+        uniform = SimpleNamespace(nash_conv_mbb=tree.nash_conv(tree.uniform) * 1000.0 / tree.rules.big_blind)
+    else:
+        uniform = poker_nash_conv(game, policy_lib.UniformRandomPolicy(game), return_details=True)
     print(f"{args.game}: uniform NashConv {uniform.nash_conv_mbb:.1f} mbb/g", flush=True)
     rows = []
     for name in (n.strip() for n in args.algorithms.split(",")):
@@ -351,8 +385,10 @@ def main(argv=None):
     )  # fmt: skip
     deep = [r for r in rows if r["algorithm"] == "deep_cfr"]
     deep_lines = "".join(
-        f"\n- deep_cfr @ {r['steps']} iterations: {r['nodes_touched']:,} nodes touched, current iterate "
-        f"sigma^t NashConv {r['current_nash_conv_mbb']:,.1f} mbb/g (BR gains {r['current_br_gains']}), memories "
+        f"\n- deep_cfr @ {r['steps']} iterations: {r['nodes_touched']:,} nodes touched, "
+        + (f"current iterate sigma^t NashConv {r['current_nash_conv_mbb']:,.1f} mbb/g (BR gains "
+           f"{r['current_br_gains']}), " if "current_nash_conv_mbb" in r else "")
+        + f"memories "
         f"{r['memory']}, last advantage losses {r['advantage_loss']}, policy loss {r['policy_loss']:.4g}"
         for r in deep
     )
@@ -371,7 +407,7 @@ def main(argv=None):
     )
     path = os.path.join(args.out_dir, "fhp_curve.md")
     with open(path, "w", encoding="utf-8") as f:
-        f.write(f"# Small FHP: Deep CFR vs ES-MCCFR vs NFSP at equal compute\n\n{header}\n\n{body}")
+        f.write(f"# Flop hold'em: Deep CFR vs ES-MCCFR vs NFSP at equal compute\n\n{header}\n\n{body}")
     print(f"wrote {path}, {out}/fhp_curve.csv, {out}/fhp_curve.png")
 
 
