@@ -1,21 +1,9 @@
 #!/usr/bin/env bash
 # The GPU / 16-core measurements of issues 20 and 21, as one short script for a
 # lent device machine (Python 3.12 with torch and numba, no registry access).
-# Ray, OpenSpiel and the small pure-Python dependencies travel as one archive
-# built here beforehand (wheels for cp312, unpacked, Ray's jars / dashboard
-# client / rllib / data / serve / tune / train / llm removed to fit the
-# transfer limit):
-#   .whl/site312.tar.xz  ->  unpacked to /tmp/site, put on sys.path with a .pth file
+# Ray and OpenSpiel travel as one archive (setup.sh).
 # Usage (on the device, repository root): bash benchmarks/device/run_checks.sh OUTDIR
-set -u
-out=${1:?usage: run_checks.sh OUTDIR}
-mkdir -p "$out" /tmp/site
-export PYTHONUNBUFFERED=1 RAY_USAGE_STATS_ENABLED=0 PYTHONPATH=.
-start=$(date +%s)
-stamp() { echo "== $(( $(date +%s) - start )) s: $*"; }
-stamp unpack
-tar -xJf .whl/site312.tar.xz -C /tmp/site || exit 1
-echo /tmp/site > "$(python3 -c 'import site; print(site.getsitepackages()[0])')/zz_openspiel_cfrx_site.pth"
+source "$(dirname "$0")/setup.sh" "$@"
 python3 -c 'import ray, pyspiel, numba, numpy, torch; print("ray", ray.__version__, "numba", numba.__version__, "numpy", numpy.__version__, "torch", torch.__version__, torch.cuda.get_device_name())' || exit 1
 nproc; uptime; nvidia-smi -L
 stamp distributed, K=1500

@@ -2,14 +2,7 @@
 # Follow-up to run_checks2.sh (issue 20): K = 10,000 traversals cut into a
 # multiple of N shares (one per worker, or 2-4 smaller ones taken by whichever
 # worker is free).  Usage: bash run_checks3.sh OUTDIR
-set -u
-out=${1:?usage: run_checks3.sh OUTDIR}
-mkdir -p "$out" /tmp/site
-export PYTHONUNBUFFERED=1 RAY_USAGE_STATS_ENABLED=0 PYTHONPATH=.
-start=$(date +%s)
-stamp() { echo "== $(( $(date +%s) - start )) s: $*"; }
-[ -e /tmp/site/ray ] || tar -xJf .whl/site312.tar.xz -C /tmp/site || exit 1
-echo /tmp/site > "$(python3 -c 'import site; print(site.getsitepackages()[0])')/zz_openspiel_cfrx_site.pth"
+source "$(dirname "$0")/setup.sh" "$@"
 nvidia-smi -L
 for ms in 0 150 300; do
   stamp "distributed, K=10000, min_share=$ms"
