@@ -38,12 +38,6 @@ from torch import nn
 from openspiel_cfrx.deep.networks import MLP, register_network
 
 
-def suit_permutations(num_suits: int) -> np.ndarray:
-    from openspiel_cfrx.poker.isomorphism import suit_permutations as permutations
-
-    return permutations(num_suits)
-
-
 class SuitCanonical(nn.Module):
     """Relabels the suits of each row's card blocks to a canonical member of
     its class (no parameters; the same permutation for every block of a row).
@@ -54,6 +48,8 @@ class SuitCanonical(nn.Module):
     """
 
     def __init__(self, card_blocks: Sequence[int], num_ranks: int, num_suits: int):
+        from openspiel_cfrx.poker.isomorphism import suit_permutations
+
         super().__init__()
         self.card_blocks = [int(b) for b in card_blocks]
         self.num_cards = int(num_ranks) * int(num_suits)
