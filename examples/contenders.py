@@ -111,6 +111,7 @@ class _NFSPContender(Contender):
             for p in range(2)
         ]
         self._per_step = episodes_per_step
+        self.nodes_touched = 0  # histories visited by self-play (decisions, chance cards, terminals)
         agents, env = self._agents, self._env
         mode = nfsp.MODE.AVERAGE_POLICY
 
@@ -172,6 +173,7 @@ class _NFSPContender(Contender):
                 time_step = env.step([action])
             for agent in agents:
                 agent.step(time_step)
+            self.nodes_touched += len(env.get_state.history()) + 1  # its states: one per card dealt, decision, terminal
 
     def policy(self):
         return self._policy

@@ -1,0 +1,164 @@
+"""Full flop hold'em: OpenSpiel's NFSP beside the Deep CFR run of `full_fhp.md`
+(issue 21; the paper's Figure 2 compares the two on this game).
+
+Phase 1 trains OpenSpiel's PyTorch NFSP (`examples.contenders`' `os_nfsp`:
+the Leduc example's hyperparameters, one hidden layer of 128 units on
+`information_state_tensor`) by self-play for `--seconds` of its own compute,
+one torch thread, and saves both players' average networks at the
+`--fractions` of that budget (`<out_dir>/nfsp_<k>.pt`: episodes, nodes
+touched, seconds, state dicts). Nodes touched count every state an episode
+visits (one per card dealt, decision, terminal: what Deep CFR's traversals
+count).
+
+Phase 2 evaluates the saved networks exactly (NashConv = both players'
+best-response gains, `PublicTree.best_response_values`), last checkpoint
+first, each appended to `<out_dir>/nfsp.csv` as it finishes. NFSP's networks
+are not suit-symmetric, so the evaluation walks every flop (22,100 boards,
+~1.46e9 network queries on full FHP: about 45 minutes here), not the
+isomorphic classes Deep CFR's suit-symmetric network allows. Rerunning the
+same command resumes: finished checkpoints are not retrained, evaluated rows
+are not recomputed (a run stopped mid-training starts its training again).
+
+    nice -n 10 .venv/bin/python benchmarks/bench_full_fhp_nfsp.py --seconds=3600 --fractions=1 \\
+        --out_dir=benchmarks/results/full_fhp/nfsp
+    # smoke test (a minute):
+    .venv/bin/python benchmarks/bench_full_fhp_nfsp.py --game="flop_holdem(num_ranks=5,num_suits=2)" \\
+        --seconds=5 --fractions=0.5,1 --episodes_per_step=100 --out_dir=/tmp/nfsp_smoke
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import sys
+import time
+
+import numpy as np
+import pyspiel
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import games  # noqa: E402,F401  (registers flop_holdem)
+from examples.contenders import make_contender  # noqa: E402
+
+FIELDS = ["algorithm", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds", "nash_conv_chips",
+          "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds", "nodes_touched"]  # fmt: skip
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--game", default="flop_holdem")
+    parser.add_argument("--seconds", type=float, default=3600.0, help="NFSP training budget (its own compute)")
+    parser.add_argument("--fractions", default="1", help="checkpoints, as fractions of --seconds")
+    parser.add_argument("--episodes_per_step", type=int, default=1000, help="self-play episodes between clock checks")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--out_dir", required=True)
+    return parser.parse_args(argv)
+
+
+def checkpoint_path(out_dir: str, k: int) -> str:
+    return os.path.join(out_dir, f"nfsp_{k}.pt")
+
+
+def train(game, args, fractions) -> None:
+    """Phase 1: self-play to each checkpoint, saving the average networks there."""
+    contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=args.episodes_per_step)
+    agents = contender._agents  # noqa: SLF001  (the two NFSP agents; their average networks are the policy)
+    spent, episodes, k = 0.0, 0, 0
+    while k < len(fractions):
+        start = time.perf_counter()
+        contender.step()
+        spent += time.perf_counter() - start
+        episodes += args.episodes_per_step
+        while k < len(fractions) and spent >= fractions[k] * args.seconds:
+            state = {"episodes": episodes, "nodes_touched": contender.nodes_touched, "seconds": spent,
+                     "networks": [agent._avg_network.state_dict() for agent in agents]}  # noqa: SLF001  # fmt: skip
+            torch.save(state, checkpoint_path(args.out_dir, k))
+            print(f"  checkpoint {k}: {episodes:,} episodes, {contender.nodes_touched:,} nodes, {spent:.0f} s",
+                  flush=True)  # fmt: skip
+            k += 1
+        if episodes % (50 * args.episodes_per_step) == 0:
+            print(f"  nfsp {episodes:,} episodes, {spent:.0f} s", flush=True)
+
+
+def average_networks(game, args, saved: dict) -> list[torch.nn.Module]:
+    contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=1)
+    nets = [agent._avg_network for agent in contender._agents]  # noqa: SLF001
+    for net, weights in zip(nets, saved["networks"], strict=True):
+        net.load_state_dict(weights)
+        net.eval()
+    return nets
+
+
+def evaluate(game, nets) -> dict:
+    """Exact NashConv of the average networks on every board (module doc)."""
+    from open_spiel.python.pytorch import dqn
+
+    from openspiel_cfrx.poker import InformationStateTensors, NetworkStrategy, PublicTree
+
+    def probabilities(features: np.ndarray, legal: np.ndarray) -> np.ndarray:
+        # universal_poker's information_state_tensor starts with the acting player's one-hot;
+        # masking and softmax as nfsp.NFSP._act
+        out = np.zeros(legal.shape, dtype=np.float32)
+        x, mask = torch.from_numpy(np.ascontiguousarray(features)), torch.from_numpy(legal)
+        with torch.inference_mode():
+            for player, net in enumerate(nets):
+                rows = np.flatnonzero(features[:, player] == 1.0)
+                if len(rows):
+                    logits = net(x[rows])
+                    logits = torch.where(mask[rows], logits, torch.full_like(logits, dqn.ILLEGAL_ACTION_LOGITS_PENALTY))
+                    out[rows] = torch.softmax(logits, dim=-1).numpy()
+        return out
+
+    start = time.perf_counter()
+    tree = PublicTree(game, isomorphism=False)
+    strategy = NetworkStrategy(tree, InformationStateTensors(game, tree), probabilities)
+    gains = tree.best_response_values(strategy)
+    value = float(gains.sum())
+    return {"nash_conv_chips": value, "nash_conv_mbb": value * 1000.0 / tree.rules.big_blind,
+            "br_gain_p0": float(gains[0]), "br_gain_p1": float(gains[1]),
+            "eval_seconds": time.perf_counter() - start, "queries": strategy.queries}  # fmt: skip
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    os.makedirs(args.out_dir, exist_ok=True)
+    fractions = sorted(float(f) for f in args.fractions.split(","))
+    if not all(0 < f <= 1 for f in fractions):
+        raise SystemExit(f"--fractions must lie in (0, 1], got {args.fractions!r}")
+    game = pyspiel.load_game(args.game)
+    if not all(os.path.exists(checkpoint_path(args.out_dir, k)) for k in range(len(fractions))):
+        print(f"{args.game}: training NFSP for {args.seconds:g} s", flush=True)
+        train(game, args, fractions)
+    table = os.path.join(args.out_dir, "nfsp.csv")
+    done = set()
+    if os.path.exists(table):
+        with open(table, encoding="utf-8") as f:
+            done = {int(r["steps"]) for r in csv.DictReader(f)}
+    for k in reversed(range(len(fractions))):
+        saved = torch.load(checkpoint_path(args.out_dir, k), weights_only=False)
+        if saved["episodes"] in done:
+            continue
+        print(f"evaluating checkpoint {k} ({saved['episodes']:,} episodes) on every board ...", flush=True)
+        result = evaluate(game, average_networks(game, args, saved))
+        row = {"algorithm": "os_nfsp", "steps": saved["episodes"], "steps_unit": "episodes",
+               "solver_seconds": saved["seconds"], "policy_seconds": 0.0, "seconds": saved["seconds"],
+               "nodes_touched": saved["nodes_touched"], **result}  # fmt: skip
+        new = not os.path.exists(table)
+        with open(table, "a", newline="", encoding="utf-8") as f:
+            writer = csv.DictWriter(f, fieldnames=FIELDS, extrasaction="ignore")
+            if new:
+                writer.writeheader()
+            writer.writerow(row)
+        print(f"  NFSP @ {saved['episodes']:,} episodes ({saved['seconds']:.0f} s): NashConv "
+              f"{result['nash_conv_mbb']:,.1f} mbb/g, BR gains {result['br_gain_p0']:.2f} / "
+              f"{result['br_gain_p1']:.2f} chips ({result['queries']:,} queries, {result['eval_seconds']:.0f} s)",
+              flush=True)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
