@@ -25,6 +25,10 @@ both best-response gains, mbb/g = chips x 10); evaluation time is excluded.
   step; the average network is the policy (evaluated in batches by the
   contender's `batch_action_probabilities`, `nfsp.NFSP._act`'s masking and softmax).
 
+`--checkpoint=PATH` saves the Deep CFR solver (memories, networks, RNG
+states, the curve so far) after every evaluated checkpoint; the same command
+resumes from it, continuing exactly as the uninterrupted run would.
+
 Writes `<out_dir>/fhp_curve/fhp_curve.csv`, `fhp_curve.png` (mbb/g vs seconds,
 log y) and `<out_dir>/fhp_curve.md` (tables; the "Reading" is added by hand).
 
@@ -95,6 +99,9 @@ def parse_args(argv=None):
                              "with suit isomorphism (network='suit_symmetric_mlp' Deep CFR only; the current "
                              "iterate is then not evaluated)")
     parser.add_argument("--out_dir", default="benchmarks/results")
+    parser.add_argument("--checkpoint", default="",
+                        help="deep_cfr: save the solver (memories, networks, the curve so far) here after every "
+                             "evaluated checkpoint; if the file exists, resume from it (same command)")  # fmt: skip
     return parser.parse_args(argv)
 
 
@@ -241,6 +248,13 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
     else:
         pending = [f * args.seconds for f in fractions]
     rows, spent = [], 0.0
+    saving = bool(args.checkpoint) and name == "deep_cfr"
+    if saving and os.path.exists(args.checkpoint):
+        runner.solver.load_checkpoint(args.checkpoint)
+        done = runner.solver.checkpoint_extra
+        rows, spent, runner.steps, pending = done["rows"], done["spent"], done["steps"], done["pending"]
+        print(f"  resumed {args.checkpoint}: {runner.steps} iterations, {spent:.0f} s, {len(rows)} checkpoints done",
+              flush=True)  # fmt: skip
     while pending:
         start = time.perf_counter()
         runner.step()
@@ -272,6 +286,9 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
             row.update(current_nash_conv_mbb=now.nash_conv_mbb,
                        current_br_gains=f"{now.player_improvements[0]:.2f} / {now.player_improvements[1]:.2f}")
         rows.append(row)
+        if saving:
+            runner.solver.save_checkpoint(args.checkpoint, extra={"rows": rows, "spent": spent, "steps": runner.steps,
+                                                                  "pending": pending})  # fmt: skip
         print(f"  {name:<12} {runner.steps:>9} {runner.steps_unit:<10} solver {spent:7.1f}s "
               f"+ policy {policy_s:5.1f}s  NashConv {result.nash_conv_mbb:9.1f} mbb/g "
               f"(eval {result.seconds:.1f}s)", flush=True)  # fmt: skip
