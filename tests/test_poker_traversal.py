@@ -138,3 +138,59 @@ def test_deep_cfr_runs_on_the_poker_backend_and_refuses_other_games(game):
     assert solver.nodes_touched > 64 * 10
     with pytest.raises(Exception, match="universal_poker|poker"):
         DeepCFRSolver(pyspiel.load_game("kuhn_poker"), traversal_backend="poker")
+
+
+@pytest.mark.parametrize("name", [SMALL_FHP, SMALL_HULH])
+def test_appendix_c_inputs_are_the_encoders(name):
+    """With the Appendix C network's encoder (card indices, then bet features)
+    the backend's inputs equal `PokerNetworkEncoder(state, player)`."""
+    from games.poker_encoding import PokerNetworkEncoder
+
+    game = pyspiel.load_game(name)
+    encoder = PokerNetworkEncoder(game)
+    sampler = make_sampler("poker", game, encoder, game.num_distinct_actions(), 64, random.Random(0),
+                           np.random.default_rng(0))  # fmt: skip
+    tree, rng = sampler.tree, np.random.default_rng(1)
+    decisions = [n for n, node in enumerate(tree.nodes) if node.kind == "decision"]
+    nodes = rng.choice(decisions, size=60)
+    cards = np.stack([rng.permutation(tree.deck.num_cards)[: 4 + tree.board_size[-1]] for _ in nodes])
+    ours = sampler.features(nodes, cards)
+    assert ours.shape[1] == encoder.feature_size
+    for row, (n, deal) in enumerate(zip(nodes, cards, strict=True)):
+        state = sampler.inputs.state_at(int(n), deal)
+        assert np.array_equal(ours[row], np.asarray(encoder(state, state.current_player()), dtype=np.float32))
+    assert (ours[:, :2] >= 0).all() and (ours[:, 2 : encoder.network_layout.num_card_slots] == -1).any()
+
+
+def test_appendix_c_network_runs_on_the_poker_backend_with_the_state_backends_statistics(game):
+    """Deep CFR with network="poker" on the poker backend, and its samples'
+    statistics (as `test_same_statistics_as_the_state_backend`) against the
+    state backend with the same encoder."""
+    from games.poker_encoding import PokerNetworkEncoder
+
+    solver = DeepCFRSolver(game, network="poker", advantage_network_layers=(16,), policy_network_layers=(16,),
+                           num_iterations=2, num_traversals=64, advantage_network_train_steps=4,
+                           policy_network_train_steps=4, traversal_backend="poker", seed=0)  # fmt: skip
+    solver.solve()
+    assert solver.nodes_touched > 64 * 10
+    encoder = PokerNetworkEncoder(game)
+    strategy = _fixed_strategy(encoder.feature_size, game.num_distinct_actions())
+    means, errors = {}, {}
+    for backend in ("state", "poker"):
+        sampler = make_sampler(backend, game, encoder, game.num_distinct_actions(), 100, random.Random(0),
+                               np.random.default_rng(0))  # fmt: skip
+        chunks = np.array([[s.nodes, len(s.advantage_regrets), *s.advantage_regrets.sum(axis=0),
+                            *s.strategy_probs.sum(axis=0)] for s in sampler.collect(strategy, 1, 1, 6000)]) / 100  # fmt: skip
+        means[backend], errors[backend] = chunks.mean(axis=0), chunks.std(axis=0) / np.sqrt(len(chunks))
+    assert np.all(np.abs(means["poker"] - means["state"]) < 4.5 * np.hypot(errors["state"], errors["poker"]))
+
+
+def test_poker_backend_refuses_an_encoder_without_a_card_layout(game):
+    class Custom:
+        name, feature_size = "custom", 3
+
+        def __call__(self, state, player):
+            return [0.0, 1.0, 2.0]
+
+    with pytest.raises(ValueError, match="traversal_backend='state'"):
+        make_sampler("poker", game, Custom(), 3, 64, random.Random(0), np.random.default_rng(0))

@@ -224,9 +224,12 @@ def make_sampler(backend: str, game, encoder, num_actions: int, batch_size: int,
         from openspiel_cfrx.encoders import InformationStateTensorEncoder
         from openspiel_cfrx.poker.traversal import PokerSampler
 
-        if not isinstance(encoder, InformationStateTensorEncoder):
-            raise ValueError(f"traversal_backend='poker' builds information_state_tensor inputs itself; the encoder "
-                             f"{getattr(encoder, 'name', type(encoder).__name__)!r} is not supported there: use "
+        if isinstance(encoder, InformationStateTensorEncoder):
+            return PokerSampler(game, batch_size, np_rng)
+        if getattr(encoder, "network_layout", None) is None:
+            raise ValueError(f"traversal_backend='poker' builds its inputs itself: information_state_tensor, or an "
+                             f"encoder with a card-slot network_layout (network='poker'); the encoder "
+                             f"{getattr(encoder, 'name', type(encoder).__name__)!r} is neither: use "
                              "traversal_backend='state' with it")  # fmt: skip
-        return PokerSampler(game, batch_size, np_rng)
+        return PokerSampler(game, batch_size, np_rng, encoder=encoder)
     raise ValueError(f"traversal_backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")

@@ -16,7 +16,8 @@ two hole cards), instead of an [H x H] matrix.
 * `VectorCFR(tree, "cfr+")`: CFR / CFR+ / LCFR / DCFR with tabular's regret
   minimizers, float32 storage, memory estimate, checkpoints.
 * `PublicTreePolicy`: any such strategy as an OpenSpiel policy (lookup).
-* `NetworkStrategy` + `InformationStateTensors`: a batched network's strategy
+* `NetworkStrategy` + `InformationStateTensors` (or `CardSlotInputs`, the
+  Appendix C network's card indices): a batched network's strategy
   from inputs built per public node, without pyspiel states.
 
 Cards follow OpenSpiel's universal_poker numbering: card = rank * num_suits +
@@ -31,7 +32,11 @@ from openspiel_cfrx.poker.isomorphism import (
     relabel,
     suit_permutations,
 )
-from openspiel_cfrx.poker.network_policy import InformationStateTensors, NetworkStrategy
+from openspiel_cfrx.poker.network_policy import (
+    CardSlotInputs,
+    InformationStateTensors,
+    NetworkStrategy,
+)
 from openspiel_cfrx.poker.public_tree import PublicTree, PublicTreePolicy, Subgame
 from openspiel_cfrx.poker.showdown import fold_values, showdown_values
 from openspiel_cfrx.poker.spec import BettingRules, UnsupportedPokerGameError
@@ -40,6 +45,7 @@ from openspiel_cfrx.poker.vector_cfr import VARIANTS, VectorCFR, VectorCFRTooLar
 __all__ = [
     "BettingRules",
     "Deck",
+    "CardSlotInputs",
     "InformationStateTensors",
     "NetworkStrategy",
     "PublicTree",

@@ -33,32 +33,25 @@ from openspiel_cfrx.poker.public_tree import DEAL, DECISION, PublicTree
 from openspiel_cfrx.poker.spec import UnsupportedPokerGameError
 
 
-class InformationStateTensors:
-    """Batched `information_state_tensor`s of a public node's infosets."""
+class NodeInputs:
+    """Network inputs of a public node's infosets: the node's template (the
+    betting part, read once from a representative state) with the acting
+    player's cards written in (`batch`). Subclasses define `size`,
+    `template(n)`, `batch(...)` and `reference(state, player)`, the encoding
+    they reproduce, which `check` compares them with on random states."""
 
-    def __init__(self, game: pyspiel.Game, tree: PublicTree, check_states: int = 32, seed: int = 0):
+    size: int
+
+    def __init__(self, game: pyspiel.Game, tree: PublicTree):
         self.game, self.tree = game, tree
-        self.size = int(np.prod(game.information_state_tensor_shape()))
         self.num_cards = tree.deck.num_cards
-        self.private, self.public = 2, 2 + self.num_cards
-        inner = game.universal_poker_game() if callable(getattr(game, "universal_poker_game", None)) else game
-        base = int(np.prod(inner.information_state_tensor_shape()))
-        streets = tree.num_rounds - 1
-        # Per-street card blocks after universal_poker's tensor (hulh): block r - 1 holds round r's cards.
-        self.streets = base if streets and self.size == base + self.num_cards * streets else None
         self._templates: dict[int, np.ndarray] = {}
-        self._check(check_states, np.random.default_rng(seed))
+
+    def reference(self, state: pyspiel.State, player: int) -> np.ndarray:
+        raise NotImplementedError
 
     def template(self, n: int) -> np.ndarray:
-        """Node n's tensor with the card one-hots cleared (cached)."""
-        if n not in self._templates:
-            state = self.state_at(n, np.arange(4 + self.tree.board_size[-1]))
-            tensor = np.array(state.information_state_tensor(state.current_player()), dtype=np.float32)
-            tensor[self.private : self.public + self.num_cards] = 0.0
-            if self.streets is not None:
-                tensor[self.streets :] = 0.0
-            self._templates[n] = tensor
-        return self._templates[n]
+        raise NotImplementedError
 
     def batch(self, templates: np.ndarray, rounds: np.ndarray, hole: np.ndarray, board: np.ndarray,
               copy: bool = True) -> np.ndarray:  # fmt: skip
@@ -66,18 +59,7 @@ class InformationStateTensors:
         with copy=False), the nodes' rounds [V], the acting player's hole cards
         [V, 2] and board cards [V, k] in dealing order (flop, turn, river; only
         the round's first board_size[round] are shown)."""
-        out = np.array(templates, dtype=np.float32, copy=True) if copy else templates
-        rows = np.arange(len(out))
-        out[rows[:, None], self.private + hole] = 1.0
-        sizes = np.asarray(self.tree.board_size)
-        shown = sizes[rounds]
-        for j in range(board.shape[1]):
-            on = rows[shown > j]
-            out[on, self.public + board[on, j]] = 1.0
-            if self.streets is not None:  # the street block of the round that dealt card j
-                street = int(np.searchsorted(sizes, j, side="right")) - 1
-                out[on, self.streets + street * self.num_cards + board[on, j]] = 1.0
-        return out
+        raise NotImplementedError
 
     def state_at(self, n: int, cards) -> pyspiel.State:
         """A state at decision node n dealing `cards` (4 hole cards, then board cards in order)."""
@@ -103,24 +85,133 @@ class InformationStateTensors:
         return self.batch(np.broadcast_to(self.template(n), (len(hands), self.size)), rounds,
                           self.tree.deck.hand_cards[hands], np.asarray(boards, dtype=np.int64))  # fmt: skip
 
-    def _check(self, count: int, rng: np.random.Generator) -> None:
+    def check(self, count: int, rng: np.random.Generator) -> bool:
+        """Whether `tensors` equals `reference` on `count` random (node, deal)s."""
         tree = self.tree
         decisions = [n for n, node in enumerate(tree.nodes) if node.kind == DECISION]
         for _ in range(count):
             n = int(rng.choice(decisions))
             cards = rng.permutation(self.num_cards)[: 4 + tree.board_size[-1]]
             state = self.state_at(n, cards)
-            player = state.current_player()
-            hand = tree.deck.hand_index(*cards[2 * player : 2 * player + 2])
-            board = cards[4 : 4 + tree.board_size[tree.nodes[n].round]][None]  # dealing order (street blocks)
-            ours = self.tensors(n, np.array([hand]), board)[0]
-            if not np.array_equal(ours, np.asarray(state.information_state_tensor(player), dtype=np.float32)):
-                raise UnsupportedPokerGameError(
-                    f"{self.game}: its information_state_tensor is not universal_poker's layout "
-                    "([player][private cards][public cards][betting], optionally one card block per board "
-                    "street); evaluate the policy through "
-                    "states instead (games.poker_exploitability.poker_nash_conv)"
-                )
+            player, rnd = state.current_player(), tree.nodes[n].round
+            hole, board = cards[2 * player : 2 * player + 2], cards[4 : 4 + tree.board_size[rnd]]  # dealing order
+            ours = self.batch(self.template(n)[None], np.array([rnd]), hole[None], board[None])[0]
+            if not np.array_equal(ours, self.reference(state, player)):
+                return False
+        return True
+
+
+class InformationStateTensors(NodeInputs):
+    """Batched `information_state_tensor`s of a public node's infosets."""
+
+    def __init__(self, game: pyspiel.Game, tree: PublicTree, check_states: int = 32, seed: int = 0):
+        super().__init__(game, tree)
+        self.size = int(np.prod(game.information_state_tensor_shape()))
+        self.private, self.public = 2, 2 + self.num_cards
+        inner = game.universal_poker_game() if callable(getattr(game, "universal_poker_game", None)) else game
+        base = int(np.prod(inner.information_state_tensor_shape()))
+        streets = tree.num_rounds - 1
+        # Per-street card blocks after universal_poker's tensor (hulh): block r - 1 holds round r's cards.
+        self.streets = base if streets and self.size == base + self.num_cards * streets else None
+        if not self.check(check_states, np.random.default_rng(seed)):
+            raise UnsupportedPokerGameError(
+                f"{game}: its information_state_tensor is not universal_poker's layout "
+                "([player][private cards][public cards][betting], optionally one card block per board "
+                "street); evaluate the policy through states instead (games.poker_exploitability.poker_nash_conv)"
+            )
+
+    def reference(self, state: pyspiel.State, player: int) -> np.ndarray:
+        return np.asarray(state.information_state_tensor(player), dtype=np.float32)
+
+    def template(self, n: int) -> np.ndarray:
+        """Node n's tensor with the card one-hots cleared (cached)."""
+        if n not in self._templates:
+            state = self.state_at(n, np.arange(4 + self.tree.board_size[-1]))
+            tensor = self.reference(state, state.current_player()).copy()
+            tensor[self.private : self.public + self.num_cards] = 0.0
+            if self.streets is not None:
+                tensor[self.streets :] = 0.0
+            self._templates[n] = tensor
+        return self._templates[n]
+
+    def batch(self, templates, rounds, hole, board, copy=True):
+        out = np.array(templates, dtype=np.float32, copy=True) if copy else templates
+        rows = np.arange(len(out))
+        out[rows[:, None], self.private + hole] = 1.0
+        sizes = np.asarray(self.tree.board_size)
+        shown = sizes[rounds]
+        for j in range(board.shape[1]):
+            on = rows[shown > j]
+            out[on, self.public + board[on, j]] = 1.0
+            if self.streets is not None:  # the street block of the round that dealt card j
+                street = int(np.searchsorted(sizes, j, side="right")) - 1
+                out[on, self.streets + street * self.num_cards + board[on, j]] = 1.0
+        return out
+
+
+class CardSlotInputs(NodeInputs):
+    """Batched inputs of a Deep CFR encoder whose vector is card slots, then
+    features of the betting alone: the Appendix C network's input
+    (`games.poker_encoding.PokerNetworkEncoder`: card indices of the hole
+    cards, then of each street's board cards in dealing order, -1 = not
+    dealt; then the bet features).
+
+    The protocol: `encoder(state, player)` returns the vector,
+    `encoder.network_layout.card_group_sizes` gives the slots per card group
+    (2 hole cards, then each street's board cards), and a slot holds a fixed
+    number per card. That number is read from the encoder by dealing each
+    card as a hole card, and the whole layout is checked against the encoder
+    on random states when constructed (another layout is refused).
+    `tensors` writes a hand's two cards in index order, not dealing order:
+    the same input for a network that sums each group's cards (Appendix C).
+    """
+
+    def __init__(self, game: pyspiel.Game, tree: PublicTree, encoder, check_states: int = 32, seed: int = 0):
+        super().__init__(game, tree)
+        self.encoder = encoder
+        groups = tuple(int(g) for g in getattr(getattr(encoder, "network_layout", None), "card_group_sizes", ()))
+        if not groups or groups[0] != 2 or sum(groups[1:]) != tree.board_size[-1]:
+            raise UnsupportedPokerGameError(
+                f"encoder {getattr(encoder, 'name', type(encoder).__name__)!r} has no card-slot layout for {game} "
+                f"(network_layout.card_group_sizes {groups or None}, want 2 hole cards then the board's "
+                f"{tree.board_size[-1]}); use traversal_backend='state' with it"
+            )
+        self.slots = sum(groups)
+        root = next(n for n, node in enumerate(tree.nodes) if node.kind == DECISION)
+        player, others = tree.nodes[root].player, np.arange(4 + tree.board_size[-1])
+        self.size = len(self.reference(self.state_at(root, others), player))
+        self.card_value = np.zeros(self.num_cards, dtype=np.float32)
+        for card in range(self.num_cards):  # the encoder's number for each card, from the first hole slot
+            cards = list(others[others != card])
+            cards.insert(2 * player, card)
+            self.card_value[card] = self.reference(self.state_at(root, cards), player)[0]
+        if not self.check(check_states, np.random.default_rng(seed)):
+            raise UnsupportedPokerGameError(
+                f"encoder {getattr(encoder, 'name', type(encoder).__name__)!r} on {game}: its vector is not "
+                "card slots (hole, then board in dealing order, -1 = not dealt) followed by betting features; "
+                "use traversal_backend='state' with it"
+            )
+
+    def reference(self, state: pyspiel.State, player: int) -> np.ndarray:
+        return np.asarray(self.encoder(state, player), dtype=np.float32)
+
+    def template(self, n: int) -> np.ndarray:
+        """Node n's vector with every card slot cleared to -1 (cached)."""
+        if n not in self._templates:
+            state = self.state_at(n, np.arange(4 + self.tree.board_size[-1]))
+            vector = self.reference(state, state.current_player()).copy()
+            vector[: self.slots] = -1.0
+            self._templates[n] = vector
+        return self._templates[n]
+
+    def batch(self, templates, rounds, hole, board, copy=True):
+        out = np.array(templates, dtype=np.float32, copy=True) if copy else templates
+        out[:, :2] = self.card_value[hole]
+        shown = np.asarray(self.tree.board_size)[rounds]
+        for j in range(board.shape[1]):
+            on = np.flatnonzero(shown > j)
+            out[on, 2 + j] = self.card_value[board[on, j]]
+        return out
 
 
 class NetworkStrategy:

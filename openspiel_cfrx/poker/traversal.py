@@ -20,7 +20,8 @@ flat arrays:
 sigma^t at all decision visits of a depth is one `strategy` call per player,
 on network inputs built for all of them at once (`InformationStateTensors`:
 the node's betting template plus the card one-hots, checked against pyspiel
-when built). Values then flow back depth by depth: a sampled node takes its
+when built; or `CardSlotInputs` for the Appendix C network's card indices).
+Values then flow back depth by depth: a sampled node takes its
 child's value, a traverser node v(I) = sum_a sigma^t(I, a) v(I, a) and
 records r~(I, a) = v(I, a) - v(I) for the advantage memory (line 10).
 
@@ -39,7 +40,7 @@ import pyspiel
 
 from openspiel_cfrx.deep.sampler import Sampler, Samples, StrategyFn
 from openspiel_cfrx.poker.evaluator import rank_cards
-from openspiel_cfrx.poker.network_policy import InformationStateTensors
+from openspiel_cfrx.poker.network_policy import CardSlotInputs, InformationStateTensors
 from openspiel_cfrx.poker.public_tree import DEAL, DECISION, FOLDED, SHOWDOWN, PublicTree
 from openspiel_cfrx.poker.spec import UnsupportedPokerGameError
 
@@ -59,11 +60,15 @@ class PokerSampler(Sampler):
         arrays are dominated by the per-depth overhead; full FHP: 14x the
         state backend's nodes/s at 1,024, 22x at 4,096 and 16,384).
       rng: numpy Generator (deals, opponent actions).
+      encoder: None for `information_state_tensor` inputs, or a Deep CFR
+        encoder with a card-slot layout (`network_layout`, e.g. the Appendix C
+        network's `PokerNetworkEncoder`): `network_policy.CardSlotInputs`.
     """
 
-    def __init__(self, game: pyspiel.Game, batch_size: int, rng: np.random.Generator):
+    def __init__(self, game: pyspiel.Game, batch_size: int, rng: np.random.Generator, encoder=None):
         self.tree = tree = PublicTree(game, isomorphism=False, threads=1)
-        self.inputs = InformationStateTensors(game, tree)  # refuses other tensor layouts
+        # checked against pyspiel / the encoder on random states; other layouts are refused
+        self.inputs = InformationStateTensors(game, tree) if encoder is None else CardSlotInputs(game, tree, encoder)
         self.batch_size, self.rng = max(int(batch_size), MIN_BATCH), rng
         self.num_actions = game.num_distinct_actions()
         nodes = tree.nodes
