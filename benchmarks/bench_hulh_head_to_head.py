@@ -3,9 +3,11 @@
 Trains, on full heads-up limit hold'em (`hulh`, Brown et al. 2019 rules),
 
 * our `DeepCFRSolver(network="poker")` (Appendix C card/bet network, width
-  `--dim`) for `--deep-seconds` of iterations (traversals + advantage-network
-  training; duplicate merging off, i.e. the paper's sampled minibatches),
-  then its average-strategy network once (timed and reported separately);
+  `--dim`; or `--network=suit_symmetric_mlp` / `mlp` with `--layers`) for
+  `--deep-seconds` of iterations (traversals on `--traversal-backend` +
+  advantage-network training; duplicate merging off, i.e. the paper's
+  sampled minibatches), then its average-strategy network once (timed and
+  reported separately);
 * OpenSpiel's PyTorch NFSP (`examples.contenders`, Leduc example
   hyperparameters, 128-unit nets, `information_state_tensor` input) for
   `--nfsp-seconds` of self-play episodes;
@@ -58,7 +60,12 @@ def parse_args(argv=None):
         "--deep-seconds", type=float, default=180.0, help="Deep CFR iteration budget"
     )
     parser.add_argument("--nfsp-seconds", type=float, default=180.0, help="NFSP training budget")
+    parser.add_argument("--network", default="poker", choices=("poker", "suit_symmetric_mlp", "mlp"),
+                        help="Deep CFR network: poker = Appendix C (width --dim); the MLPs take --layers")  # fmt: skip
     parser.add_argument("--dim", type=int, default=64, help="Appendix C network width d")
+    parser.add_argument("--layers", default="128,128", help="MLP hidden widths (--network=*mlp)")
+    parser.add_argument("--traversal-backend", default="state", choices=("state", "poker"),
+                        help="Deep CFR traversals: pyspiel states, or the poker backend (arrays of deals)")  # fmt: skip
     parser.add_argument(
         "--traversals", type=int, default=250, help="traversals per player per iteration"
     )
@@ -68,6 +75,7 @@ def parse_args(argv=None):
     parser.add_argument("--batch", type=int, default=1024, help="advantage and strategy batch size")
     parser.add_argument("--regret-scale", default="1",
                         help='DeepCFRSolver regret_scale: a number (1 = raw chip regrets, the paper) or "auto"')
+    parser.add_argument("--memory", type=int, default=4_000_000, help="entries per Deep CFR memory")
     parser.add_argument("--policy-steps", type=int, default=300, help="average-network SGD steps")
     parser.add_argument(
         "--nfsp-step", type=int, default=1000, help="NFSP episodes between clock checks"
@@ -89,18 +97,20 @@ def parse_args(argv=None):
 def train_deep_cfr(game, args) -> tuple[object, dict]:
     from openspiel_cfrx.deep import DeepCFRSolver, count_parameters
 
+    layers = (args.dim,) if args.network == "poker" else tuple(int(w) for w in args.layers.split(","))
     solver = DeepCFRSolver(
         game,
-        network="poker",
-        advantage_network_layers=(args.dim,),
-        policy_network_layers=(args.dim,),
+        network=args.network,
+        traversal_backend=args.traversal_backend,
+        advantage_network_layers=layers,
+        policy_network_layers=layers,
         num_iterations=10**9,
         num_traversals=args.traversals,
         advantage_network_train_steps=args.sgd_steps,
         batch_size_advantage=args.batch,
         policy_network_train_steps=args.policy_steps,
         batch_size_strategy=args.batch,
-        memory_capacity=4_000_000,
+        memory_capacity=args.memory,
         aggregate_duplicates=False,
         regret_scale=args.regret_scale if args.regret_scale == "auto" else float(args.regret_scale),
         seed=args.seed,
@@ -154,6 +164,12 @@ def train_nfsp(game, args) -> tuple[object, dict]:
     info = {"episodes": episodes, "seconds": spent}
     print(f"  nfsp: {info}", flush=True)
     return contender.policy(), info
+
+
+def describe_network(args) -> str:
+    if args.network == "poker":
+        return f"Appendix C network d={args.dim}"
+    return f"{args.network} {args.layers.replace(',', 'x')} on information_state_tensor"
 
 
 def main(argv=None):
@@ -216,7 +232,8 @@ def main(argv=None):
     lines = []
     if d:
         lines.append(
-            f"- deep_cfr: Appendix C network d={args.dim} ({d['parameters']:,} parameters), regret_scale {args.regret_scale}, "
+            f"- deep_cfr: {describe_network(args)} ({d['parameters']:,} parameters), "
+            f"{args.traversal_backend} traversal backend, regret_scale {args.regret_scale}, "
             f"{d['iterations']} iterations x {args.traversals} traversals per player "
             f"({d['traversals']:,} traversals, {d['nodes']:,} nodes touched), {args.sgd_steps} advantage SGD "
             f"steps of batch {args.batch} per player per iteration, average network {args.policy_steps} steps "
