@@ -66,7 +66,6 @@ def checkpoint_path(out_dir: str, k: int) -> str:
 def train(game, args, fractions) -> None:
     """Phase 1: self-play to each checkpoint, saving the average networks there."""
     contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=args.episodes_per_step)
-    agents = contender._agents  # noqa: SLF001  (the two NFSP agents; their average networks are the policy)
     spent, episodes, k = 0.0, 0, 0
     while k < len(fractions):
         start = time.perf_counter()
@@ -74,9 +73,7 @@ def train(game, args, fractions) -> None:
         spent += time.perf_counter() - start
         episodes += args.episodes_per_step
         while k < len(fractions) and spent >= fractions[k] * args.seconds:
-            state = {"episodes": episodes, "nodes_touched": contender.nodes_touched, "seconds": spent,
-                     "networks": [agent._avg_network.state_dict() for agent in agents]}  # noqa: SLF001  # fmt: skip
-            torch.save(state, checkpoint_path(args.out_dir, k))
+            contender.save_average_networks(checkpoint_path(args.out_dir, k), episodes=episodes, seconds=spent)
             print(f"  checkpoint {k}: {episodes:,} episodes, {contender.nodes_touched:,} nodes, {spent:.0f} s",
                   flush=True)  # fmt: skip
             k += 1
@@ -84,13 +81,11 @@ def train(game, args, fractions) -> None:
             print(f"  nfsp {episodes:,} episodes, {spent:.0f} s", flush=True)
 
 
-def average_networks(game, args, saved: dict) -> list[torch.nn.Module]:
+def average_networks(game, args, path: str) -> tuple[list[torch.nn.Module], dict]:
+    """(both players' average networks, the saved info) of checkpoint `path`."""
     contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=1)
-    nets = [agent._avg_network for agent in contender._agents]  # noqa: SLF001
-    for net, weights in zip(nets, saved["networks"], strict=True):
-        net.load_state_dict(weights)
-        net.eval()
-    return nets
+    saved = contender.load_average_networks(path)
+    return [agent._avg_network.eval() for agent in contender._agents], saved  # noqa: SLF001
 
 
 def evaluate(game, nets) -> dict:
@@ -140,11 +135,11 @@ def main(argv=None):
         with open(table, encoding="utf-8") as f:
             done = {int(r["steps"]) for r in csv.DictReader(f)}
     for k in reversed(range(len(fractions))):
-        saved = torch.load(checkpoint_path(args.out_dir, k), weights_only=False)
+        nets, saved = average_networks(game, args, checkpoint_path(args.out_dir, k))
         if saved["episodes"] in done:
             continue
         print(f"evaluating checkpoint {k} ({saved['episodes']:,} episodes) on every board ...", flush=True)
-        result = evaluate(game, average_networks(game, args, saved))
+        result = evaluate(game, nets)
         row = {"algorithm": "os_nfsp", "steps": saved["episodes"], "steps_unit": "episodes",
                "solver_seconds": saved["seconds"], "policy_seconds": 0.0, "seconds": saved["seconds"],
                "nodes_touched": saved["nodes_touched"], **result}  # fmt: skip

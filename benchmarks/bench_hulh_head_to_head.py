@@ -90,6 +90,9 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--save", default="", help="also save the Deep CFR checkpoint here")
+    parser.add_argument("--nfsp-save", default="", help="also save NFSP's average networks here")
+    parser.add_argument("--nfsp-load", default="",
+                        help="play NFSP's average networks saved by --nfsp-save instead of training it")  # fmt: skip
     parser.add_argument("--out", default="", help="write the markdown report here")
     return parser.parse_args(argv)
 
@@ -155,6 +158,11 @@ def train_nfsp(game, args) -> tuple[object, dict]:
     from examples.contenders import make_contender
 
     contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=args.nfsp_step)
+    if args.nfsp_load:
+        saved = contender.load_average_networks(args.nfsp_load)
+        info = {"episodes": saved["episodes"], "seconds": saved["seconds"], "loaded": args.nfsp_load}
+        print(f"  nfsp: {info}", flush=True)
+        return contender.policy(), info
     spent, episodes = 0.0, 0
     while spent < args.nfsp_seconds:
         start = time.perf_counter()
@@ -162,6 +170,8 @@ def train_nfsp(game, args) -> tuple[object, dict]:
         spent += time.perf_counter() - start
         episodes += args.nfsp_step
     info = {"episodes": episodes, "seconds": spent}
+    if args.nfsp_save:
+        contender.save_average_networks(args.nfsp_save, **info)
     print(f"  nfsp: {info}", flush=True)
     return contender.policy(), info
 
@@ -246,7 +256,8 @@ def main(argv=None):
         lines.append(
             f"- nfsp: OpenSpiel PyTorch NFSP (contenders.py settings: 128-unit nets, anticipatory 0.1, "
             f"lr 0.01, batch 128), {n['episodes']:,} self-play episodes in {n['seconds']:.0f} s; "
-            "plays its average network."
+            "plays its average network"
+            + (f" (trained by an earlier run, loaded from `{n['loaded']}`)." if n.get("loaded") else ".")
         )
     body = (
         f"Game `{args.game}`. Each pair: {args.deals} duplicate deals (every deal played twice with the "

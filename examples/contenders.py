@@ -178,6 +178,23 @@ class _NFSPContender(Contender):
     def policy(self):
         return self._policy
 
+    def save_average_networks(self, path: str, **info) -> None:
+        """Both players' average networks (the policy) and `info` (e.g. episodes, seconds) to `path`."""
+        import torch
+
+        networks = [agent._avg_network.state_dict() for agent in self._agents]  # noqa: SLF001
+        torch.save({**info, "nodes_touched": self.nodes_touched, "networks": networks}, path)
+
+    def load_average_networks(self, path: str) -> dict:
+        """Restores networks saved by `save_average_networks` (same game); returns the saved info."""
+        import torch
+
+        saved = torch.load(path, weights_only=False)
+        for agent, weights in zip(self._agents, saved["networks"], strict=True):
+            agent._avg_network.load_state_dict(weights)  # noqa: SLF001
+        self.nodes_touched = saved["nodes_touched"]
+        return saved
+
 
 class _OpenSpielDeepCFRContender(Contender):
     """OpenSpiel's PyTorch Deep CFR, one iteration (K traversals per player +
