@@ -32,6 +32,8 @@ flags.DEFINE_multi_string("game", ["flop_holdem(num_ranks=5,num_suits=2)", "flop
 flags.DEFINE_integer("traversals", 2000, "Traversals timed per backend (the state backend gets a tenth).")
 flags.DEFINE_integer("batch", 4096, "traversal_batch_size of both backends (the poker backend uses >= 4,096).")
 flags.DEFINE_integer("repeats", 3, "Timed repeats per backend (best kept).")
+flags.DEFINE_multi_string("network", ["mlp"], "Deep CFR networks (repeat the flag): mlp (default sizes) or poker "
+                          "(Appendix C, d = 64).")  # fmt: skip
 
 
 def main(argv):
@@ -44,16 +46,17 @@ def main(argv):
 
     torch.set_num_threads(1)
     load = os.getloadavg()[0]
-    lines = ["| game | backend | traversals | nodes | traversal seconds (best) | traversal nodes/s | ratio to state | "
-             "nodes/s with memory insertion | ratio |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
-    for name in FLAGS.game:
+    lines = ["| game | network | backend | traversals | nodes | traversal seconds (best) | traversal nodes/s | ratio to state | "
+             "nodes/s with memory insertion | ratio |", "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for name, network in ((g, n) for g in FLAGS.game for n in FLAGS.network):
         game = pyspiel.load_game(name)
+        sizes = {"advantage_network_layers": (64,), "policy_network_layers": (64,)} if network == "poker" else {}
         speeds = {}
         for backend in ("state", "poker"):
             count = FLAGS.traversals // (10 if backend == "state" else 1)
             solver = DeepCFRSolver(game, num_iterations=1, num_traversals=200, advantage_network_train_steps=20,
-                                   policy_network_train_steps=1, traversal_backend=backend,
-                                   traversal_batch_size=FLAGS.batch, seed=0, num_threads=1)  # fmt: skip
+                                   policy_network_train_steps=1, traversal_backend=backend, network=network,
+                                   traversal_batch_size=FLAGS.batch, seed=0, num_threads=1, **sizes)  # fmt: skip
             solver.run_iteration()  # trained networks: every query is a forward pass
             best = {}
             for _ in range(FLAGS.repeats):
@@ -70,11 +73,12 @@ def main(argv):
             ratio = speeds[backend]["traversal"] / speeds["state"]["traversal"]
             ratio_memories = speeds[backend]["with memories"] / speeds["state"]["with memories"]
             nodes, seconds = best["traversal"]
-            lines.append(f"| {name} | {backend} | {count:,} | {nodes:,} | {seconds:.2f} | {nodes / seconds:,.0f} | "
+            lines.append(f"| {name} | {network} | {backend} | {count:,} | {nodes:,} | {seconds:.2f} | {nodes / seconds:,.0f} | "
                          f"**{ratio:.1f}x** | {speeds[backend]['with memories']:,.0f} | {ratio_memories:.1f}x |")  # fmt: skip
             print(lines[-1], flush=True)
     text = (f"# Deep CFR traversals on poker: the poker backend vs pyspiel states (issue 21)\n\n"
-            f"{run_header(load)}. Default MLP advantage network (trained one iteration), one torch thread, "
+            f"{run_header(load)}. Advantage network (default MLP, or the Appendix C network d = 64) trained one "
+            f"iteration, one torch thread, "
             f"one process; best of {FLAGS.repeats}.\n\n" + "\n".join(lines) + "\n")  # fmt: skip
     print_and_write(text, FLAGS.output)
 
