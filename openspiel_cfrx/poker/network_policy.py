@@ -11,7 +11,8 @@ card one-hots. `InformationStateTensors` builds them for universal_poker's
 optionally followed by one card block per board street (the card(s) dealt on
 the flop, turn, river: the `hulh` game's extension, recognised by its size),
 and checks the layout against pyspiel on random states when constructed (a
-game with another layout is refused).
+game with another layout is refused). `CardSlotInputs` does the same for
+an encoder of card slots + bet features (the Appendix C network's).
 `NetworkStrategy` turns a batched network, `probabilities(features [N, F],
 legal_mask [N, A]) -> [N, A]` (e.g. `DeepCFRSolver.probabilities_from_tensors`),
 into a `public_tree.Strategy`, querying only the hands that miss the board.
@@ -86,7 +87,7 @@ class NodeInputs:
                           self.tree.deck.hand_cards[hands], np.asarray(boards, dtype=np.int64))  # fmt: skip
 
     def check(self, count: int, rng: np.random.Generator) -> bool:
-        """Whether `tensors` equals `reference` on `count` random (node, deal)s."""
+        """Whether `batch` (cards in dealing order) equals `reference` on `count` random (node, deal)s."""
         tree = self.tree
         decisions = [n for n, node in enumerate(tree.nodes) if node.kind == DECISION]
         for _ in range(count):
