@@ -14,7 +14,7 @@ Phase 2 evaluates the saved networks exactly (NashConv = both players'
 best-response gains, `PublicTree.best_response_values`), last checkpoint
 first, each appended to `<out_dir>/nfsp.csv` as it finishes. NFSP's networks
 are not suit-symmetric, so the evaluation walks every flop (22,100 boards,
-~1.46e9 network queries on full FHP: about 45 minutes here), not the
+~1.46e9 network queries on full FHP: 56 minutes here at load ~4), not the
 isomorphic classes Deep CFR's suit-symmetric network allows. Rerunning the
 same command resumes: finished checkpoints are not retrained, evaluated rows
 are not recomputed (a run stopped mid-training starts its training again).
