@@ -122,6 +122,7 @@ def test_same_statistics_as_the_state_backend(name):
     for backend in ("state", "poker"):
         sampler = make_sampler(backend, game, encoder, game.num_distinct_actions(), 100, random.Random(0),
                                np.random.default_rng(0))  # fmt: skip
+        sampler.batch_size = 100  # chunks of 100 traversals on both sides (the poker backend's default minimum is 4,096)
         chunks = np.array([[s.nodes, len(s.advantage_regrets), len(s.strategy_probs),
                             *s.advantage_regrets.sum(axis=0)] for s in sampler.collect(strategy, 0, 1, 6000)]) / 100  # fmt: skip
         means[backend] = chunks.mean(axis=0)
@@ -129,6 +130,7 @@ def test_same_statistics_as_the_state_backend(name):
     tolerance = 4.5 * np.hypot(errors["state"], errors["poker"])
     assert np.all(np.abs(means["poker"] - means["state"]) < tolerance), (means, tolerance)
     assert means["state"][0] > 20  # nodes per traversal: a real statistic, not zeros
+    assert errors["poker"][0] < 0.05 * means["poker"][0]  # 60 chunks, not a few large ones
 
 
 def test_deep_cfr_runs_on_the_poker_backend_and_refuses_other_games(game):
@@ -179,10 +181,12 @@ def test_appendix_c_network_runs_on_the_poker_backend_with_the_state_backends_st
     for backend in ("state", "poker"):
         sampler = make_sampler(backend, game, encoder, game.num_distinct_actions(), 100, random.Random(0),
                                np.random.default_rng(0))  # fmt: skip
+        sampler.batch_size = 100  # chunks of 100 traversals on both sides
         chunks = np.array([[s.nodes, len(s.advantage_regrets), *s.advantage_regrets.sum(axis=0),
                             *s.strategy_probs.sum(axis=0)] for s in sampler.collect(strategy, 1, 1, 6000)]) / 100  # fmt: skip
         means[backend], errors[backend] = chunks.mean(axis=0), chunks.std(axis=0) / np.sqrt(len(chunks))
     assert np.all(np.abs(means["poker"] - means["state"]) < 4.5 * np.hypot(errors["state"], errors["poker"]))
+    assert means["state"][0] > 20 and errors["poker"][0] < 0.05 * means["poker"][0]  # real, tight statistics
 
 
 def test_poker_backend_refuses_an_encoder_without_a_card_layout(game):
