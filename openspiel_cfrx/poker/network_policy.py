@@ -24,6 +24,7 @@ the isomorphic tree, one board per suit class (`suit_symmetric=True`).
 
 from __future__ import annotations
 
+import abc
 import time
 from collections.abc import Callable
 
@@ -34,7 +35,7 @@ from openspiel_cfrx.poker.public_tree import DEAL, DECISION, PublicTree
 from openspiel_cfrx.poker.spec import UnsupportedPokerGameError
 
 
-class NodeInputs:
+class NodeInputs(abc.ABC):
     """Network inputs of a public node's infosets: the node's template (the
     betting part, read once from a representative state) with the acting
     player's cards written in (`batch`). Subclasses define `size`,
@@ -48,19 +49,21 @@ class NodeInputs:
         self.num_cards = tree.deck.num_cards
         self._templates: dict[int, np.ndarray] = {}
 
+    @abc.abstractmethod
     def reference(self, state: pyspiel.State, player: int) -> np.ndarray:
-        raise NotImplementedError
+        """The encoding reproduced: `player`'s input at `state`, float32."""
 
+    @abc.abstractmethod
     def template(self, n: int) -> np.ndarray:
-        raise NotImplementedError
+        """Node n's input with the cards left out (cached)."""
 
+    @abc.abstractmethod
     def batch(self, templates: np.ndarray, rounds: np.ndarray, hole: np.ndarray, board: np.ndarray,
               copy: bool = True) -> np.ndarray:  # fmt: skip
         """[V, F] inputs from node templates [V, F] (copied, or filled in place
         with copy=False), the nodes' rounds [V], the acting player's hole cards
         [V, 2] and board cards [V, k] in dealing order (flop, turn, river; only
         the round's first board_size[round] are shown)."""
-        raise NotImplementedError
 
     def state_at(self, n: int, cards) -> pyspiel.State:
         """A state at decision node n dealing `cards` (4 hole cards, then board cards in order)."""
