@@ -10,7 +10,10 @@ times `--iterations` Deep CFR iterations and reports, per iteration:
   distributed and is the same in every case);
 * overhead = traversal-phase wall time minus, per traversal round, the slowest
   worker's own traversal time: broadcasting sigma^t, scheduling, moving the
-  samples back and inserting them into the memories in worker order.
+  samples back and inserting them into the memories in worker order;
+* the workers' mean wall and CPU seconds per iteration (their own thread's;
+  wall - CPU is time the OS gave their core to another process), their
+  involuntary context switches ("preempted") and the shares K was cut into.
 
 The projection to more workers is arithmetic on the measured parts (say so
 when quoting it): traversal time(N) = T_1 * w / N + overhead(N), with the
@@ -49,8 +52,11 @@ flags.DEFINE_list("workloads", ["leduc", "fhp"], "Workloads to run (leduc, fhp).
 flags.DEFINE_integer("num_traversals", 0, "Traversals per iteration and player (0: each workload's own K).")
 flags.DEFINE_list("in_process_threads", ["0"], "torch threads of the 1-worker (in-process) rows, one row each "
                   "(0: torch's default, one per core; workers always use 1). The speed-up is against the fastest.")
-flags.DEFINE_integer("min_share", 0, "Ray sampler's least traversals per share (0: the solver's, its traversal batch).")
+flags.DEFINE_integer("min_share", 0, "Ray sampler's smallest share (0: the solver's, sampler.smallest_share; "
+                     "at least K / 2N: one equal share per worker).")
 flags.DEFINE_string("device", "cpu", "Where the learner trains the networks (cpu, cuda).")
+flags.DEFINE_float("baseline_rate", 0.0, "In-process nodes/s measured earlier on this machine, for the speed-up "
+                   "column when --workers has no 1 (one workload only).")
 
 # The committed 5x2 FHP Deep CFR settings (benchmarks/results/fhp_curve.md) and Leduc at the example's defaults.
 WORKLOADS = {
@@ -101,6 +107,9 @@ def run_case(case: dict) -> dict:
         result["dispatch_per_worker_s"] = sorted(trips)[len(trips) // 2] / len(solver.sampler.workers)
         result["slowest_worker_s"] = (after["slowest_worker"] - timings["slowest_worker"]) / n
         result["mean_worker_s"] = (after["mean_worker"] - timings["mean_worker"]) / n
+        result["mean_worker_cpu_s"] = (after["mean_worker_cpu"] - timings["mean_worker_cpu"]) / n
+        result["preempted"] = (after["preempted"] - timings["preempted"]) / n
+        result["shares"] = (after["shares"] - timings["shares"]) / n
         result["broadcast_s"] = (after["broadcast"] - timings["broadcast"]) / n
         result["overhead_s"] = traversal - result["slowest_worker_s"]
     return result
@@ -147,22 +156,26 @@ def main(argv):
         f"numpy {np.__version__}, torch {torch.__version__}, ray {ray.__version__}; load average {load:.2f} at "
         "start. Each row is a fresh process (its own local Ray instance when N > 1); one warm-up iteration, then "
         f"the mean of {FLAGS.iterations} iterations. Seed 0; {traversals}; the learner trains on {FLAGS.device}. "
-        "Speed-up: nodes/s over the fastest in-process (1-worker) row's.",
+        "Speed-up: nodes/s over the fastest in-process (1-worker) row's"
+        + (f" (or --baseline_rate={FLAGS.baseline_rate:,.0f} nodes/s, measured earlier on this machine)."
+           if FLAGS.baseline_rate else "."),
         "",
         f"Command: `PYTHONPATH=. .venv/bin/python {' '.join(sys.argv)}`",
         "",
         "| workload | workers | torch threads (learner) | nodes/iteration | traversal s | nodes/s | speed-up | "
-        "training s | iteration s | slowest worker s | mean worker s | overhead s (share of iteration) | of which broadcast s |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "training s | iteration s | slowest worker s | mean worker s | mean worker CPU s | preempted | shares | "
+        "overhead s (share of iteration) | of which broadcast s |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for (workload, n, _), r in results.items():
-        rate, base_rate = r["nodes_per_iteration"] / r["traversal_s"], base[workload][0]
+        rate, base_rate = r["nodes_per_iteration"] / r["traversal_s"], base.get(workload, (FLAGS.baseline_rate,))[0]
         overhead = (f"{r['overhead_s']:.3f} ({100 * r['overhead_s'] / r['iteration_s']:.1f}%)"
                     if "overhead_s" in r else "-")  # fmt: skip
-        slowest = f"{r['slowest_worker_s']:.3f} | {r['mean_worker_s']:.3f}" if "slowest_worker_s" in r else "- | -"
+        slowest = (f"{r['slowest_worker_s']:.3f} | {r['mean_worker_s']:.3f} | {r['mean_worker_cpu_s']:.3f} | "
+                   f"{r['preempted']:,.0f} | {r['shares']:.0f}" if "slowest_worker_s" in r else "- | - | - | - | -")  # fmt: skip
         broadcast = f"{r['broadcast_s']:.3f}" if "broadcast_s" in r else "-"
         lines.append(f"| {workload} | {n} | {r['torch_threads']} | {r['nodes_per_iteration']:,.0f} | {r['traversal_s']:.3f} | {rate:,.0f} | "
-                     f"{rate / base_rate:.2f}x | {r['training_s']:.3f} | {r['iteration_s']:.3f} | {slowest} | "
+                     f"{f'{rate / base_rate:.2f}x' if base_rate else '-'} | {r['training_s']:.3f} | {r['iteration_s']:.3f} | {slowest} | "
                      f"{overhead} | {broadcast} |")  # fmt: skip
     lines += ["", "**Projection** (arithmetic on the measured parts, not a measurement; see the module docstring):", ""]
     lines += ["| workload | workers | projected traversal s | projected traversal speed-up |", "|---|---:|---:|---:|"]

@@ -46,16 +46,20 @@ def test_split_is_even_and_complete():
     assert split(10, 3) == [4, 3, 3] and split(1, 2) == [1, 0] and sum(split(12345, 7)) == 12345
 
 
-def test_shares_are_a_multiple_of_the_workers():
-    """K = 10,000 on 8 workers with batches of 1,000 used to be 10 shares (two
-    workers ran two); now 8 equal ones. Smaller batches allow up to 4 per worker."""
-    assert share_sizes(10_000, 8, 1000, 4) == [1250] * 8
-    assert share_sizes(10_000, 16, 150, 4) == [157] * 16 + [156] * 48
-    assert share_sizes(1500, 16, 1000, 4) == [94] * 12 + [93] * 4
-    assert share_sizes(3, 4, 1, 4) == [1, 1, 1, 0]  # fewer traversals than workers
-    for count, n, least in [(12345, 7, 100), (999, 3, 1000), (64, 2, 1)]:
-        sizes = share_sizes(count, n, least, 4)
-        assert sum(sizes) == count and len(sizes) % n == 0 and max(sizes) - min(sizes) <= 1
+def test_shares_by_factoring():
+    """Rounds of N equal shares, each handing out half of what is left, until a
+    share would fall below the floor; then the rest as N near-equal shares.
+    K = 10,000 on 16 workers with a floor of 100: 16 x 313, 16 x 156, then 16 x 156."""
+    assert share_sizes(10_000, 16, 100) == [313] * 16 + [156] * 16 + [156] * 16
+    assert share_sizes(10_000, 8, 1000) == [1250] * 8  # K <= 2N x floor: one equal share per worker
+    assert share_sizes(1500, 16, 1000) == [94] * 12 + [93] * 4
+    assert share_sizes(3, 4, 1) == [1, 1, 1, 0]  # fewer traversals than workers
+    for count, n, least in [(12345, 7, 100), (999, 3, 1000), (64, 2, 1), (10_000, 64, 100), (1500, 2, 100)]:
+        sizes = share_sizes(count, n, least)
+        assert sum(sizes) == count and len(sizes) % n == 0
+        rounds = [sizes[i:i + n] for i in range(0, len(sizes), n)]
+        assert all(max(r) - min(r) <= 1 for r in rounds)  # equal workers finish a round together
+        assert all(s >= least for s in sizes[:-n])  # only the last round may go below the floor
 
 
 def test_two_workers_sample_like_the_in_process_sampler_lemma_1(local_ray):

@@ -44,7 +44,7 @@ from openspiel_cfrx.deep.networks import (
     reset_parameters,
 )
 from openspiel_cfrx.deep.regret_matching import FALLBACKS, regret_matching, uniform_strategy
-from openspiel_cfrx.deep.sampler import BACKENDS, Samples, make_sampler
+from openspiel_cfrx.deep.sampler import BACKENDS, Samples, make_sampler, smallest_share
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.deep.solver_base import NeuralSolver, format_loss
 from openspiel_cfrx.deep.trainer import SQUARED, Trainer
@@ -205,7 +205,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         else:
             self._sampler = RaySampler(functools.partial(local, random.Random(0), np.random.default_rng(0)),
                                        int(a["num_workers"]), self._seed, a["ray_address"],
-                                       min_share=int(a["traversal_batch_size"]))  # fmt: skip
+                                       min_share=smallest_share(a["traversal_backend"], a["traversal_batch_size"]))  # fmt: skip
         self._kept = IterationNetworks(self._advantage[0].network, self._fallback, self._linear_weighting)
         self._average = AverageStrategy(self._game, self._encoder, self._num_actions, self._feature_size,
                                         trainer(a["policy_network_layers"], 2), self._memories[2], self._kept,

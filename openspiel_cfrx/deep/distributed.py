@@ -7,13 +7,14 @@ call (one traverser p at iteration t):
 
 1. the learner puts sigma^t (a picklable snapshot of the current networks:
    `solver.strategy_snapshot()`) in Ray's object store once;
-2. K is cut into k x N shares (k = 1 to 4, the most that keeps a share at
-   least the sampler's batch; sizes differ by at most one, so with k = 1 every
-   worker gets one equal share); each worker runs one share
-   at a time with its own in-process sampler (any backend: pyspiel states,
-   tree, vectorised, CFR-MIX's probes) and a random stream seeded from
-   (seed, t, p, share) alone, and gets the next unsent share when it
-   finishes (so a slow worker or a long share does not hold the round);
+2. K is cut into shares by factoring (`share_sizes`: rounds of N equal
+   shares, each round handing out half of what is left, down to the
+   sampler's smallest efficient share; K/N each when K is small); each worker
+   runs one share at a time with its own in-process sampler (any backend:
+   pyspiel states, tree, vectorised, CFR-MIX's probes) and a random stream
+   seeded from (seed, t, p, share) alone, and gets the next unsent share when
+   it finishes, so the big shares keep every worker busy and the small last
+   ones even out slow cores and long deals;
 3. the learner takes each share's chunks, as compact numpy arrays, in share
    order, and the solver inserts them into its memories in that order.
 
@@ -38,6 +39,7 @@ import importlib
 import io
 import os
 import pickle
+import resource
 import socket
 import time
 from collections.abc import Callable
@@ -144,13 +146,23 @@ def split(count: int, parts: int) -> list[int]:
     return [count // parts + (w < count % parts) for w in range(parts)]
 
 
-def share_sizes(count: int, num_workers: int, min_share: int, most_per_worker: int) -> list[int]:
-    """`count` traversals cut into k x `num_workers` shares differing by at most
-    one, k the largest in 1..`most_per_worker` that keeps every share at least
-    `min_share` (k = 1 when none does): a multiple of N, so equal workers
-    finish together and none runs an extra share."""
-    per_worker = max(1, min(most_per_worker, count // (num_workers * max(1, min_share))))
-    return split(count, per_worker * num_workers)
+def share_sizes(count: int, num_workers: int, min_share: int) -> list[int]:
+    """`count` traversals as shares for `num_workers` workers, by factoring
+    (Hummel, Schonberg & Flynn 1992): rounds of N equal shares, each round
+    handing out half of the traversals not yet handed out (ceil(left / 2N)
+    each), until that would be below `min_share`; then what is left as N
+    shares differing by at most one. Workers take the next share when free,
+    so early shares are big (little per-share cost) and the last ones small
+    (the round ends with every worker finishing together, whichever cores are
+    slow). `count` <= 2N x `min_share` gives N equal shares, one per worker."""
+    n, sizes, left = max(1, int(num_workers)), [], int(count)
+    while left > 0:
+        share = -(-left // (2 * n))
+        if share < max(1, min_share) or share * n > left:
+            return sizes + split(left, n)
+        sizes += [share] * n
+        left -= share * n
+    return sizes
 
 
 class TraversalWorker:
@@ -166,13 +178,21 @@ class TraversalWorker:
     def pid(self) -> int:
         return os.getpid()
 
-    def collect(self, strategy, traverser: int, iteration: int, count: int, seed: int) -> tuple[list, float]:
+    def collect(self, strategy, traverser: int, iteration: int, count: int, seed: int) -> tuple[list, dict]:
         """Every chunk of `count` traversals, drawn with a stream seeded by
-        `seed`, and the seconds they took here."""
-        start = time.perf_counter()
+        `seed`, and what they cost here: wall seconds, this thread's CPU
+        seconds and its involuntary context switches (wall - CPU is time the
+        worker was ready but another process had its core)."""
+        start, cpu, switches = time.perf_counter(), time.thread_time(), _involuntary_switches()
         self.sampler.reseed(seed)
         chunks = list(self.sampler.collect(strategy, traverser, iteration, count))
-        return chunks, time.perf_counter() - start
+        return chunks, {"seconds": time.perf_counter() - start, "cpu": time.thread_time() - cpu,
+                        "preempted": _involuntary_switches() - switches}  # fmt: skip
+
+
+def _involuntary_switches() -> int:
+    """This thread's involuntary context switches so far (0 where the OS does not count them)."""
+    return getattr(resource.getrusage(getattr(resource, "RUSAGE_THREAD", resource.RUSAGE_SELF)), "ru_nivcsw", 0)
 
 
 class RaySampler(Sampler):
@@ -186,9 +206,10 @@ class RaySampler(Sampler):
       num_workers: actors (>= 2; one in-process sampler is the 1-worker path).
       seed: the solver's seed; share i is seeded by (seed, t, p, i).
       address: None (local instance), "auto", "host:port" or "ray://host:port".
-      min_share: traversals per share at least (the in-process sampler's batch:
-        smaller shares run their traversals in smaller lock-step batches, which
-        costs more per traversal than the balancing gains).
+      min_share: the smallest share factoring hands out (`share_sizes`); the
+        backend's `sampler.smallest_share`: smaller shares run their
+        traversals in smaller lock-step batches, which costs more per
+        traversal than the balancing gains.
       cpus_per_worker: CPUs each actor holds while alive (None: Ray's actor
         default, 1 to place and 0 to run, so several solvers can share a
         local instance); actors are spread over a cluster's nodes.
@@ -213,10 +234,12 @@ class RaySampler(Sampler):
         self.on_dispatch: Callable[[list], None] | None = None  # called with the workers once shares are sent
         # seconds: ray.put of sigma^t; waiting for results; the slowest worker's
         # own traversal time per round (the rest of a round's wall time is overhead)
-        # and the workers' mean (the gap between the two is imbalance)
-        self.timings = {"broadcast": 0.0, "wait": 0.0, "slowest_worker": 0.0, "mean_worker": 0.0}
+        # and the workers' mean (the gap between the two is imbalance); the workers'
+        # mean CPU seconds (mean - CPU: time their cores went to other processes),
+        # involuntary context switches and shares, summed over rounds
+        self.timings = {"broadcast": 0.0, "wait": 0.0, "slowest_worker": 0.0, "mean_worker": 0.0,
+                        "mean_worker_cpu": 0.0, "preempted": 0, "shares": 0}
         self.restarts = 0
-        self.shares_per_worker = 4  # K is cut into up to 4N seeded shares (a multiple of N), handed to whichever worker is free
         self.min_share = max(1, int(min_share))
 
     def _start_worker(self):
@@ -227,11 +250,11 @@ class RaySampler(Sampler):
         start = time.perf_counter()
         strategy_ref = ray.put(strategy)  # once per call; every worker reads the same object
         self.timings["broadcast"] += time.perf_counter() - start
-        sizes = share_sizes(int(count), self.num_workers, self.min_share, self.shares_per_worker)
+        sizes = share_sizes(int(count), self.num_workers, self.min_share)
         seeds = [share_seed(self.seed, iteration, traverser, i) for i in range(len(sizes))]
         queue = [i for i, size in enumerate(sizes) if size]  # shares not yet sent, in order
         pending: dict = {}  # ref -> (share, worker, attempt)
-        busy = [0.0] * self.num_workers
+        busy, cpu = [0.0] * self.num_workers, [0.0] * self.num_workers
 
         def send(share: int, worker: int, attempt: int = 0) -> None:
             ref = self.workers[worker].collect.remote(strategy_ref, traverser, iteration, sizes[share], seeds[share])
@@ -248,14 +271,16 @@ class RaySampler(Sampler):
             (ref,), _ = ray.wait(list(pending), num_returns=1)
             share, worker, attempt = pending.pop(ref)
             try:
-                chunks, seconds = ray.get(ref)
+                chunks, cost = ray.get(ref)
             except ray.exceptions.RayActorError as e:
                 self._replace(worker, share, sizes[share], traverser, iteration, attempt, e)
                 send(share, worker, attempt + 1)  # the same share, the same seed
                 continue
             finally:
                 self.timings["wait"] += time.perf_counter() - wait_start
-            busy[worker] += seconds
+            busy[worker] += cost["seconds"]
+            cpu[worker] += cost["cpu"]
+            self.timings["preempted"] += cost["preempted"]
             done[share] = chunks
             if queue:
                 send(queue.pop(0), worker)
@@ -264,6 +289,8 @@ class RaySampler(Sampler):
                 next_share += 1
         self.timings["slowest_worker"] += max(busy)
         self.timings["mean_worker"] += sum(busy) / len(busy)
+        self.timings["mean_worker_cpu"] += sum(cpu) / len(cpu)
+        self.timings["shares"] += len(sizes)
 
     def _replace(self, worker: int, share: int, size: int, traverser: int, iteration: int, attempt: int, error) -> None:
         """A new actor in place of a dead one; its share will be re-run from its seed."""

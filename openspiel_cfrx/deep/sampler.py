@@ -25,7 +25,9 @@ these on Ray workers (then `strategy` must be picklable: a snapshot).
 from __future__ import annotations
 
 import abc
+import contextlib
 import dataclasses
+import gc
 import random
 import sys
 from collections.abc import Callable, Iterator
@@ -115,6 +117,26 @@ def answer_queries(strategy: StrategyFn, num_actions: int) -> Callable[[list], l
     return answer
 
 
+@contextlib.contextmanager
+def gc_paused():
+    """Python's cyclic garbage collector off for the block (restored after).
+
+    A batch of traversals keeps its samples as Python objects until it ends,
+    so they survive into the oldest generation and set off repeated full
+    collections that scan the whole heap: 15-30% of a 5x2 FHP state-backend
+    batch on CPython 3.11 (`benchmarks/results/distributed.md`). The batch
+    makes no reference cycles worth collecting early; the collector runs as
+    usual once it is back on."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 class TraversalTooLargeError(MemoryError):
     """A batch of traversals recorded more samples than the memory allowed."""
 
@@ -156,10 +178,12 @@ class TraversalSampler(Sampler):
             limit = psutil.virtual_memory().available // 2
         for lo in range(0, count, self.batch_size):
             record, size = TraversalRecord(), min(self.batch_size, count - lo)
-            run_batched((external_sampling_traversal(self.cursor, self.cursor.root(), traverser, self.num_actions,
-                                                     self.rng, record) for _ in range(size)),
-                        answer, lambda record=record, size=size: self._check(record, size, limit))  # fmt: skip
-            yield Samples.from_record(record, self.num_actions)
+            with gc_paused():
+                run_batched((external_sampling_traversal(self.cursor, self.cursor.root(), traverser, self.num_actions,
+                                                         self.rng, record) for _ in range(size)),
+                            answer, lambda record=record, size=size: self._check(record, size, limit))  # fmt: skip
+                samples = Samples.from_record(record, self.num_actions)
+            yield samples
 
     def _check(self, record: TraversalRecord, traversals: int, limit: int) -> None:
         regrets, strategies = len(record.advantage_features), len(record.strategy_features)
@@ -206,6 +230,16 @@ class VectorSampler(Sampler):
             adv, strat = s.advantage_infosets, s.strategy_infosets
             yield Samples(self.features[adv], s.advantage_regrets, self.mask[adv],
                           self.features[strat], s.strategy_probs, self.mask[strat], s.nodes)  # fmt: skip
+
+
+def smallest_share(backend: str, batch_size: int) -> int:
+    """The fewest traversals worth sending a Ray worker as one share.
+
+    The Python backends ("state", "tree") run a share as one lock-step batch
+    whose per-traversal cost is flat from about 100 traversals up (5x2 FHP,
+    one thread: 100 -> 112k nodes/s, 400 -> 121k, 1,000 -> 108k; 50 -> 95k);
+    the array backends need their whole batch to amortise each step."""
+    return min(int(batch_size), 100) if backend in ("state", "tree") else int(batch_size)
 
 
 def make_sampler(backend: str, game, encoder, num_actions: int, batch_size: int,
