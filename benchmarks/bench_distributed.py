@@ -50,6 +50,7 @@ flags.DEFINE_integer("iterations", 3, "Measured iterations per case (after one w
 flags.DEFINE_list("projection", ["16", "64"], "Worker counts to project to.")
 flags.DEFINE_list("workloads", ["leduc", "fhp"], "Workloads to run (leduc, fhp).")
 flags.DEFINE_integer("num_traversals", 0, "Traversals per iteration and player (0: each workload's own K).")
+flags.DEFINE_integer("traversal_batch_size", 0, "Traversals per lock-step batch (0: the solver's default).")
 flags.DEFINE_list("in_process_threads", ["0"], "torch threads of the 1-worker (in-process) rows, one row each "
                   "(0: torch's default, one per core; workers always use 1). The speed-up is against the fastest.")
 flags.DEFINE_integer("min_share", 0, "Ray sampler's smallest share (0: the solver's, sampler.smallest_share; "
@@ -78,6 +79,8 @@ def run_case(case: dict) -> dict:
     settings = dict(WORKLOADS[case["workload"]])
     if case.get("num_traversals"):
         settings["num_traversals"] = case["num_traversals"]
+    if case.get("traversal_batch_size"):
+        settings["traversal_batch_size"] = case["traversal_batch_size"]
     if case.get("threads"):
         torch.set_num_threads(case["threads"])
     game = pyspiel.load_game(settings.pop("game"))
@@ -135,6 +138,7 @@ def main(argv):
         if workload not in WORKLOADS:
             raise app.UsageError(f"unknown workload {workload!r}; choose from {', '.join(ALIASES)}")
     common = {"iterations": FLAGS.iterations, "num_traversals": FLAGS.num_traversals, "device": FLAGS.device,
+              "traversal_batch_size": FLAGS.traversal_batch_size,
               "min_share": FLAGS.min_share}  # fmt: skip
     results = {}  # (workload, workers, learner's torch threads for 1 worker else 1) -> result
     for workload in workloads:

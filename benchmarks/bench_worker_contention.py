@@ -33,10 +33,11 @@ FLAGS = flags.FLAGS
 flags.DEFINE_list("processes", ["1", "2"], "Numbers of simultaneous processes to measure.")
 flags.DEFINE_integer("num_traversals", 625, "Traversals per player and round in each process (625: 10,000 / 16).")
 flags.DEFINE_integer("rounds", 3, "Timed rounds per process.")
+flags.DEFINE_integer("traversal_batch_size", 0, "Traversals per lock-step batch (0: the solver's default).")
 flags.DEFINE_string("output", "", "Markdown file for the table (printed anyway).")
 
 
-def _one(index: int, barrier, results, num_traversals: int, rounds: int) -> None:
+def _one(index: int, barrier, results, num_traversals: int, rounds: int, batch: int) -> None:
     import pyspiel
     import torch
 
@@ -45,7 +46,7 @@ def _one(index: int, barrier, results, num_traversals: int, rounds: int) -> None
     from openspiel_cfrx.deep import DeepCFRSolver
 
     torch.set_num_threads(1)
-    settings = dict(FHP_STATE_DEEP_CFR, num_traversals=num_traversals)
+    settings = dict(FHP_STATE_DEEP_CFR, num_traversals=num_traversals, **({"traversal_batch_size": batch} if batch else {}))
     game = pyspiel.load_game(settings.pop("game"))
     solver = DeepCFRSolver(game, num_iterations=2, seed=index, memory_capacity=2_000_000, **settings)
     solver.run_iteration()  # warm-up: networks trained once, kernels compiled
@@ -60,7 +61,9 @@ def _one(index: int, barrier, results, num_traversals: int, rounds: int) -> None
 def measure(n: int) -> list[tuple[int, int, float]]:
     ctx = multiprocessing.get_context("spawn")
     barrier, results = ctx.Barrier(n), ctx.Queue()
-    procs = [ctx.Process(target=_one, args=(i, barrier, results, FLAGS.num_traversals, FLAGS.rounds)) for i in range(n)]
+    procs = [ctx.Process(target=_one, args=(i, barrier, results, FLAGS.num_traversals, FLAGS.rounds,
+                                                 FLAGS.traversal_batch_size))
+             for i in range(n)]
     for p in procs:
         p.start()
     out = [results.get() for _ in procs]
