@@ -56,6 +56,7 @@ flags.DEFINE_list("in_process_threads", ["0"], "torch threads of the 1-worker (i
 flags.DEFINE_integer("min_share", 0, "Ray sampler's smallest share (0: the solver's, sampler.smallest_share; "
                      "at least K / 2N: one equal share per worker).")
 flags.DEFINE_string("device", "cpu", "Where the learner trains the networks (cpu, cuda).")
+flags.DEFINE_integer("queued", 0, "Shares a Ray worker holds ahead (0: the sampler's default).")
 flags.DEFINE_float("baseline_rate", 0.0, "In-process nodes/s measured earlier on this machine, for the speed-up "
                    "column when --workers has no 1 (one workload only).")
 
@@ -88,6 +89,8 @@ def run_case(case: dict) -> dict:
                            memory_capacity=2_000_000, device=case.get("device", "cpu"), **settings)  # fmt: skip
     if case.get("min_share") and case["workers"] > 1:
         solver.sampler.min_share = case["min_share"]
+    if case.get("queued") and case["workers"] > 1:
+        solver.sampler.queued = case["queued"]
     solver.run_iteration()  # warm-up
     timings = dict(getattr(solver.sampler, "timings", {}))
     start = time.perf_counter()
@@ -138,7 +141,7 @@ def main(argv):
         if workload not in WORKLOADS:
             raise app.UsageError(f"unknown workload {workload!r}; choose from {', '.join(ALIASES)}")
     common = {"iterations": FLAGS.iterations, "num_traversals": FLAGS.num_traversals, "device": FLAGS.device,
-              "traversal_batch_size": FLAGS.traversal_batch_size,
+              "traversal_batch_size": FLAGS.traversal_batch_size, "queued": FLAGS.queued,
               "min_share": FLAGS.min_share}  # fmt: skip
     results = {}  # (workload, workers, learner's torch threads for 1 worker else 1) -> result
     for workload in workloads:

@@ -79,7 +79,12 @@ def connect(num_workers: int, address: str | None):
     # A local instance talks to this machine only: no usage-statistics upload (the user's setting wins).
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if address is None:
-        ray.init(address="local", num_cpus=max(os.cpu_count() or 1, int(num_workers)), **quiet)
+        # Ray starts workers at niceness 15, so its own processes and the learner
+        # (niceness 0) preempt them; a local instance that exists to run
+        # traversals runs them at 0 (16 workers at K = 10,000: ~8% more
+        # throughput, benchmarks/results/distributed.md). RAY_worker_niceness wins.
+        system = {} if "RAY_worker_niceness" in os.environ else {"_system_config": {"worker_niceness": 0}}
+        ray.init(address="local", num_cpus=max(os.cpu_count() or 1, int(num_workers)), **quiet, **system)
         return ray
     _check_reachable(address)
     try:
@@ -240,6 +245,7 @@ class RaySampler(Sampler):
         self.timings = {"broadcast": 0.0, "wait": 0.0, "slowest_worker": 0.0, "mean_worker": 0.0,
                         "mean_worker_cpu": 0.0, "preempted": 0, "shares": 0}
         self.restarts = 0
+        self.queued = 2  # shares sent to a worker ahead (1: the next share is sent when one ends)
         self.min_share = max(1, int(min_share))
 
     def _start_worker(self):
@@ -253,15 +259,21 @@ class RaySampler(Sampler):
         sizes = share_sizes(int(count), self.num_workers, self.min_share)
         seeds = [share_seed(self.seed, iteration, traverser, i) for i in range(len(sizes))]
         queue = [i for i, size in enumerate(sizes) if size]  # shares not yet sent, in order
-        pending: dict = {}  # ref -> (share, worker, attempt)
+        pending: dict = {}  # ref -> (share, worker index, the actor it went to, attempt)
         busy, cpu = [0.0] * self.num_workers, [0.0] * self.num_workers
 
         def send(share: int, worker: int, attempt: int = 0) -> None:
-            ref = self.workers[worker].collect.remote(strategy_ref, traverser, iteration, sizes[share], seeds[share])
-            pending[ref] = (share, worker, attempt)
+            actor = self.workers[worker]
+            ref = actor.collect.remote(strategy_ref, traverser, iteration, sizes[share], seeds[share])
+            pending[ref] = (share, worker, actor, attempt)
 
-        for worker in range(min(self.num_workers, len(queue))):
-            send(queue.pop(0), worker)
+        # Every worker holds up to `queued` shares: the next one waits in its
+        # actor's queue and starts the moment the current one ends, instead of
+        # after the learner has taken the result and inserted earlier samples.
+        for _ in range(self.queued):
+            for worker in range(self.num_workers):
+                if queue:
+                    send(queue.pop(0), worker)
         if self.on_dispatch is not None:
             self.on_dispatch(list(self.workers))
         done: dict[int, list] = {}
@@ -269,11 +281,12 @@ class RaySampler(Sampler):
         while pending:
             wait_start = time.perf_counter()
             (ref,), _ = ray.wait(list(pending), num_returns=1)
-            share, worker, attempt = pending.pop(ref)
+            share, worker, actor, attempt = pending.pop(ref)
             try:
                 chunks, cost = ray.get(ref)
             except ray.exceptions.RayActorError as e:
-                self._replace(worker, share, sizes[share], traverser, iteration, attempt, e)
+                if self.workers[worker] is actor:  # its other queued share fails too: one restart
+                    self._replace(worker, traverser, iteration, attempt, e)
                 send(share, worker, attempt + 1)  # the same share, the same seed
                 continue
             finally:
@@ -292,15 +305,15 @@ class RaySampler(Sampler):
         self.timings["mean_worker_cpu"] += sum(cpu) / len(cpu)
         self.timings["shares"] += len(sizes)
 
-    def _replace(self, worker: int, share: int, size: int, traverser: int, iteration: int, attempt: int, error) -> None:
-        """A new actor in place of a dead one; its share will be re-run from its seed."""
+    def _replace(self, worker: int, traverser: int, iteration: int, attempt: int, error) -> None:
+        """A new actor in place of a dead one; its shares will be re-run from their seeds."""
         if attempt == MAX_RESTARTS_PER_SHARE:
-            raise RuntimeError(f"traversal share {share} of iteration {iteration} lost its worker "
+            raise RuntimeError(f"a traversal share of iteration {iteration} lost its worker "
                                f"{attempt + 1} times (last: {type(error).__name__}); giving up") from error  # fmt: skip
         self.workers[worker] = self._start_worker()
         self.restarts += 1
-        self._events.append(f"worker {worker} died ({type(error).__name__}); restarted, its {size} traversals "
-                            f"for player {traverser} re-run from their seed")  # fmt: skip
+        self._events.append(f"worker {worker} died ({type(error).__name__}); restarted, its unfinished shares "
+                            f"for player {traverser} re-run from their seeds")  # fmt: skip
 
     def take_events(self) -> list[str]:
         events, self._events = self._events, []
