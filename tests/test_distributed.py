@@ -13,6 +13,7 @@ import pytest
 
 from openspiel_cfrx.deep import DeepCFRSolver
 from openspiel_cfrx.deep.distributed import RayUnavailableError, share_sizes, split
+from openspiel_cfrx.deep.sampler import smallest_share
 
 ray = pytest.importorskip("ray")
 
@@ -60,6 +61,12 @@ def test_shares_by_factoring():
         rounds = [sizes[i:i + n] for i in range(0, len(sizes), n)]
         assert all(max(r) - min(r) <= 1 for r in rounds)  # equal workers finish a round together
         assert all(s >= least for s in sizes[:-n])  # only the last round may go below the floor
+
+
+def test_smallest_share_is_about_30_ms_of_work_or_the_batch():
+    assert smallest_share("state", 1000) == 100 and smallest_share("tree", 1000) == 500
+    assert smallest_share("state", 64) == 64  # never above the traversal batch
+    assert smallest_share("vectorized", 4096) == 4096 and smallest_share("poker", 8192) == 8192
 
 
 def test_two_workers_sample_like_the_in_process_sampler_lemma_1(local_ray):

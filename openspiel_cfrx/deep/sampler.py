@@ -235,11 +235,17 @@ class VectorSampler(Sampler):
 def smallest_share(backend: str, batch_size: int) -> int:
     """The fewest traversals worth sending a Ray worker as one share.
 
-    The Python backends ("state", "tree") run a share as one lock-step batch
-    whose per-traversal cost is flat from about 100 traversals up (5x2 FHP,
-    one thread: 100 -> 112k nodes/s, 400 -> 121k, 1,000 -> 108k; 50 -> 95k);
-    the array backends need their whole batch to amortise each step."""
-    return min(int(batch_size), 100) if backend in ("state", "tree") else int(batch_size)
+    A share has a fixed cost (a Ray call, its result through the object
+    store, the learner's bookkeeping: a few ms) and the Python backends run
+    it as one lock-step batch whose per-traversal cost is flat from about 100
+    traversals up (5x2 FHP, state backend, one thread: 50 -> 95k nodes/s,
+    100 -> 112k, 400 -> 121k). So about 30 ms of work at least: 100
+    traversals of the state backend on 5x2 FHP, 500 of the tree backend on
+    Leduc (~60 us each; at 125, 2 workers on 2 cores lost a tenth of their
+    throughput to per-share costs). The array backends need their whole
+    batch to amortise each step."""
+    floor = {"state": 100, "tree": 500}.get(backend)
+    return int(batch_size) if floor is None else min(int(batch_size), floor)
 
 
 def make_sampler(backend: str, game, encoder, num_actions: int, batch_size: int,
