@@ -123,10 +123,12 @@ def gc_paused():
 
     A batch of traversals keeps its samples as Python objects until it ends,
     so they survive into the oldest generation and set off repeated full
-    collections that scan the whole heap: 15-30% of a 5x2 FHP state-backend
-    batch on CPython 3.11 (`benchmarks/results/distributed.md`). The batch
-    makes no reference cycles worth collecting early; the collector runs as
-    usual once it is back on."""
+    collections that scan the whole heap. Paused, the state backend runs
+    1.3-2.0x faster on full FHP and HULH batches of 4,096 traversals
+    (`benchmarks/results/poker_traversal.md`, session 17) and ~1.2x on 5x2
+    FHP batches of 1,000. A batch leaves no cyclic garbage (`gc.collect()`
+    after one finds nothing), and the collector runs as usual once it is back
+    on."""
     if not gc.isenabled():
         yield
         return
