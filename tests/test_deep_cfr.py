@@ -1,6 +1,7 @@
 """Deep CFR: regret matching, memories, weighting, optimiser, traversal,
 checkpoints, OpenSpiel API compatibility, errors, and convergence on Kuhn."""
 
+import gc
 import inspect
 import os
 import random
@@ -275,9 +276,34 @@ def test_a_traversal_batch_over_the_memory_limit_stops_with_an_estimate():
                              max_record_bytes=20_000)  # fmt: skip
     with pytest.raises(TraversalTooLargeError, match=r"batch of 8 .* samples .*GiB.*batch_size"):
         next(small.collect(uniform, traverser=0, iteration=1, count=8))
+    assert gc.isenabled()  # the stopped batch gave the garbage collector back
     fine = TraversalSampler(StateCursor(leduc, _tensor), 3, batch_size=8, rng=random.Random(0))
     samples = next(fine.collect(uniform, traverser=0, iteration=1, count=8))
     assert len(samples.advantage_features) > 20
+
+
+def test_traversal_batches_pause_the_garbage_collector_and_leave_no_cycles():
+    """The cyclic collector is off while a batch runs (its samples are Python
+    objects until it ends), back on after it, left off if the caller had it
+    off; a batch leaves no cyclic garbage behind."""
+    leduc = pyspiel.load_game("leduc_poker")
+    seen = []
+
+    def uniform(player, features, legal):
+        seen.append(gc.isenabled())
+        return legal / legal.sum(axis=1, keepdims=True)
+
+    sampler = TraversalSampler(StateCursor(leduc, _tensor), 3, batch_size=50, rng=random.Random(0))
+    gc.collect()
+    chunks = list(sampler.collect(uniform, traverser=0, iteration=1, count=200))
+    assert len(chunks) == 4 and seen and not any(seen) and gc.isenabled()
+    assert gc.collect() == 0
+    gc.disable()
+    try:
+        list(sampler.collect(uniform, traverser=1, iteration=1, count=50))
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 def test_traversal_records_regrets_against_the_strategy_value(kuhn):
