@@ -48,6 +48,27 @@ _KIND = {DECISION: 0, DEAL: 1, FOLDED: 2, SHOWDOWN: 3}
 MIN_BATCH = 4096
 
 
+class _Rows:
+    """Rows of float32 appended in place to one [capacity, width] array that
+    grows by doubling; the pages of `np.empty` are only touched where written,
+    so a generous capacity costs address space, not memory."""
+
+    def __init__(self, capacity: int, width: int):
+        self.data, self.size = np.empty((max(capacity, 1), width), np.float32), 0
+
+    def append(self, n: int) -> np.ndarray:
+        """The next n rows (a view to write into)."""
+        if self.size + n > len(self.data):
+            grown = np.empty((max(2 * len(self.data), self.size + n), self.data.shape[1]), np.float32)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+        self.size += n
+        return self.data[self.size - n : self.size]
+
+    def filled(self) -> np.ndarray:
+        return self.data[: self.size]
+
+
 class PokerSampler(Sampler):
     """The "poker" traversal backend: `batch_size` external-sampling
     traversals at a time over the game's betting tree (module doc).
@@ -70,6 +91,7 @@ class PokerSampler(Sampler):
         # checked against pyspiel / the encoder on random states; other layouts are refused
         self.inputs = InformationStateTensors(game, tree) if encoder is None else CardSlotInputs(game, tree, encoder)
         self.batch_size, self.rng = max(int(batch_size), MIN_BATCH), rng
+        self._rows_per_traversal = [32.0, 32.0]  # decision visits per traversal (traverser's, opponent's): a first guess
         self.num_actions = game.num_distinct_actions()
         nodes = tree.nodes
         N = len(nodes)
@@ -108,15 +130,23 @@ class PokerSampler(Sampler):
         ranks = [rank_cards(np.concatenate([cards[:, 2 * p : 2 * p + 2], board], axis=1), deck.num_suits) for p in (0, 1)]
         return cards, np.sign(ranks[0] - ranks[1]).astype(np.float64)
 
-    def features(self, nodes: np.ndarray, cards: np.ndarray) -> np.ndarray:
-        """[V, F] network inputs of the acting player at decision `nodes` [V] with deals `cards` [V, 4 + board]."""
+    def features(self, nodes: np.ndarray, cards: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """[V, F] network inputs of the acting player at decision `nodes` [V] with deals
+        `cards` [V, 4 + board], written into `out` ([V, F] float32) when given."""
         rows, player = np.arange(len(nodes))[:, None], self.player[nodes][:, None]
         hole = cards[rows, 2 * player + np.arange(2)]
-        return self.inputs.batch(self.templates[nodes], self.round[nodes], hole, cards[:, 4:], copy=False)
+        templates = np.take(self.templates, nodes, axis=0, out=out, mode="clip")  # valid indices: 'clip' writes out directly
+        return self.inputs.batch(templates, self.round[nodes], hole, cards[:, 4:], copy=False)
 
     def _traverse(self, strategy: StrategyFn, traverser: int, count: int) -> Samples:
-        """`count` traversals of Algorithm 2 for `traverser`, as arrays of visits."""
+        """`count` traversals of Algorithm 2 for `traverser`, as arrays of visits.
+
+        Each decision visit's network input is built once, in place in its
+        sample row (the traverser's for M_V, the opponent's for M_Pi), and
+        answers the sigma^t query from there."""
         cards, sign = self._deal(count)  # chance, drawn once per traversal (lines 11-12)
+        width = self.inputs.size
+        inputs = [_Rows(int(count * per), width) for per in self._rows_per_traversal]  # advantage, strategy
         levels, strategy_rows = [], []
         node, deal = np.zeros(count, dtype=np.int64), np.arange(count)
         nodes_touched = 4 * count  # the hole cards' chance nodes
@@ -126,34 +156,27 @@ class PokerSampler(Sampler):
             decision = np.flatnonzero(kind == _KIND[DECISION])
             mine = decision[self.player[node[decision]] == traverser]
             theirs = decision[self.player[node[decision]] != traverser]
-            sigma = self._sigma(strategy, node, deal, decision, cards)
+            sigma = np.zeros((len(node), self.num_actions))
+            for visits, player, rows in ((mine, traverser, inputs[0]), (theirs, 1 - traverser, inputs[1])):
+                if len(visits):
+                    features = self.features(node[visits], cards[deal[visits]], out=rows.append(len(visits)))
+                    sigma[visits] = strategy(player, features, self.legal[node[visits]])
             if len(theirs):  # line 13: (I, sigma^t(I)) to the strategy memory
-                strategy_rows.append((node[theirs], deal[theirs], sigma[theirs].astype(np.float32)))
+                strategy_rows.append((node[theirs], sigma[theirs].astype(np.float32)))
             step, start, child = self._children(node, kind, mine, theirs, sigma)
             levels.append((node, deal, start, step, mine, sigma))
             node, deal = child, np.repeat(deal, step)
         advantage = self._values(levels, traverser, sign)
+        self._rows_per_traversal = [1.25 * rows.size / count + 1 for rows in inputs]  # the next batch's first guess
+        return Samples(*self._samples(advantage, inputs[0]), *self._samples(strategy_rows, inputs[1]), nodes_touched)
 
-        def rows(parts):  # (features, values, legal masks); features built once, for all rows
-            A = self.num_actions
-            if not parts:
-                return np.zeros((0, self.inputs.size), np.float32), np.zeros((0, A), np.float32), np.zeros((0, A), bool)
-            nodes, deals, values = (np.concatenate([part[i] for part in parts]) for i in range(3))
-            return self.features(nodes, cards[deals]), values, self.legal[nodes]
-
-        return Samples(*rows(advantage), *rows(strategy_rows), nodes_touched)
-
-    def _sigma(self, strategy, node, deal, decision, cards) -> np.ndarray:
-        """[V, A] sigma^t at the decision visits (one `strategy` call per player), 0 elsewhere."""
-        sigma = np.zeros((len(node), self.num_actions))
-        if len(decision):
-            features = self.features(node[decision], cards[deal[decision]])
-            mask, acting = self.legal[node[decision]], self.player[node[decision]]
-            for p in (0, 1):
-                rows = np.flatnonzero(acting == p)
-                if len(rows):
-                    sigma[decision[rows]] = strategy(p, features[rows], mask[rows])
-        return sigma
+    def _samples(self, parts: list, rows: _Rows) -> tuple:
+        """(features, values, legal masks) of the sample rows: each depth's (nodes, values), in depth order."""
+        A = self.num_actions
+        if not parts:
+            return np.zeros((0, self.inputs.size), np.float32), np.zeros((0, A), np.float32), np.zeros((0, A), bool)
+        nodes, values = (np.concatenate([part[i] for part in parts]) for i in range(2))
+        return rows.filled(), values, self.legal[nodes]
 
     def _children(self, node, kind, mine, theirs, sigma):
         """(children per visit, first child's position, child nodes): every legal
@@ -185,7 +208,7 @@ class PokerSampler(Sampler):
     def _values(self, levels, traverser: int, sign: np.ndarray) -> list:
         """The traverser's values, deepest depth first (lines 2-3, 8-9), and its
         sampled regrets r~(I, a) = v(I, a) - v(I) per decision (line 10):
-        [(nodes, deals, regrets [m, A])] per depth."""
+        [(nodes, regrets [m, A])] per depth with a traverser decision, in depth order."""
         advantage, below = [], None
         for node, deal, start, step, mine, sigma in reversed(levels):
             value = np.zeros(len(node))
@@ -208,6 +231,6 @@ class PokerSampler(Sampler):
                 action_values = np.where(legal, below[start[mine][:, None] + offsets], 0.0)
                 value[mine] = (sigma[mine] * action_values).sum(axis=1)
                 regrets = np.where(legal, action_values - value[mine][:, None], 0.0)
-                advantage.append((node[mine], deal[mine], regrets.astype(np.float32)))
+                advantage.append((node[mine], regrets.astype(np.float32)))
             below = value
-        return advantage
+        return advantage[::-1]  # in depth order, like the rows of their inputs
