@@ -124,9 +124,10 @@ def gc_paused():
     A batch of traversals keeps its samples as Python objects until it ends,
     so they survive into the oldest generation and set off repeated full
     collections that scan the whole heap. Paused, the state backend runs
-    1.3-2.0x faster on full FHP and HULH batches of 4,096 traversals
-    (`benchmarks/results/poker_traversal.md`, session 17) and ~1.2x on 5x2
-    FHP batches of 1,000. A batch leaves no cyclic garbage (`gc.collect()`
+    1.11-1.14x faster with batches of 1,000 traversals (5x2 and full FHP) and
+    CFR-MIX's probe traversals (`team_model.ProbeSampler`) 1.25x
+    (`benchmarks/results/gc_pause.md`); 1.3-2.0x with batches of 4,096 (full
+    FHP, HULH: `benchmarks/results/poker_traversal.md`). A batch leaves no cyclic garbage (`gc.collect()`
     after one finds nothing), and the collector runs as usual once it is back
     on."""
     if not gc.isenabled():

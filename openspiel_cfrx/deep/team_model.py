@@ -24,7 +24,7 @@ from openspiel_cfrx.deep.agent_network import AgentNetwork, Packer, mix
 from openspiel_cfrx.deep.memories import make_memory
 from openspiel_cfrx.deep.networks import reset_parameters
 from openspiel_cfrx.deep.probe_traversal import AgentView, run_traversals
-from openspiel_cfrx.deep.sampler import Sampler
+from openspiel_cfrx.deep.sampler import Sampler, gc_paused
 from openspiel_cfrx.deep.trainer import SQUARED, Trainer, array_batches
 
 _EVAL_BATCH = 4096
@@ -176,8 +176,9 @@ class ProbeSampler(Sampler):
 
     def collect(self, strategy, traverser, iteration, count):
         for lo in range(0, count, self.batch_size):
-            record, _ = run_traversals(self.game, traverser, min(self.batch_size, count - lo), self.views, strategy,
-                                       self.rng, self.regret_targets, self.joint_cap)  # fmt: skip
+            with gc_paused():  # the record's samples are Python objects until the batch ends (sampler.gc_paused)
+                record, _ = run_traversals(self.game, traverser, min(self.batch_size, count - lo), self.views,
+                                           strategy, self.rng, self.regret_targets, self.joint_cap)  # fmt: skip
             yield record
 
 
