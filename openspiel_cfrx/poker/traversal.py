@@ -91,7 +91,7 @@ class PokerSampler(Sampler):
         # checked against pyspiel / the encoder on random states; other layouts are refused
         self.inputs = InformationStateTensors(game, tree) if encoder is None else CardSlotInputs(game, tree, encoder)
         self.batch_size, self.rng = max(int(batch_size), MIN_BATCH), rng
-        self._rows_per_traversal = [32.0, 32.0]  # decision visits per traversal (traverser's, opponent's): a first guess
+        self._rows_per_traversal = [4.0, 4.0]  # decision visits per traversal (traverser's, opponent's): a first guess, low (the rows grow)
         self.num_actions = game.num_distinct_actions()
         nodes = tree.nodes
         N = len(nodes)
