@@ -5,9 +5,6 @@
 # processes), all against one in-process baseline. Usage: bash run_checks5.sh OUTDIR
 source "$(dirname "$0")/setup.sh" "$@"
 nvidia-smi -L; nproc
-bench() { timeout "$1" python3 benchmarks/bench_distributed.py --workloads=fhp --in_process_threads=1 \
-    --num_traversals=10000 --iterations=2 --projection=64 "${@:2}"; }
-rate() { python3 -c "import re,sys; print([l.split('|')[6].strip().replace(',','') for l in open(sys.argv[1]) if re.match(r'\| 5x2 FHP \(state\) \| 1 \|', l)][0])" "$1"; }
 stamp "1 and 16 workers (factoring, niceness 15)"
 bench 150 --workers=1,16 --output="$out/a_k10000_nice15.md"
 base=$(rate "$out/a_k10000_nice15.md" 2>/dev/null || echo 0); echo "baseline nodes/s: $base"

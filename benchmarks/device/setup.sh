@@ -14,3 +14,8 @@ start=$(date +%s)
 stamp() { echo "== $(( $(date +%s) - start )) s: $*"; }
 [ -e /tmp/site/ray ] || tar -xJf .whl/site312.tar.xz -C /tmp/site || exit 1
 echo /tmp/site > "$(python3 -c 'import site; print(site.getsitepackages()[0])')/zz_openspiel_cfrx_site.pth"
+# Issue 20's K = 10,000 runs on 5x2 FHP (bench_distributed.py): `bench TIMEOUT ARGS...`, and the
+# in-process row's nodes/s of a file it wrote (for --baseline_rate in later commands): `rate FILE`.
+bench() { timeout "$1" python3 benchmarks/bench_distributed.py --workloads=fhp --in_process_threads=1 \
+    --num_traversals=10000 --iterations=2 --projection=64 "${@:2}"; }
+rate() { python3 -c "import re,sys; print([l.split('|')[6].strip().replace(',','') for l in open(sys.argv[1]) if re.match(r'\| 5x2 FHP \(state\) \| 1 \|', l)][0])" "$1"; }
