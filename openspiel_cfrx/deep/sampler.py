@@ -130,14 +130,13 @@ def gc_paused():
     FHP, HULH: `benchmarks/results/poker_traversal.md`). A batch leaves no cyclic garbage (`gc.collect()`
     after one finds nothing), and the collector runs as usual once it is back
     on."""
-    if not gc.isenabled():
-        yield
-        return
+    enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
-        gc.enable()
+        if enabled:
+            gc.enable()
 
 
 class TraversalTooLargeError(MemoryError):
