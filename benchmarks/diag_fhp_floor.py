@@ -1,0 +1,218 @@
+"""Where Deep CFR's 5x2 FHP floor comes from (issue 21): the diagnostics behind
+`benchmarks/results/fhp_plateau.md`'s session-18 section.
+
+Three modes, each printing one line per measurement (exact NashConv by
+`poker_nash_conv`, mbb/g):
+
+    # a Deep CFR run (bench_fhp_curve.py's settings + JSON overrides), evaluated at
+    # the given iterations: current iterate sigma^t and the average network
+    PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --iterations=60 --at=20,40,60 \
+        --deep_cfr='{"num_traversals": 10000, "reinitialize_advantage_networks": false}'
+    # ... with the advantage loss fitted on the memory merged by infoset
+    # (minibatches of distinct infosets drawn with probability W_I / sum W: the
+    # same loss, without the targets' within-infoset noise in the gradient)
+    PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --merged ...
+
+    # refit the advantage networks of a saved run much longer / wider
+    PYTHONPATH=. python benchmarks/diag_fhp_floor.py refit --checkpoint=C --layers=128,128 --steps=500,2000,16000
+
+    # the average strategy of a saved run: exact (tabular) mean of its strategy
+    # memory, then average networks of other sizes / step counts
+    PYTHONPATH=. python benchmarks/diag_fhp_floor.py average --checkpoint=C --layers=128,128 --steps=1000,4000
+
+`run --save=C` writes the checkpoint the other two modes read (with the same
+`--deep_cfr` overrides). One seed per line; torch threads 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+import numpy as np
+import pyspiel
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from open_spiel.python import policy as policy_lib  # noqa: E402
+
+import games  # noqa: E402,F401  (registers flop_holdem)
+from benchmarks.bench_fhp_curve import DEEP_CFR_SETTINGS  # noqa: E402
+from games.poker_exploitability import poker_nash_conv  # noqa: E402
+from openspiel_cfrx.deep import DeepCFRSolver  # noqa: E402
+from openspiel_cfrx.deep.networks import make_network, reset_parameters  # noqa: E402
+from openspiel_cfrx.deep.schedule import Schedule  # noqa: E402
+from openspiel_cfrx.deep.trainer import Trainer  # noqa: E402
+
+GAME = "flop_holdem(num_ranks=5,num_suits=2)"
+
+
+def mbb(game, pol) -> str:
+    r = poker_nash_conv(game, pol, return_details=True)
+    return f"{r.nash_conv_mbb:.1f} (BR gains {r.player_improvements[0]:.1f} / {r.player_improvements[1]:.1f})"
+
+
+def make_solver(game, args) -> DeepCFRSolver:
+    settings = dict(DEEP_CFR_SETTINGS, regret_scale="auto", traversal_backend="poker",
+                    advantage_network_layers=(128, 128), advantage_network_train_steps=500)  # fmt: skip
+    settings.update(json.loads(args.deep_cfr))
+    solver = DeepCFRSolver(game, num_iterations=10**9, seed=args.seed, **settings)
+    if args.schedule:
+        solver.schedule = Schedule(learning_rate=args.schedule)
+    return solver
+
+
+def fit_merged(memory, loss, steps, batch_size, rng, linear_scale, trainer, schedule) -> float:
+    """The advantage loss on the memory merged by infoset (memories.py), as
+    minibatches of distinct infosets I drawn with probability W_I / sum W, each
+    weighted sum W / entries: an unbiased estimate of the same loss's gradient
+    without the sampled targets' spread within an infoset."""
+    merged = memory.aggregate("linear", linear_scale)
+    weight = merged["weight"]
+    cdf = np.cumsum(weight / weight.sum())
+    x, y, m = (torch.from_numpy(merged[k]) for k in ("features", "targets", "legal_mask"))
+    scale = float(weight.sum() / merged["size"])
+
+    def batch(step):
+        index = torch.from_numpy(np.minimum(np.searchsorted(cdf, rng.random(batch_size)), len(cdf) - 1))
+        return x[index], y[index], m[index], torch.full((batch_size,), scale)
+
+    return trainer.fit(batch, steps, loss, schedule) + merged["constant"] / merged["size"]
+
+
+def run(game, args) -> None:
+    solver = make_solver(game, args)
+    if args.merged:
+        for memory in solver.advantage_buffers:
+            memory.track_duplicates(max_unique=10**7)
+
+        def train_advantage_network(player):
+            trainer = solver.advantage_trainers[player]
+            if solver._reinitialize:  # noqa: SLF001
+                trainer.reinitialize(args.seed * 1009 + 3 * solver.iteration + player)
+            loss = fit_merged(solver.advantage_buffers[player], solver.advantage_loss,
+                              solver.advantage_train_steps(solver.iteration), solver.config["batch_size_advantage"],
+                              solver.np_rng, solver.linear_scale(), trainer, solver.schedule)  # fmt: skip
+            solver._trained[player] = True  # noqa: SLF001
+            return loss
+
+        solver.train_advantage_network = train_advantage_network
+    at = {int(a) for a in args.at.split(",")}
+    start = time.perf_counter()
+    for it in range(1, args.iterations + 1):
+        solver.run_iteration()
+        if it in at:
+            spent = time.perf_counter() - start
+            losses = [round(x, 4) for x in solver.history[-1]["advantage_loss"]]
+            current = mbb(game, solver.current_policy())
+            solver.train_policy_network()
+            print(f"iteration {it}: {spent:.0f} s (earlier evaluations included), {solver.nodes_touched:,} nodes, "
+                  f"advantage losses {losses}; current iterate {current}; average network {mbb(game, solver)}",
+                  flush=True)  # fmt: skip
+    if args.save:
+        solver.save_checkpoint(args.save)
+
+
+def refit(game, args) -> None:
+    solver = make_solver(game, args)
+    solver.load_checkpoint(args.checkpoint)
+    print(f"checkpoint (iteration {solver.iteration}): current iterate {mbb(game, solver.current_policy())}", flush=True)
+    layers = tuple(int(w) for w in args.layers.split(","))
+    trainers = []
+    for player in (0, 1):
+        network = make_network("mlp", *trainer_shape(solver), layers)
+        reset_parameters(network, 7 + player)
+        trainers.append(Trainer(network, args.learning_rate, 1.0))
+    solver._advantage = trainers  # noqa: SLF001  (the networks sigma^t is read from)
+    rng, done, start = np.random.default_rng(1), 0, time.perf_counter()
+    for steps in (int(s) for s in args.steps.split(",")):
+        losses = [round(t.fit_memory(solver.advantage_buffers[p], solver.advantage_loss, steps - done,
+                                     solver.config["batch_size_advantage"], rng, solver.linear_scale()), 4)
+                  for p, t in enumerate(trainers)]  # fmt: skip
+        done = steps
+        print(f"advantage {layers} refitted {steps} steps ({time.perf_counter() - start:.0f} s): losses {losses}; "
+              f"current iterate {mbb(game, solver.current_policy())}", flush=True)  # fmt: skip
+
+
+def trainer_shape(solver) -> tuple[int, int]:
+    net = solver.advantage_networks[0]
+    first, last = next(net.parameters()), list(net.parameters())[-1]
+    return first.shape[1], last.shape[0]
+
+
+class TabularMean(policy_lib.Policy):
+    """The t-weighted mean of a strategy memory's entries per infoset (what a
+    perfectly fitted average network would output on the infosets it holds;
+    uniform elsewhere)."""
+
+    def __init__(self, game, memory):
+        super().__init__(game, [0, 1])
+        n = len(memory)
+        features, probs = memory.features[:n], memory.targets[:n].astype(np.float64)
+        weight = memory.iteration[:n].astype(np.float64)
+        keys = np.ascontiguousarray(features).view(np.dtype((np.void, features.shape[1] * 4))).ravel()
+        distinct, inverse = np.unique(keys, return_inverse=True)
+        total = np.bincount(inverse, weights=weight)
+        means = np.stack([np.bincount(inverse, weights=weight * probs[:, a], minlength=len(distinct))
+                          for a in range(probs.shape[1])], axis=1) / total[:, None]  # fmt: skip
+        self.table = {k.tobytes(): means[i] for i, k in enumerate(distinct)}
+        self.misses = 0
+
+    def action_probabilities(self, state, player_id=None):
+        legal = state.legal_actions()
+        p = self.table.get(np.asarray(state.information_state_tensor(), np.float32).tobytes())
+        if p is None:
+            self.misses += 1
+            return {a: 1.0 / len(legal) for a in legal}
+        total = sum(p[a] for a in legal)
+        return {a: p[a] / total for a in legal}
+
+
+def average(game, args) -> None:
+    solver = make_solver(game, args)
+    solver.load_checkpoint(args.checkpoint)
+    table = TabularMean(game, solver.strategy_buffer)
+    value = mbb(game, table)
+    print(f"checkpoint (iteration {solver.iteration}): strategy memory {len(solver.strategy_buffer):,} entries, "
+          f"{len(table.table):,} infosets; exact mean of the memory {value} ({table.misses:,} infosets absent: "
+          f"uniform)", flush=True)  # fmt: skip
+    layers = tuple(int(w) for w in args.layers.split(","))
+    average = solver._average  # noqa: SLF001
+    average.trainer = Trainer(make_network("mlp", *trainer_shape(solver), layers), args.learning_rate, 1.0)
+    average.batch_size = args.batch_size
+    for steps in (int(s) for s in args.steps.split(",")):
+        average.steps = steps
+        start = time.perf_counter()
+        loss = solver.train_policy_network()
+        print(f"average network {layers}, {steps} steps of batch {args.batch_size}, lr {args.learning_rate} "
+              f"{args.schedule or 'constant'} ({time.perf_counter() - start:.1f} s, loss {loss:.4f}): "
+              f"{mbb(game, solver)}", flush=True)  # fmt: skip
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("mode", choices=("run", "refit", "average"))
+    parser.add_argument("--deep_cfr", default="{}", help="JSON overrides of the Deep CFR settings")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--schedule", default="", help="learning-rate schedule (cosine); default constant")
+    parser.add_argument("--iterations", type=int, default=40)
+    parser.add_argument("--at", default="10,20,40", help="run: evaluate after these iterations")
+    parser.add_argument("--merged", action="store_true", help="run: fit the advantage loss on merged infosets")
+    parser.add_argument("--save", default="", help="run: save the solver here at the end")
+    parser.add_argument("--checkpoint", default="", help="refit/average: the saved run")
+    parser.add_argument("--layers", default="128,128")
+    parser.add_argument("--steps", default="500,2000")
+    parser.add_argument("--learning_rate", type=float, default=1e-3)
+    parser.add_argument("--batch_size", type=int, default=2048)
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    game = pyspiel.load_game(GAME)
+    {"run": run, "refit": refit, "average": average}[args.mode](game, args)
+
+
+if __name__ == "__main__":
+    main()
