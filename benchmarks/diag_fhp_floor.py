@@ -56,11 +56,16 @@ def mbb(game, pol) -> str:
     return f"{r.nash_conv_mbb:.1f} (BR gains {r.player_improvements[0]:.1f} / {r.player_improvements[1]:.1f})"
 
 
-def make_solver(game, args) -> DeepCFRSolver:
+def settings_of(args) -> dict:
+    """bench_fhp_curve.py's Deep CFR settings as in its 2026-11-25 900 s run, then --deep_cfr."""
     settings = dict(DEEP_CFR_SETTINGS, regret_scale="auto", traversal_backend="poker",
                     advantage_network_layers=(128, 128), advantage_network_train_steps=500)  # fmt: skip
     settings.update(json.loads(args.deep_cfr))
-    solver = DeepCFRSolver(game, num_iterations=10**9, seed=args.seed, **settings)
+    return settings
+
+
+def make_solver(game, args) -> DeepCFRSolver:
+    solver = DeepCFRSolver(game, num_iterations=10**9, seed=args.seed, **settings_of(args))
     if args.schedule:
         solver.schedule = Schedule(learning_rate=args.schedule)
     return solver
@@ -95,7 +100,7 @@ def run(game, args) -> None:
             if solver._reinitialize:  # noqa: SLF001
                 trainer.reinitialize(args.seed * 1009 + 3 * solver.iteration + player)
             loss = fit_merged(solver.advantage_buffers[player], solver.advantage_loss,
-                              solver.advantage_train_steps(solver.iteration), solver.config["batch_size_advantage"],
+                              solver.advantage_train_steps(solver.iteration), settings_of(args)["batch_size_advantage"],
                               solver.np_rng, solver.linear_scale(), trainer, solver.schedule)  # fmt: skip
             solver._trained[player] = True  # noqa: SLF001
             return loss
@@ -131,7 +136,7 @@ def refit(game, args) -> None:
     rng, done, start = np.random.default_rng(1), 0, time.perf_counter()
     for steps in (int(s) for s in args.steps.split(",")):
         losses = [round(t.fit_memory(solver.advantage_buffers[p], solver.advantage_loss, steps - done,
-                                     solver.config["batch_size_advantage"], rng, solver.linear_scale()), 4)
+                                     settings_of(args)["batch_size_advantage"], rng, solver.linear_scale()), 4)
                   for p, t in enumerate(trainers)]  # fmt: skip
         done = steps
         print(f"advantage {layers} refitted {steps} steps ({time.perf_counter() - start:.0f} s): losses {losses}; "
