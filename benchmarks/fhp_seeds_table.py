@@ -2,7 +2,7 @@
 ES-MCCFR on 5x2 FHP, from `bench_fhp_curve.py --match-nodes` CSVs (issue 21).
 
     PYTHONPATH=. .venv/bin/python benchmarks/fhp_seeds_table.py \\
-        benchmarks/results/fhp_curve/fhp_curve.csv benchmarks/results/fhp_seeds/seed1.csv \\
+        benchmarks/results/fhp_curve/2026-11-25/fhp_curve.csv benchmarks/results/fhp_seeds/seed1.csv \\
         benchmarks/results/fhp_seeds/seed2.csv > /tmp/table.md
 
 Each CSV is one seed (in the order given: seeds 0, 1, 2, ...); Deep CFR's k-th
