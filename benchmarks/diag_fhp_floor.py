@@ -27,6 +27,7 @@ Three modes, each printing one line per measurement (exact NashConv by
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -71,7 +72,7 @@ def make_solver(game, args) -> DeepCFRSolver:
     return solver
 
 
-def fit_merged(memory, loss, steps, batch_size, rng, linear_scale, trainer, schedule) -> float:
+def fit_merged(memory, loss, steps, batch_size, rng, linear_scale, schedule=None, *, trainer) -> float:
     """The advantage loss on the memory merged by infoset (memories.py), as
     minibatches of distinct infosets I drawn with probability W_I / sum W, each
     weighted sum W / entries: an unbiased estimate of the same loss's gradient
@@ -95,17 +96,8 @@ def run(game, args) -> None:
         for memory in solver.advantage_buffers:
             memory.track_duplicates(max_unique=10**7)
 
-        def train_advantage_network(player):
-            trainer = solver.advantage_trainers[player]
-            if solver._reinitialize:  # noqa: SLF001
-                trainer.reinitialize(args.seed * 1009 + 3 * solver.iteration + player)
-            loss = fit_merged(solver.advantage_buffers[player], solver.advantage_loss,
-                              solver.advantage_train_steps(solver.iteration), settings_of(args)["batch_size_advantage"],
-                              solver.np_rng, solver.linear_scale(), trainer, solver.schedule)  # fmt: skip
-            solver._trained[player] = True  # noqa: SLF001
-            return loss
-
-        solver.train_advantage_network = train_advantage_network
+        for trainer in solver.advantage_trainers:  # the solver's own step (reinit, steps, weights), merged batches
+            trainer.fit_memory = functools.partial(fit_merged, trainer=trainer)
     at = {int(a) for a in args.at.split(",")}
     start = time.perf_counter()
     for it in range(1, args.iterations + 1):
