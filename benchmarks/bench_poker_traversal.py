@@ -8,7 +8,10 @@ then K traversals are timed (`--repeats`, best kept): `solver.sampler.collect`
 alone (the traversals: nodes touched per second, the state backend's count:
 decisions, terminals, one chance node per card), and `solver.collect` (the
 same plus inserting the samples into the memories, a cost both backends pay
-per row).
+per row). With the Appendix C network the poker backend asks sigma^t by
+parts (`deep_cfr.FactoredStrategy`: each deal's card part once per round, each
+node's bet part once, the trunk per visit); the row "poker, whole inputs"
+times the same backend with one forward pass per visit's whole input.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_poker_traversal.py \
         --output=benchmarks/results/poker_traversal.md
@@ -52,18 +55,26 @@ def main(argv):
         game = pyspiel.load_game(name)
         sizes = {"advantage_network_layers": (64,), "policy_network_layers": (64,)} if network == "poker" else {}
         speeds = {}
-        for backend in ("state", "poker"):
+        for backend in ("state", "poker", "poker, whole inputs"):
+            if backend == "poker, whole inputs" and network != "poker":
+                continue
             count = FLAGS.traversals // (10 if backend == "state" else 1)
             solver = DeepCFRSolver(game, num_iterations=1, num_traversals=200, advantage_network_train_steps=20,
-                                   policy_network_train_steps=1, traversal_backend=backend, network=network,
-                                   traversal_batch_size=FLAGS.batch, seed=0, num_threads=1, **sizes)  # fmt: skip
+                                   policy_network_train_steps=1, traversal_backend=backend.split(",")[0],
+                                   network=network, traversal_batch_size=FLAGS.batch, seed=0, num_threads=1,
+                                   **sizes)  # fmt: skip
             solver.run_iteration()  # trained networks: every query is a forward pass
+            strategy = solver.current_strategy  # the Appendix C network's sigma^t by parts on the poker backend
+            whole = backend.endswith("whole inputs")
+            if whole:  # without `factored`: one forward pass on each visit's whole input (the path before parts)
+                def strategy(player, features, mask, by_parts=strategy):
+                    return by_parts(player, features, mask)
             best = {}
             for _ in range(FLAGS.repeats):
-                for what in ("traversal", "with memories"):
+                for what in ("traversal",) if whole else ("traversal", "with memories"):
                     start = time.perf_counter()
                     if what == "traversal":
-                        nodes = sum(x.nodes for x in solver.sampler.collect(solver.current_strategy, 0, 1, count))
+                        nodes = sum(x.nodes for x in solver.sampler.collect(strategy, 0, 1, count))
                     else:
                         nodes = solver.collect(0, count)
                     seconds = time.perf_counter() - start
@@ -71,10 +82,14 @@ def main(argv):
                         best[what] = (nodes, seconds)
             speeds[backend] = {what: nodes / seconds for what, (nodes, seconds) in best.items()}
             ratio = speeds[backend]["traversal"] / speeds["state"]["traversal"]
-            ratio_memories = speeds[backend]["with memories"] / speeds["state"]["with memories"]
             nodes, seconds = best["traversal"]
+            if whole:
+                memories = "– | –"
+            else:
+                memories = (f"{speeds[backend]['with memories']:,.0f} | "
+                            f"{speeds[backend]['with memories'] / speeds['state']['with memories']:.1f}x")  # fmt: skip
             lines.append(f"| {name} | {network} | {backend} | {count:,} | {nodes:,} | {seconds:.2f} | {nodes / seconds:,.0f} | "
-                         f"**{ratio:.1f}x** | {speeds[backend]['with memories']:,.0f} | {ratio_memories:.1f}x |")  # fmt: skip
+                         f"**{ratio:.1f}x** | {memories} |")  # fmt: skip
             print(lines[-1], flush=True)
     text = (f"# Deep CFR traversals on poker: the poker backend vs pyspiel states (issue 21)\n\n"
             f"{run_header(load)}. Advantage network (default MLP, or the Appendix C network d = 64) trained one "

@@ -222,22 +222,42 @@ class PokerNetwork(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         cards, bets = self.split(x)
-        # 1. card branch
+        return self.trunk(self.card_part(cards) + self.bet_part(bets))
+
+    # comb1(concat(h, y)) = W[:, :d] h + (W[:, d:] y + b): the forward pass as
+    # three parts, so that a caller whose rows repeat the same cards or the same
+    # betting (the poker traversal backend: one deal's cards at every node of a
+    # round, one node's betting for every deal) computes each part once per
+    # distinct value and `trunk` once per row (`FactoredStrategy`).
+
+    def card_part(self, cards: torch.Tensor) -> torch.Tensor:
+        """Card slots [K, slots] (card indices, -1 = none; int64 or the flat
+        input's floats) -> [K, d]: the card branch (embeddings, card1-3) times
+        comb1's card half."""
+        if cards.is_floating_point():
+            cards = cards.round().to(torch.int64)
         h = F.relu(self.card1(self.embed_cards(cards)))
         h = F.relu(self.card2(h) + h) if self.card_skips else F.relu(self.card2(h))
         h = F.relu(self.card3(h) + h) if self.card_skips else F.relu(self.card3(h))
-        # 2. bet branch
+        return F.linear(h, self.comb1.weight[:, : self.dim])
+
+    def bet_part(self, bets: torch.Tensor) -> torch.Tensor:
+        """Bet features [M, nb] -> [M, d]: the bet branch (bet1, bet2) times
+        comb1's bet half, plus comb1's bias."""
         bet_feats = torch.cat([bets.clamp(0, _MAX_BET), bets.ge(0).to(bets.dtype)], dim=1)
         y = F.relu(self.bet1(bet_feats))
         y = F.relu(self.bet2(y) + y)
-        # 3. combined trunk
-        z = F.relu(self.comb1(torch.cat([h, y], dim=1)))
+        return F.linear(y, self.comb1.weight[:, self.dim :], self.comb1.bias)
+
+    def trunk(self, pre: torch.Tensor) -> torch.Tensor:
+        """comb1's pre-activation [B, d] (card part + bet part) -> outputs [B, A]:
+        comb1-3 with skips, normalisation, the action head."""
+        z = F.relu(pre)
         z = F.relu(self.comb2(z) + z)
         z = F.relu(self.comb3(z) + z)
         if self.normalize:
             z = normalize_features(z)  # (z - mean) / std
         return self.action_head(z)
-
 
 def poker_network(
     input_size: int,

@@ -210,12 +210,22 @@ class CardSlotInputs(NodeInputs):
 
     def batch(self, templates, rounds, hole, board, copy=True):
         out = np.array(templates, dtype=np.float32, copy=True) if copy else templates
+        self._write_cards(out, rounds, hole, board)
+        return out
+
+    def card_slots(self, rounds: np.ndarray, hole: np.ndarray, board: np.ndarray) -> np.ndarray:
+        """[V, slots]: the card-slot part of `batch`'s inputs alone (the rest is
+        the node's template: betting features)."""
+        out = np.full((len(rounds), self.slots), -1.0, dtype=np.float32)
+        self._write_cards(out, rounds, hole, board)
+        return out
+
+    def _write_cards(self, out: np.ndarray, rounds, hole, board) -> None:
         out[:, :2] = self.card_value[hole]
         shown = np.asarray(self.tree.board_size)[rounds]
         for j in range(board.shape[1]):
             on = np.flatnonzero(shown > j)
             out[on, 2 + j] = self.card_value[board[on, j]]
-        return out
 
 
 class NetworkStrategy:

@@ -145,6 +145,7 @@ class PokerSampler(Sampler):
         sample row (the traverser's for M_V, the opponent's for M_Pi), and
         answers the sigma^t query from there."""
         cards, sign = self._deal(count)  # chance, drawn once per traversal (lines 11-12)
+        factored, card_parts = self._factored(strategy), [None, None]
         width = self.inputs.size
         inputs = [_Rows(int(count * per), width) for per in self._rows_per_traversal]  # advantage, strategy
         levels, strategy_rows = [], []
@@ -160,7 +161,11 @@ class PokerSampler(Sampler):
             for visits, player, rows in ((mine, traverser, inputs[0]), (theirs, 1 - traverser, inputs[1])):
                 if len(visits):
                     features = self.features(node[visits], cards[deal[visits]], out=rows.append(len(visits)))
-                    sigma[visits] = strategy(player, features, self.legal[node[visits]])
+                    if factored[player] is None:
+                        sigma[visits] = strategy(player, features, self.legal[node[visits]])
+                    else:
+                        sigma[visits] = self._by_parts(factored[player], card_parts, player, node[visits],
+                                                       deal[visits], cards)  # fmt: skip
             if len(theirs):  # line 13: (I, sigma^t(I)) to the strategy memory
                 strategy_rows.append((node[theirs], sigma[theirs].astype(np.float32)))
             step, start, child = self._children(node, kind, mine, theirs, sigma)
@@ -169,6 +174,39 @@ class PokerSampler(Sampler):
         advantage = self._values(levels, traverser, sign)
         self._rows_per_traversal = [1.25 * rows.size / count + 1 for rows in inputs]  # the next batch's first guess
         return Samples(*self._samples(advantage, inputs[0]), *self._samples(strategy_rows, inputs[1]), nodes_touched)
+
+    def _factored(self, strategy: StrategyFn) -> list:
+        """Per player, sigma^t by parts (`deep_cfr.FactoredStrategy`) where the
+        strategy offers it (the Appendix C network on card-slot inputs), else None."""
+        if not isinstance(self.inputs, CardSlotInputs) or not hasattr(strategy, "factored"):
+            return [None, None]
+        return [strategy.factored(player) for player in (0, 1)]
+
+    def _by_parts(self, strategy, card_parts: list, player: int, nodes: np.ndarray, deals: np.ndarray,
+                  cards: np.ndarray) -> np.ndarray:  # fmt: skip
+        """sigma^t at `player`'s decision visits (nodes, deals) from the network's
+        parts: the card part of every distinct (round, cards seen) once per
+        batch (at the player's first visit; before the flop only the hand
+        counts: at most 1,326 of them), the bet part once per distinct node,
+        the trunk per visit. The same numbers as `strategy(player, features,
+        legal)`."""
+        K = len(cards)
+        if card_parts[player] is None:
+            R, base = len(self.board_size), self.tree.deck.num_cards + 1
+            # the hand in index order: the network sums a group's cards (as `CardSlotInputs.tensors`)
+            hole, board = np.sort(cards[:, 2 * player : 2 * player + 2], axis=1), cards[:, 4:]
+            keys = np.zeros((R, K), dtype=np.int64)  # (round r, deal k): the cards seen and r, as one number
+            for r, shown in enumerate(self.board_size):
+                for column in (*hole.T, *board[:, :shown].T):
+                    keys[r] = keys[r] * base + column + 1
+                keys[r] = keys[r] * R + r
+            _, first, of_row = np.unique(keys.ravel(), return_index=True, return_inverse=True)
+            rounds, deal = np.divmod(first, K)
+            card_parts[player] = strategy.cards(self.inputs.card_slots(rounds, hole[deal], board[deal])), of_row
+        parts, of_row = card_parts[player]
+        unique, bet_rows = np.unique(nodes, return_inverse=True)
+        bets = strategy.bets(self.templates[unique, self.inputs.slots :])
+        return strategy(parts, of_row[self.round[nodes] * K + deals], bets, bet_rows, self.legal[nodes])
 
     def _samples(self, parts: list, rows: _Rows) -> tuple:
         """(features, values, legal masks) of the sample rows: each depth's (nodes, values), in depth order."""
