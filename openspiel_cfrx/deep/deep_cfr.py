@@ -436,7 +436,7 @@ class FactoredStrategy:
                  mask: np.ndarray) -> np.ndarray:  # fmt: skip
         with torch.inference_mode():
             card_rows, bet_rows = (torch.as_tensor(rows, device=self.device) for rows in (card_rows, bet_rows))
-            advantages = self.network.trunk(cards[card_rows] + bets[bet_rows])
+            advantages = self.network.trunk(cards.index_select(0, card_rows).add_(bets.index_select(0, bet_rows)))
         return regret_matching(advantages.cpu().numpy(), np.asarray(mask), self.fallback)
 
 
