@@ -76,6 +76,9 @@ def parse_args(argv=None):
     parser.add_argument("--regret-scale", default="1",
                         help='DeepCFRSolver regret_scale: a number (1 = raw chip regrets, the paper) or "auto"')
     parser.add_argument("--memory", type=int, default=4_000_000, help="entries per Deep CFR memory")
+    parser.add_argument("--fine-tune", action="store_true",
+                        help="fine-tune the advantage networks each iteration instead of retraining them from "
+                             "scratch (reinitialize_advantage_networks=False; Figure 4's 'continue' arm)")  # fmt: skip
     parser.add_argument("--policy-steps", type=int, default=300, help="average-network SGD steps")
     parser.add_argument(
         "--nfsp-step", type=int, default=1000, help="NFSP episodes between clock checks"
@@ -114,6 +117,7 @@ def train_deep_cfr(game, args) -> tuple[object, dict]:
         policy_network_train_steps=args.policy_steps,
         batch_size_strategy=args.batch,
         memory_capacity=args.memory,
+        reinitialize_advantage_networks=not args.fine_tune,
         aggregate_duplicates=False,
         regret_scale=args.regret_scale if args.regret_scale == "auto" else float(args.regret_scale),
         seed=args.seed,
@@ -246,7 +250,8 @@ def main(argv=None):
             f"{args.traversal_backend} traversal backend, regret_scale {args.regret_scale}, "
             f"{d['iterations']} iterations x {args.traversals} traversals per player "
             f"({d['traversals']:,} traversals, {d['nodes']:,} nodes touched), {args.sgd_steps} advantage SGD "
-            f"steps of batch {args.batch} per player per iteration, average network {args.policy_steps} steps "
+            f"steps of batch {args.batch} per player per iteration "
+            f"({'fine-tuned' if args.fine_tune else 'retrained from scratch'}), average network {args.policy_steps} steps "
             f"of batch {args.batch}; {d['seconds']:.0f} s of iterations (traversal {d['traversal_seconds']:.0f} s, "
             f"advantage training {d['training_seconds']:.0f} s) + {d['policy_seconds']:.0f} s average-network "
             f"training; memories (adv P1, adv P2, strategy) {d['memories']}; last advantage losses "

@@ -259,6 +259,7 @@ class PokerNetwork(nn.Module):
             z = normalize_features(z)  # (z - mean) / std
         return self.action_head(z)
 
+
 def poker_network(
     input_size: int,
     num_actions: int,
