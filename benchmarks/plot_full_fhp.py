@@ -8,6 +8,7 @@ NashConv / 2) against solver seconds on this machine; with
 x-axis; CFR+ walks the whole tree, not samples).
 
     .venv/bin/python benchmarks/plot_full_fhp.py --deep_cfr=benchmarks/results/full_fhp/fhp_curve.csv \
+        [--deep_cfr="older settings=benchmarks/results/full_fhp/<run>/fhp_curve.csv"] \
         --nfsp=benchmarks/results/full_fhp/nfsp/nfsp.csv \
         --output=benchmarks/results/full_fhp/full_fhp_vs_lossless.png \
         --output_nodes=benchmarks/results/full_fhp/full_fhp_nodes.png
@@ -25,7 +26,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--deep_cfr", required=True, help="fhp_curve.csv of the full-FHP Deep CFR run")
+    parser.add_argument("--deep_cfr", required=True, action="append",
+                        help="fhp_curve.csv of a full-FHP Deep CFR run, optionally 'LABEL=PATH' (repeat the flag "
+                             "for several runs)")  # fmt: skip
     parser.add_argument("--lossless", default=os.path.join(HERE, "results", "poker_lossless_fhp", "curve.csv"))
     parser.add_argument("--nfsp", default="", help="nfsp.csv of bench_full_fhp_nfsp.py")
     parser.add_argument("--output", required=True)
@@ -36,8 +39,11 @@ def main():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    with open(args.deep_cfr, encoding="utf-8") as f:
-        deep = [r for r in csv.DictReader(f) if r["algorithm"] == "deep_cfr"]
+    deep = []  # (label, rows) per run
+    for spec in args.deep_cfr:
+        label, path = spec.split("=", 1) if "=" in spec else ("suit-symmetric MLP (this run)", spec)
+        with open(path, encoding="utf-8") as f:
+            deep.append((label, [r for r in csv.DictReader(f) if r["algorithm"] == "deep_cfr"]))
     with open(args.lossless, encoding="utf-8") as f:
         cfr = list(csv.DictReader(f))
     nfsp = []
@@ -48,8 +54,8 @@ def main():
         if not path:
             continue
         fig, ax = plt.subplots(figsize=(7, 4.5))
-        curves = [(deep, "o-", "Deep CFR, suit-symmetric MLP (this run)"),
-                  (nfsp, "^-", "NFSP (OpenSpiel, contenders.py settings)")]  # fmt: skip
+        curves = [(rows, "o-" if i == 0 else "D--", f"Deep CFR, {label}") for i, (label, rows) in enumerate(deep)]
+        curves.append((nfsp, "^-", "NFSP (OpenSpiel, contenders.py settings)"))
         if x == "seconds":
             curves.append(([{"seconds": r["seconds"], "nash_conv_mbb": 2 * float(r["exploitability_mbb"])} for r in cfr],
                            "s-", "lossless CFR+ on the public tree (poker_lossless_fhp)"))  # fmt: skip
