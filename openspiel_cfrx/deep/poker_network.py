@@ -222,32 +222,37 @@ class PokerNetwork(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         cards, bets = self.split(x)
-        return self.trunk(self.card_part(cards) + self.bet_part(bets))
+        return self.trunk(self.comb1(torch.cat([self.card_branch(cards), self.bet_branch(bets)], dim=1)))
 
-    # comb1(concat(h, y)) = W[:, :d] h + (W[:, d:] y + b): the forward pass as
-    # three parts, so that a caller whose rows repeat the same cards or the same
-    # betting (the poker traversal backend: one deal's cards at every node of a
-    # round, one node's betting for every deal) computes each part once per
-    # distinct value and `trunk` once per row (`FactoredStrategy`).
-
-    def card_part(self, cards: torch.Tensor) -> torch.Tensor:
-        """Card slots [K, slots] (card indices, -1 = none; int64 or the flat
-        input's floats) -> [K, d]: the card branch (embeddings, card1-3) times
-        comb1's card half."""
+    def card_branch(self, cards: torch.Tensor) -> torch.Tensor:
+        """1. Card slots [B, slots] (card indices, -1 = none; int64 or the flat
+        input's floats) -> [B, d]: embeddings, card1-3."""
         if cards.is_floating_point():
             cards = cards.round().to(torch.int64)
         h = F.relu(self.card1(self.embed_cards(cards)))
         h = F.relu(self.card2(h) + h) if self.card_skips else F.relu(self.card2(h))
-        h = F.relu(self.card3(h) + h) if self.card_skips else F.relu(self.card3(h))
-        return F.linear(h, self.comb1.weight[:, : self.dim])
+        return F.relu(self.card3(h) + h) if self.card_skips else F.relu(self.card3(h))
 
-    def bet_part(self, bets: torch.Tensor) -> torch.Tensor:
-        """Bet features [M, nb] -> [M, d]: the bet branch (bet1, bet2) times
-        comb1's bet half, plus comb1's bias."""
+    def bet_branch(self, bets: torch.Tensor) -> torch.Tensor:
+        """2. Bet features [B, nb] -> [B, d]: bet1, bet2."""
         bet_feats = torch.cat([bets.clamp(0, _MAX_BET), bets.ge(0).to(bets.dtype)], dim=1)
         y = F.relu(self.bet1(bet_feats))
-        y = F.relu(self.bet2(y) + y)
-        return F.linear(y, self.comb1.weight[:, self.dim :], self.comb1.bias)
+        return F.relu(self.bet2(y) + y)
+
+    # 3. comb1(concat(h, y)) = W[:, :d] h + (W[:, d:] y + b): the forward pass
+    # in parts, so that a caller whose rows repeat the same cards or the same
+    # betting (the poker traversal backend: one deal's cards at every node of a
+    # round, one node's betting for every deal) computes each part once per
+    # distinct value and `trunk` once per row (`FactoredStrategy`); training
+    # keeps the one comb1 matmul on the concatenation (a few % faster a step).
+
+    def card_part(self, cards: torch.Tensor) -> torch.Tensor:
+        """Card slots [K, slots] -> [K, d]: the card branch times comb1's card half."""
+        return F.linear(self.card_branch(cards), self.comb1.weight[:, : self.dim])
+
+    def bet_part(self, bets: torch.Tensor) -> torch.Tensor:
+        """Bet features [M, nb] -> [M, d]: the bet branch times comb1's bet half, plus comb1's bias."""
+        return F.linear(self.bet_branch(bets), self.comb1.weight[:, self.dim :], self.comb1.bias)
 
     def trunk(self, pre: torch.Tensor) -> torch.Tensor:
         """comb1's pre-activation [B, d] (card part + bet part) -> outputs [B, A]:
