@@ -53,7 +53,7 @@ def main():
     for x, path in (("seconds", args.output), ("nodes_touched", args.output_nodes)):
         if not path:
             continue
-        fig, ax = plt.subplots(figsize=(7, 4.5))
+        fig, ax = plt.subplots(figsize=(8, 5.5))
         curves = [(rows, "o-" if i == 0 else "D--", f"Deep CFR, {label}") for i, (label, rows) in enumerate(deep)]
         curves.append((nfsp, "^-", "NFSP (OpenSpiel, contenders.py settings)"))
         if x == "seconds":
@@ -72,7 +72,7 @@ def main():
         ax.set_ylabel("NashConv (mbb/g, exact)")
         ax.set_title("Full flop hold'em (52 cards)", fontsize=10)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend()
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2)  # below: clear of the curves
         fig.tight_layout()
         fig.savefig(path, dpi=110)
         print(f"wrote {path}")
