@@ -21,6 +21,10 @@ sigma^t at all decision visits of a depth is one `strategy` call per player,
 on network inputs built for all of them at once (`InformationStateTensors`:
 the node's betting template plus the card one-hots, checked against pyspiel
 when built; or `CardSlotInputs` for the Appendix C network's card indices).
+A strategy that offers `factored(player)` (the Appendix C network:
+`deep_cfr.FactoredStrategy`) is asked by parts instead: each distinct (cards
+seen, round) card part once per batch, each node's bet part once per depth,
+the trunk per visit (`_by_parts`; the same function).
 Values then flow back depth by depth: a sampled node takes its
 child's value, a traverser node v(I) = sum_a sigma^t(I, a) v(I, a) and
 records r~(I, a) = v(I, a) - v(I) for the advantage memory (line 10).
