@@ -218,9 +218,8 @@ def test_appendix_c_network_by_parts_gives_the_same_samples(name):
 
     samples = {}
     for label, strategy in (("parts", by_parts), ("whole", whole)):
-        sampler = solver.sampler
-        sampler.rng = np.random.default_rng(3)
-        samples[label] = list(sampler.collect(strategy, 1, 2, 300))
+        solver.sampler.reseed(3)
+        samples[label] = list(solver.sampler.collect(strategy, 1, 2, 300))
     for a, b in zip(samples["parts"], samples["whole"], strict=True):
         assert a.nodes == b.nodes and len(a.advantage_features) > 100
         np.testing.assert_array_equal(a.advantage_features, b.advantage_features)
