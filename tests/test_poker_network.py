@@ -123,6 +123,8 @@ def test_equals_the_appendix_c_code(name, request):
         expected = ref([torch.from_numpy(c) for c in group_cards], torch.from_numpy(bets))
         got = net(features(encoder, states, player))
         assert_close(got, expected)
+        with torch.inference_mode():  # sigma^t queries: the trunk's fused inference path, the same function
+            assert_close(net(features(encoder, states, player)), expected)
 
 
 def test_flat_layout_read_from_the_encoder(fhp, hulh):

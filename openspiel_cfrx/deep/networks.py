@@ -31,7 +31,10 @@ from torch.nn import functional as F
 NetworkFactory = Callable[..., nn.Module]
 
 
-def normalize_features(z: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+NORMALIZE_EPS = 1e-5
+
+
+def normalize_features(z: torch.Tensor, eps: float = NORMALIZE_EPS) -> torch.Tensor:
     """(z - mean) / std over the feature axis of `z` [B, F] (Appendix C)."""
     return F.layer_norm(z, z.shape[-1:], eps=eps)
 

@@ -58,7 +58,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from openspiel_cfrx.deep.networks import normalize_features, register_network
+from openspiel_cfrx.deep.networks import NORMALIZE_EPS, normalize_features, register_network
 
 APPENDIX_C_DIM = 256  # `DeepCFRModel(..., dim=256)` in Appendix C
 PAPER_FHP_PARAMETERS = 98_948  # Sections 5 and 5.1
@@ -257,12 +257,35 @@ class PokerNetwork(nn.Module):
     def trunk(self, pre: torch.Tensor) -> torch.Tensor:
         """comb1's pre-activation [B, d] (card part + bet part) -> outputs [B, A]:
         comb1-3 with skips, normalisation, the action head."""
+        if torch.is_inference_mode_enabled():
+            return self._trunk_inference(pre)
         z = F.relu(pre)
         z = F.relu(self.comb2(z) + z)
         z = F.relu(self.comb3(z) + z)
         if self.normalize:
             z = normalize_features(z)  # (z - mean) / std
         return self.action_head(z)
+
+    def _trunk_inference(self, pre: torch.Tensor) -> torch.Tensor:
+        """`trunk` without autograd (sigma^t queries), the same function in fewer
+        passes over [B, d] (`benchmarks/results/poker_traversal.md`, session 20):
+        each skip relu(A z + b + z) is one matmul with A + I, ReLUs in place, and
+        the normalisation is folded into the head: with m, s the mean and standard
+        deviation of z, head((z - m) / s) = (H z - m H 1) / s + c, where H z and m
+        come from one matmul with [H; 1/d] and s from ||z||^2 / d - m^2."""
+        eye = torch.eye(self.dim, dtype=pre.dtype, device=pre.device)
+        z = F.relu(pre)
+        z = F.linear(z, self.comb2.weight + eye, self.comb2.bias).relu_()
+        z = F.linear(z, self.comb3.weight + eye, self.comb3.bias).relu_()
+        head, bias = self.action_head.weight, self.action_head.bias
+        if not self.normalize:
+            return F.linear(z, head, bias)
+        mean_row = torch.full((1, self.dim), 1.0 / self.dim, dtype=z.dtype, device=z.device)
+        out = F.linear(z, torch.cat([head, mean_row]))  # [B, A + 1]: H z, then the mean m
+        mean = out[:, -1:]
+        variance = torch.linalg.vector_norm(z, dim=1, keepdim=True).square_().div_(self.dim).sub_(mean * mean)
+        inverse_std = variance.clamp_min_(0.0).add_(NORMALIZE_EPS).rsqrt_()
+        return (out[:, :-1] - mean * head.sum(dim=1)).mul_(inverse_std).add_(bias)
 
 
 def poker_network(
