@@ -132,11 +132,13 @@ def memory_batches(memory, batch_size, rng, linear_scale, device) -> Callable[[i
     masks, iterations = torch.from_numpy(memory.legal_mask), torch.from_numpy(memory.iteration)
 
     def batch(step: int) -> Batch:
+        # index_select, not tensor[index]: ~4x faster gathering random rows of a large memory on CPU
         index = torch.from_numpy(memory.sample_indices(batch_size, rng))
-        t = iterations[index]
+        t = iterations.index_select(0, index)
         w = torch.ones_like(t, dtype=torch.float32) if linear_scale is None else t.to(torch.float32) * linear_scale
         to = functools.partial(torch.Tensor.to, device=device, non_blocking=True)
-        return to(features[index]), to(targets[index]), to(masks[index]), to(w)
+        return tuple(to(x) for x in (features.index_select(0, index), targets.index_select(0, index),
+                                     masks.index_select(0, index), w))  # fmt: skip
 
     return batch
 
@@ -149,7 +151,7 @@ def array_batches(inputs, targets, mask, weights, batch_size, rng, device) -> Ca
 
     def batch(step: int) -> Batch:
         index = torch.from_numpy(rng.integers(0, rows, size=min(batch_size, rows)))
-        return tuple(t[index].to(device) for t in tensors)
+        return tuple(t.index_select(0, index).to(device) for t in tensors)
 
     return batch
 
