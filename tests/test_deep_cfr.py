@@ -26,7 +26,7 @@ from openspiel_cfrx.deep import (
     regret_matching,
     run_batched,
 )
-from openspiel_cfrx.deep.networks import FlatAdam
+from openspiel_cfrx.deep.networks import FlatAdam, forward_in_chunks
 from openspiel_cfrx.deep.sampler import TraversalSampler, TraversalTooLargeError
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.deep.trainer import memory_batches
@@ -787,3 +787,15 @@ def test_current_policy_is_regret_matching_on_the_advantage_networks():
     got = policy.action_probabilities(state)
     assert got[0] == pytest.approx(expected[0], abs=1e-7) and got[1] == pytest.approx(expected[1], abs=1e-7)
     assert policy.batch_action_probabilities([state, state]).shape == (2, game.num_distinct_actions())
+
+
+def test_forward_in_chunks_equals_one_pass():
+    """sigma^t queries run the network over chunks of rows (faster on CPU); the rows are the same."""
+    torch.manual_seed(0)
+    net, x = MLP(7, 3, (16, 16)), torch.randn(5000, 7)
+    with torch.inference_mode():
+        whole, chunked = net(x), forward_in_chunks(net, x, chunk=1536)  # an uneven last chunk
+        pairs = forward_in_chunks(lambda a, b: a * b[:, None], x, torch.arange(5000.0), chunk=999)
+    assert chunked.shape == whole.shape == (5000, 3)
+    np.testing.assert_allclose(chunked.numpy(), whole.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(pairs.numpy(), (x * torch.arange(5000.0)[:, None]).numpy())

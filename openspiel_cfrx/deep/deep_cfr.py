@@ -39,6 +39,7 @@ from openspiel_cfrx.deep.distributed import RaySampler
 from openspiel_cfrx.deep.memories import make_memory
 from openspiel_cfrx.deep.networks import (
     ProbabilityNetwork,
+    forward_in_chunks,
     make_network,
     network_inputs,
     reset_parameters,
@@ -396,7 +397,8 @@ class AdvantageStrategy:
         if not self.trained[player]:
             return uniform_strategy(mask)
         with torch.inference_mode():
-            advantages = self.networks[player](torch.as_tensor(features, device=self.device))
+            advantages = forward_in_chunks(self.networks[player], torch.as_tensor(features, device=self.device),
+                                           device=self.device)  # fmt: skip
         return regret_matching(advantages.cpu().numpy(), mask, self.fallback)
 
     def factored(self, player: int) -> FactoredStrategy | None:
@@ -434,9 +436,12 @@ class FactoredStrategy:
 
     def __call__(self, cards: torch.Tensor, card_rows: np.ndarray, bets: torch.Tensor, bet_rows: np.ndarray,
                  mask: np.ndarray) -> np.ndarray:  # fmt: skip
+        def trunk(card_rows, bet_rows):
+            return self.network.trunk(cards.index_select(0, card_rows).add_(bets.index_select(0, bet_rows)))
+
         with torch.inference_mode():
             card_rows, bet_rows = (torch.as_tensor(rows, device=self.device) for rows in (card_rows, bet_rows))
-            advantages = self.network.trunk(cards.index_select(0, card_rows).add_(bets.index_select(0, bet_rows)))
+            advantages = forward_in_chunks(trunk, card_rows, bet_rows, device=self.device)
         return regret_matching(advantages.cpu().numpy(), np.asarray(mask), self.fallback)
 
 

@@ -32,6 +32,21 @@ NetworkFactory = Callable[..., nn.Module]
 
 
 NORMALIZE_EPS = 1e-5
+INFERENCE_CHUNK = 2048  # rows per forward pass in `forward_in_chunks`
+
+
+def forward_in_chunks(fn: Callable[..., torch.Tensor], *inputs: torch.Tensor, device: torch.device | None = None,
+                      chunk: int | None = None) -> torch.Tensor:  # fmt: skip
+    """`fn(*rows)` over consecutive chunks of rows of `inputs` (equal leading
+    lengths), outputs concatenated: the same rows as one call. On CPU a pass
+    over 10^5 rows at once spends much of its time in page faults on fresh
+    [B, width] temporaries; in chunks of ~2,048 rows they stay in cache and the
+    allocator reuses them (`benchmarks/results/inference_chunks.md`: sigma^t
+    queries ~1.3-2.5x faster). On an accelerator (`device` not CPU) one call."""
+    n, chunk = int(inputs[0].shape[0]), int(chunk or INFERENCE_CHUNK)
+    if n <= chunk or (device is not None and torch.device(device).type != "cpu"):
+        return fn(*inputs)
+    return torch.cat([fn(*(x[lo : lo + chunk] for x in inputs)) for lo in range(0, n, chunk)])
 
 
 def normalize_features(z: torch.Tensor, eps: float = NORMALIZE_EPS) -> torch.Tensor:
