@@ -127,6 +127,19 @@ def test_equals_the_appendix_c_code(name, request):
             assert_close(net(features(encoder, states, player)), expected)
 
 
+def test_inference_trunk_keeps_its_precision_when_the_spread_is_small(fhp):
+    """The inference path centres before the variance: rows with mean 30 and spread 0.01."""
+    _, net = network_for(fhp, dim=24)
+    with torch.no_grad():
+        for layer in (net.comb2, net.comb3):  # the skips then pass z through unchanged
+            layer.weight.zero_()
+            layer.bias.zero_()
+    pre = 30.0 + 0.01 * torch.randn(256, 24, generator=torch.Generator().manual_seed(0))
+    expected = net.trunk(pre)
+    with torch.inference_mode():
+        assert_close(net.trunk(pre), expected, tol=2e-3)
+
+
 def test_flat_layout_read_from_the_encoder(fhp, hulh):
     for game, groups, bets in ((fhp, (2, 3), 12), (hulh, (2, 3, 1, 1), 24)):
         encoder = PokerNetworkEncoder(game)

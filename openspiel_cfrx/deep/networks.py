@@ -41,8 +41,9 @@ def forward_in_chunks(fn: Callable[..., torch.Tensor], *inputs: torch.Tensor, de
     lengths), outputs concatenated: the same rows as one call. On CPU a pass
     over 10^5 rows at once spends much of its time in page faults on fresh
     [B, width] temporaries; in chunks of ~2,048 rows they stay in cache and the
-    allocator reuses them (`benchmarks/results/inference_chunks.md`: sigma^t
-    queries ~1.3-2.5x faster). On an accelerator (`device` not CPU) one call."""
+    allocator reuses them (`benchmarks/results/inference_chunks.md`: MLP
+    traversals 1.14-1.30x faster, the Appendix C network's unchanged). On an
+    accelerator (`device` not CPU) one call."""
     n, chunk = int(inputs[0].shape[0]), int(chunk or INFERENCE_CHUNK)
     if n <= chunk or (device is not None and torch.device(device).type != "cpu"):
         return fn(*inputs)

@@ -270,22 +270,20 @@ class PokerNetwork(nn.Module):
         """`trunk` without autograd (sigma^t queries), the same function in fewer
         passes over [B, d] (`benchmarks/results/poker_traversal.md`, session 20):
         each skip relu(A z + b + z) is one matmul with A + I, ReLUs in place, and
-        the normalisation is folded into the head: with m, s the mean and standard
-        deviation of z, head((z - m) / s) = (H z - m H 1) / s + c, where H z and m
-        come from one matmul with [H; 1/d] and s from ||z||^2 / d - m^2."""
+        the normalisation is folded into the head: with c = z - mean(z) and s
+        the standard deviation, head(c / s) = (H c) / s + bias, s from ||c||
+        (centred first: ||z||^2 / d - mean^2 loses all precision when the spread
+        is small against the mean)."""
         eye = torch.eye(self.dim, dtype=pre.dtype, device=pre.device)
         z = F.relu(pre)
         z = F.linear(z, self.comb2.weight + eye, self.comb2.bias).relu_()
         z = F.linear(z, self.comb3.weight + eye, self.comb3.bias).relu_()
-        head, bias = self.action_head.weight, self.action_head.bias
         if not self.normalize:
-            return F.linear(z, head, bias)
-        mean_row = torch.full((1, self.dim), 1.0 / self.dim, dtype=z.dtype, device=z.device)
-        out = F.linear(z, torch.cat([head, mean_row]))  # [B, A + 1]: H z, then the mean m
-        mean = out[:, -1:]
-        variance = torch.linalg.vector_norm(z, dim=1, keepdim=True).square_().div_(self.dim).sub_(mean * mean)
-        inverse_std = variance.clamp_min_(0.0).add_(NORMALIZE_EPS).rsqrt_()
-        return (out[:, :-1] - mean * head.sum(dim=1)).mul_(inverse_std).add_(bias)
+            return self.action_head(z)
+        c = z.sub_(z.mean(dim=1, keepdim=True))
+        inverse_std = torch.linalg.vector_norm(c, dim=1, keepdim=True).square_().div_(self.dim)
+        inverse_std = inverse_std.add_(NORMALIZE_EPS).rsqrt_()
+        return F.linear(c, self.action_head.weight).mul_(inverse_std).add_(self.action_head.bias)
 
 
 def poker_network(
