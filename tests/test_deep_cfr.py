@@ -29,7 +29,7 @@ from openspiel_cfrx.deep import (
 from openspiel_cfrx.deep.networks import FlatAdam, forward_in_chunks
 from openspiel_cfrx.deep.sampler import TraversalSampler, TraversalTooLargeError
 from openspiel_cfrx.deep.schedule import Schedule
-from openspiel_cfrx.deep.trainer import memory_batches
+from openspiel_cfrx.deep.trainer import SQUARED, Trainer, memory_batches
 from openspiel_cfrx.deep.traversal import StateCursor
 from openspiel_cfrx.tree import UnsupportedGameError
 
@@ -526,6 +526,7 @@ def test_unsupported_games_are_refused(game_string, match):
         (dict(learning_rate=0), "learning_rate"),
         (dict(traversal_backend="gpu"), "traversal_backend"),
         (dict(schedule="cosine"), "schedule"),
+        (dict(training_precision="float16"), "training_precision"),
     ],
 )
 def test_bad_arguments_raise_value_errors(kuhn, kwargs, match):
@@ -645,6 +646,32 @@ def test_kuhn_nash_conv_below_0_05(kuhn):
     solver = DeepCFRSolver(kuhn, seed=42, **KUHN_CONVERGENCE)
     solver.solve()
     assert openspiel_cfrx.nash_conv(kuhn, solver) < 0.05
+
+
+def test_kuhn_nash_conv_below_0_05_with_bfloat16_training(kuhn):
+    """Mixed-precision SGD (bfloat16 matmuls, float32 parameters and loss) still converges."""
+    solver = DeepCFRSolver(kuhn, seed=42, training_precision="bfloat16", **KUHN_CONVERGENCE)
+    solver.solve()
+    assert all(p.dtype == torch.float32 for net in solver.advantage_networks for p in net.parameters())
+    assert openspiel_cfrx.nash_conv(kuhn, solver) < 0.05
+
+
+def test_bfloat16_training_runs_matmuls_in_bfloat16_and_keeps_float32_state():
+    torch.manual_seed(0)
+    x = torch.randn(512, 6)
+    y, mask, w = x[:, :3] * 2 - x[:, 3:], torch.ones(512, 3, dtype=torch.bool), torch.ones(512)
+    seen = []
+    net = MLP(6, 3, (32, 32))
+    net.action_head.register_forward_hook(lambda module, args, out: seen.append(out.dtype))
+    trainer = Trainer(net, 1e-2, 1.0, precision="bfloat16")
+    first = trainer.fit(lambda step: (x, y, mask, w), 1, SQUARED)
+    last = trainer.fit(lambda step: (x, y, mask, w), 300, SQUARED)
+    assert seen[0] == torch.bfloat16 and last < 0.1 * first
+    assert all(p.dtype == torch.float32 for p in net.parameters())
+    with torch.inference_mode():
+        assert net(x).dtype == torch.float32  # queries outside training stay float32
+    with pytest.raises(ValueError, match="bfloat16"):
+        Trainer(net, 1e-2, 1.0, precision="half")
 
 
 def test_solve_returns_a_probability_network_like_openspiel(kuhn):

@@ -48,7 +48,7 @@ from openspiel_cfrx.deep.regret_matching import FALLBACKS, regret_matching, unif
 from openspiel_cfrx.deep.sampler import BACKENDS, Samples, make_sampler, smallest_share
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.deep.solver_base import NeuralSolver, format_loss
-from openspiel_cfrx.deep.trainer import SQUARED, Trainer
+from openspiel_cfrx.deep.trainer import PRECISIONS, SQUARED, Trainer
 from openspiel_cfrx.deep.validation import check_device, check_loss, check_settings
 from openspiel_cfrx.encoders import InformationStateTensorEncoder, encoded_size
 from openspiel_cfrx.tree import check_game_supported
@@ -64,7 +64,7 @@ SETTING_RULES = {
     "gradient_clip": "real>0|None", "traversal_batch_size": "int>=1", "aggregate_duplicates": "bool",
     "traversal_backend": BACKENDS, "num_threads": "int>=1|None", "average_policy": KINDS,
     "callback_every": "int>=1", "num_workers": "int>=1",
-    "ray_address": "address|None",
+    "ray_address": "address|None", "training_precision": tuple(PRECISIONS),
 }  # fmt: skip
 
 
@@ -105,6 +105,9 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         "poker" (limit poker with universal_poker's tensor, e.g. flop hold'em:
         deals as arrays over the betting tree, same distribution); `sampler.py`.
       num_threads: if set, `torch.set_num_threads(num_threads)` (process-wide).
+      training_precision: "float32" (default) or "bfloat16": the networks'
+        SGD in mixed precision (`trainer.py`; float32 parameters, loss and
+        queries).
       num_workers, ray_address: traversals on `num_workers` Ray actors
         (`distributed.py`; same seed and worker count = same run); 1 runs them
         in-process without importing Ray. `ray_address` None starts a local
@@ -159,6 +162,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         verbose: bool = False,
         callback: Callable[[DeepCFRSolver], None] | None = None,
         callback_every: int = 1,
+        training_precision: str = "float32",
     ):
         keep = _check_arguments(game, locals())
         super().__init__(game, num_iterations=num_iterations, seed=seed, schedule=schedule, progress=progress,
@@ -191,7 +195,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         def trainer(layers, seed_offset):
             net = make_network(a["network"], self._feature_size, self._num_actions, layers, **a["network_options"])
             reset_parameters(net.to(self._device), self._seed * 1009 + seed_offset)
-            return Trainer(net, a["learning_rate"], a["gradient_clip"])
+            return Trainer(net, a["learning_rate"], a["gradient_clip"], precision=a["training_precision"])
 
         self._advantage = [trainer(a["advantage_network_layers"], p) for p in (0, 1)]
         capacities = (a["memory_capacity"], a["memory_capacity"], self.config["strategy_memory_capacity"])
