@@ -93,6 +93,11 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--save", default="", help="also save the Deep CFR checkpoint here")
+    parser.add_argument("--save-policy", default="",
+                        help="also save the Deep CFR policy file here (average network only: small, for later "
+                             "matches with --deep-load)")  # fmt: skip
+    parser.add_argument("--deep-load", default="",
+                        help="play a saved Deep CFR checkpoint or policy file instead of training one")  # fmt: skip
     parser.add_argument("--nfsp-save", default="", help="also save NFSP's average networks here")
     parser.add_argument("--nfsp-load", default="",
                         help="play NFSP's average networks saved by --nfsp-save instead of training it")  # fmt: skip
@@ -102,6 +107,13 @@ def parse_args(argv=None):
 
 def train_deep_cfr(game, args) -> tuple[object, dict]:
     from openspiel_cfrx.deep import DeepCFRSolver, count_parameters
+
+    if args.deep_load:
+        solver = DeepCFRSolver.from_checkpoint(args.deep_load, game)
+        info = {"iterations": solver.iteration, "nodes": solver.nodes_touched, "loaded": args.deep_load,
+                "parameters": count_parameters(solver.policy_network)}  # fmt: skip
+        print(f"  deep_cfr: {info}", flush=True)
+        return solver, info
 
     layers = (args.dim,) if args.network == "poker" else tuple(int(w) for w in args.layers.split(","))
     solver = DeepCFRSolver(
@@ -137,6 +149,8 @@ def train_deep_cfr(game, args) -> tuple[object, dict]:
     policy_s = time.perf_counter() - start
     if args.save:
         solver.save_checkpoint(args.save)
+    if args.save_policy:
+        solver.save_policy(args.save_policy)
     info = {
         "iterations": solver.iteration,
         "traversals": 2 * args.traversals * solver.iteration,
@@ -244,7 +258,10 @@ def main(argv=None):
     )
     d, n = infos.get("deep_cfr"), infos.get("nfsp")
     lines = []
-    if d:
+    if d and d.get("loaded"):
+        lines.append(f"- deep_cfr: loaded from `{d['loaded']}` (trained by an earlier run: {d['iterations']} "
+                     f"iterations, {d['nodes']:,} nodes touched; {d['parameters']:,} policy parameters).")  # fmt: skip
+    elif d:
         lines.append(
             f"- deep_cfr: {describe_network(args)} ({d['parameters']:,} parameters), "
             f"{args.traversal_backend} traversal backend, regret_scale {args.regret_scale}, "

@@ -87,6 +87,9 @@ flags.DEFINE_string("regret_scale", "1", "Sampled regrets are stored divided by 
 flags.DEFINE_bool("sd_cfr", True, "Also evaluate the SD-CFR average (keeps every iteration's networks in memory).")
 flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/deep_cfr.pt after each evaluation and resume from "
                     "it when present (same flags needed); empty = no checkpoints.")
+flags.DEFINE_string("policy_file", "", "If set, write the average-policy network here at the end "
+                    "(DeepCFRSolver.save_policy: no memories, so small; examples/head_to_head.py plays it as "
+                    "deep_cfr:PATH).")
 flags.DEFINE_bool("progress", False, "Show a progress bar instead of per-iteration log lines.")
 flags.DEFINE_bool("evaluate", True, "Exact NashConv at every evaluation point (extracts the game tree once). "
                   "--noevaluate trains without it (for games too large to extract, e.g. full flop_holdem "
@@ -109,6 +112,8 @@ def main(argv):
         usage_error("--iterations must be >= 1 and --eval_every >= 0")
     check_writable_dir(FLAGS.output_dir, "output_dir")
     check_writable_dir(FLAGS.checkpoint_dir, "checkpoint_dir")
+    if FLAGS.policy_file:
+        check_writable_dir(os.path.dirname(os.path.abspath(FLAGS.policy_file)), "policy_file")
     game = load_game_or_exit(FLAGS.game)
     from openspiel_cfrx.deep import CheckpointError, DeepCFRSolver
     from openspiel_cfrx.tree import TreeTooLargeError, get_tree, nash_conv
@@ -177,6 +182,9 @@ def main(argv):
         where = f"; rerun the same command to resume from {checkpoint}" if checkpoint else ""
         sys.exit(f"interrupted at iteration {solver.iteration}: {csv_path} holds the {len(rows)} evaluated "
                  f"rows so far{where}")  # fmt: skip
+    if FLAGS.policy_file:
+        solver.save_policy(FLAGS.policy_file)
+        print(f"wrote the policy file {FLAGS.policy_file}")
     if not rows:
         print("nothing to do: already at --iterations" if resumed else "no evaluation rows (--noevaluate)")
         return

@@ -4,7 +4,8 @@ Policies are named on the command line:
   call, raise, uniform            always-call, always-raise (else call), uniform random
   cfr+:N                          our CFR+ trained N iterations (default --iterations; small games only)
   nfsp:N                          OpenSpiel's PyTorch NFSP trained N episodes (default 1000)
-  deep_cfr:PATH                   a Deep CFR checkpoint saved by examples/deep_cfr.py
+  deep_cfr:PATH                   a Deep CFR checkpoint saved by examples/deep_cfr.py, or a policy
+                                  file (--policy_file there; DeepCFRSolver.save_policy)
 
     .venv/bin/python examples/head_to_head.py --game=hulh --policies=call,raise,uniform,nfsp:2000 \
         --deals=2000 --output_dir=out/h2h

@@ -31,7 +31,7 @@ from openspiel_cfrx.deep.sampler import TraversalSampler, TraversalTooLargeError
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.deep.trainer import SQUARED, Trainer, memory_batches
 from openspiel_cfrx.deep.traversal import StateCursor
-from openspiel_cfrx.tree import UnsupportedGameError
+from openspiel_cfrx.tree import UnsupportedGameError, get_tree
 
 torch.set_num_threads(1)
 
@@ -595,6 +595,35 @@ def test_solver_rebuilt_from_checkpoint_plays_the_same_policy(kuhn, tmp_path):
     np.testing.assert_allclose(rebuilt.batch_action_probabilities(states), solver.batch_action_probabilities(states))
     with pytest.raises(CheckpointError, match="does not exist"):
         DeepCFRSolver.from_checkpoint(str(tmp_path / "missing.pt"))
+
+
+def test_policy_file_plays_the_same_average_strategy_and_cannot_train(kuhn, tmp_path):
+    solver = DeepCFRSolver(kuhn, seed=5, **{**SMALL, "memory_capacity": 200_000})
+    solver.solve()
+    policy_path, checkpoint_path = str(tmp_path / "policy.pt"), str(tmp_path / "solver.pt")
+    solver.save_policy(policy_path)
+    solver.save_checkpoint(checkpoint_path)
+    assert os.path.getsize(policy_path) < os.path.getsize(checkpoint_path) / 5  # no memories
+    rebuilt = DeepCFRSolver.from_checkpoint(policy_path)
+    assert rebuilt.policy_only and rebuilt.iteration == solver.iteration
+    assert rebuilt.nodes_touched == solver.nodes_touched
+    tree = get_tree(kuhn)
+    np.testing.assert_array_equal(rebuilt.strategy_array(tree), solver.strategy_array(tree))
+    assert openspiel_cfrx.nash_conv(kuhn, rebuilt) == openspiel_cfrx.nash_conv(kuhn, solver)
+    with pytest.raises(RuntimeError, match="policy file"):
+        rebuilt.run_iteration()
+    with pytest.raises(CheckpointError, match="policy file"):
+        DeepCFRSolver(kuhn, seed=5, **{**SMALL, "memory_capacity": 200_000}).load_checkpoint(policy_path)
+    with open(policy_path, "r+b") as f:  # one byte of the network changed after writing
+        f.seek(os.path.getsize(policy_path) // 2)
+        byte = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([byte[0] ^ 1]))
+    with pytest.raises(CheckpointError, match="damaged|corrupt"):
+        DeepCFRSolver.from_checkpoint(policy_path)
+    sd_cfr = DeepCFRSolver(kuhn, average_policy="sd_cfr", **SMALL)
+    with pytest.raises(ValueError, match="average_policy='network'"):
+        sd_cfr.save_policy(str(tmp_path / "sd.pt"))
 
 
 def test_corrupt_and_mismatched_checkpoints_give_clear_errors(kuhn, tmp_path):

@@ -15,7 +15,12 @@ stale temporaries of killed writers removed, a full disk reported as such:
 canonical order); a file whose contents no longer match it is refused.
 
 The format tag is `openspiel_cfrx.<SolverClass>/3`, so one solver refuses the
-other's checkpoints. Formats /2 (checksummed) and /1 (no checksum), written
+other's checkpoints. A *policy file* (`openspiel_cfrx.<SolverClass>.policy/1`,
+`save_policy`) holds the config and only what plays the average strategy
+(Deep CFR: the policy network, a few hundred KB where a full HULH checkpoint
+with its memories is several GB); it is checksummed the same way, rebuilds a
+solver that can play and be evaluated (`NeuralSolver.from_checkpoint`), and is
+refused where a run would resume from it. Formats /2 (checksummed) and /1 (no checksum), written
 before the shared neural core with one field per private attribute, are
 migrated to the /3 layout on load (`_migrate`); any other format is refused
 with a message naming it.
@@ -39,6 +44,10 @@ def format_of(solver_name: str, version: int = VERSION) -> str:
     return f"openspiel_cfrx.{solver_name}/{version}"
 
 
+def policy_format_of(solver_name: str) -> str:
+    return f"openspiel_cfrx.{solver_name}.policy/1"
+
+
 class CheckpointError(ValueError):
     """A checkpoint file is unreadable, corrupt, or does not match the solver."""
 
@@ -60,6 +69,13 @@ def save(solver, path: str, extra=None) -> None:
         "state": _to_torch(solver.state_dict()),
         "extra": extra,
     }
+    _write(payload, path)
+
+
+def save_policy(solver, path: str, state: dict, extra=None) -> None:
+    """Writes a policy file: the solver's `config` and `state` (what plays its average strategy)."""
+    payload = {"format": policy_format_of(type(solver).__name__), "config": dict(solver.config),
+               "state": _to_torch(state), "extra": extra}  # fmt: skip
     _write(payload, path)
 
 
@@ -94,8 +110,9 @@ def _write(payload: dict, path: str) -> None:
     atomic_write(path, lambda f: torch.save(payload, f))
 
 
-def _read(path: str, solver_name: str) -> dict:
-    """The payload of `path`, checked to be a current-format checkpoint of `solver_name`."""
+def _read(path: str, solver_name: str, policy: bool | None = False) -> dict:
+    """The payload of `path`, checked to be a current-format checkpoint of
+    `solver_name` (policy False), a policy file (True) or either (None)."""
     expected = format_of(solver_name)
     if not os.path.exists(path):
         raise CheckpointError(f"checkpoint {path!r} does not exist")
@@ -113,6 +130,8 @@ def _read(path: str, solver_name: str) -> dict:
             f"the file is corrupt, truncated, or not a {solver_name} checkpoint"
         ) from None
     found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
+    if found == policy_format_of(solver_name) or policy:
+        return _read_policy(path, solver_name, payload, found, policy)
     written_by = {format_of(name, v): (name, v) for name in SOLVERS for v in range(1, VERSION + 1)}.get(found)
     if found == expected or (written_by == (solver_name, 2)):
         if payload.get("sha256") != payload_digest(payload):
@@ -134,6 +153,33 @@ def _read(path: str, solver_name: str) -> dict:
                 f"({type(e).__name__}: {e}); it is damaged, start a new run"
             ) from None
     return payload
+
+
+def _read_policy(path: str, solver_name: str, payload, found, policy: bool | None) -> dict:
+    if found != policy_format_of(solver_name):
+        raise CheckpointError(f"{path!r} is not a {solver_name} policy file (format {found!r}, expected "
+                              f"{policy_format_of(solver_name)!r}: written by save_policy)")  # fmt: skip
+    if policy is False:
+        raise CheckpointError(
+            f"{path!r} is a policy file (save_policy): it holds only what plays the average strategy, "
+            f"not the memories and optimiser state a run resumes from; load it with "
+            f"{solver_name}.from_checkpoint(path) to play or evaluate it"
+        )
+    if payload.get("sha256") != payload_digest(payload):
+        raise CheckpointError(f"policy file {path!r} is damaged: its contents do not match the checksum "
+                              "written with them (bytes changed after writing)")  # fmt: skip
+    return payload
+
+
+def load_policy(solver, path: str) -> None:
+    """Restores a policy file into `solver` (same class, same `config`) through `solver.load_policy_state`."""
+    payload = _read(path, type(solver).__name__, policy=True)
+    _check_config(path, payload.get("config"), solver.config)
+    try:
+        solver.load_policy_state(payload["state"])
+    except (KeyError, RuntimeError, ValueError, TypeError) as e:
+        raise CheckpointError(f"policy file {path!r} is damaged or incompatible ({type(e).__name__}: {e})") from None
+    solver.checkpoint_extra = payload.get("extra")
 
 
 def _migrate(payload: dict, solver_name: str) -> dict:
@@ -183,12 +229,18 @@ def _check_config(path: str, saved, current: dict) -> None:
         )
 
 
-def read_config(path: str, solver_name: str = "DeepCFRSolver") -> dict:
-    """The settings a checkpoint was written with (`solver.config`)."""
-    config = _read(path, solver_name).get("config")
+def read_header(path: str, solver_name: str = "DeepCFRSolver") -> tuple[dict, bool]:
+    """(config, is_policy_file) of a checkpoint or policy file."""
+    payload = _read(path, solver_name, policy=None)
+    config = payload.get("config")
     if not isinstance(config, dict):
         raise CheckpointError(f"checkpoint {path!r} is damaged: its config is {type(config).__name__}")
-    return dict(config)
+    return dict(config), payload["format"] == policy_format_of(solver_name)
+
+
+def read_config(path: str, solver_name: str = "DeepCFRSolver") -> dict:
+    """The settings a checkpoint or policy file was written with (`solver.config`)."""
+    return read_header(path, solver_name)[0]
 
 
 def load(solver, path: str) -> None:

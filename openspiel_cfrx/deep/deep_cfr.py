@@ -29,6 +29,7 @@ import pyspiel
 import torch
 from open_spiel.python import policy as policy_lib
 
+from openspiel_cfrx.deep import checkpoint as checkpoint_lib
 from openspiel_cfrx.deep.average_strategy import (
     KINDS,
     AveragePolicy,
@@ -297,6 +298,32 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         loss = self._average.train(self.linear_scale(), self.schedule)
         check_loss(loss, "the average-strategy network", self._iteration)
         return loss
+
+    def save_policy(self, path: str, extra=None) -> None:
+        """Writes a policy file: `config` and the average-policy network (trained
+        first if M_Pi changed since), without the memories, advantage networks
+        and optimiser state of a checkpoint. `DeepCFRSolver.from_checkpoint(path)`
+        rebuilds a solver that plays and evaluates that average strategy (head
+        to head, LBR, NashConv) but cannot train. A full HULH checkpoint is
+        several GB; its policy file a few hundred KB."""
+        if self._average_policy_kind != "network":
+            raise ValueError("save_policy needs average_policy='network': the sd_cfr average plays every "
+                             "iteration's networks, which save_checkpoint keeps")  # fmt: skip
+        if self._average.trained_at != self.strategy_buffer.add_calls:
+            self.train_policy_network()
+        state = {"policy_network": self.policy_network.state_dict(), "iteration": self.iteration,
+                 "policy_loss": self._average.loss, "nodes_touched": self.nodes_touched,
+                 "history": list(self.history)}  # fmt: skip
+        checkpoint_lib.save_policy(self, path, state, extra)
+
+    def load_policy_state(self, state: dict) -> None:
+        """Restores `save_policy`'s state (`checkpoint.load_policy` calls it)."""
+        self.policy_network.load_state_dict(state["policy_network"])
+        self._average.trained_at = self.strategy_buffer.add_calls  # trained: never refitted to the empty M_Pi
+        self._average.loss = state["policy_loss"]
+        self._iteration = int(state["iteration"]) + 1
+        self.nodes_touched = int(state["nodes_touched"])
+        self.history = [dict(stats) for stats in state["history"]]
 
     def traversals(self, iteration: int) -> int:
         """K at `iteration` (the schedule's ramp of `num_traversals`)."""

@@ -66,6 +66,7 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         self.training_seconds = 0.0
         self.history: list[dict] = []
         self.checkpoint_extra = None  # `extra` of the last loaded checkpoint
+        self.policy_only = False  # rebuilt from a policy file: plays, cannot train
 
     # ------------------------------------------------------------ the algorithm
     @abc.abstractmethod
@@ -133,6 +134,10 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
 
     def run_iteration(self) -> dict:
         """One iteration (`iteration_step`) with timing, history, log line and callback."""
+        if self.policy_only:
+            raise RuntimeError(f"this {type(self).__name__} was rebuilt from a policy file (save_policy), which "
+                               "holds no memories or optimiser state: it can play and be evaluated, not train; "
+                               "resume runs from a save_checkpoint file")  # fmt: skip
         t = self._iteration
         start = time.perf_counter()
         self._timers = {"traversal": 0.0, "training": 0.0}
@@ -201,8 +206,10 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         """A solver rebuilt from a checkpoint alone (e.g. to play or evaluate its
         average strategy): the game (from the checkpoint's game string unless
         given) and shape settings come from the file; `kwargs` add other
-        constructor arguments (e.g. training settings to continue)."""
-        config = checkpoint_lib.read_config(path, cls.__name__)
+        constructor arguments (e.g. training settings to continue). From a
+        policy file (`save_policy`) the solver plays and evaluates its average
+        strategy but cannot train (`policy_only`)."""
+        config, policy_only = checkpoint_lib.read_header(path, cls.__name__)
         if game is None:
             from openspiel_cfrx.game_loading import load_game
 
@@ -212,7 +219,11 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         except (KeyError, TypeError, ValueError) as e:
             raise checkpoint_lib.CheckpointError(f"checkpoint {path!r} has an incomplete config ({e})") from None
         solver = cls(game, **{**settings, **kwargs})
-        solver.load_checkpoint(path)
+        if policy_only:
+            checkpoint_lib.load_policy(solver, path)
+            solver.policy_only = True
+        else:
+            solver.load_checkpoint(path)
         return solver
 
     def save_checkpoint(self, path: str, extra=None) -> None:
