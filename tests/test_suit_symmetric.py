@@ -32,6 +32,42 @@ def _random_tensors(game, count: int, seed: int = 0) -> np.ndarray:
     return np.asarray(rows[:count], dtype=np.float32)
 
 
+def _least_image(row: np.ndarray, blocks, num_ranks: int, num_suits: int) -> np.ndarray:
+    """By brute force: the row's image under the suit permutation whose block
+    codes (sum of 2^(rank * num_suits + new suit) per block, blocks in order)
+    are least."""
+    C, best = num_ranks * num_suits, None
+    for perm in suit_permutations(num_suits):  # suit s -> perm[s]
+        images = []
+        for b in blocks:
+            image = np.zeros(C, dtype=row.dtype)
+            for card in np.flatnonzero(row[b : b + C]):
+                image[(card // num_suits) * num_suits + perm[card % num_suits]] = 1
+            images.append(image)
+        codes = tuple(sum(1 << int(i) for i in np.flatnonzero(image)) for image in images)
+        if best is None or codes < best[0]:
+            best = (codes, images)
+    out = row.copy()
+    for b, image in zip(blocks, best[1], strict=True):
+        out[b : b + C] = image
+    return out
+
+
+@pytest.mark.parametrize("name", ["flop_holdem(num_ranks=4,num_suits=4)", "hulh(num_ranks=3,num_suits=3,max_raises=1 1 1 1)",
+                                  "hulh(max_raises=1 1 1 1)"])  # fmt: skip
+def test_the_canonical_input_is_the_least_image_under_all_suit_permutations(name):
+    """SuitCanonical sorts suits by their rank masks instead of trying every
+    permutation; it must give the least image itself (networks trained on
+    these inputs, and their checkpoints, depend on which member is chosen).
+    The full deck's hulh has 5 card blocks of 13 ranks: two int64 keys."""
+    game = pyspiel.load_game(name)
+    layout = card_layout(game)
+    canonical = SuitCanonical(layout["card_blocks"], layout["num_ranks"], layout["num_suits"])
+    x = _random_tensors(game, 40, seed=3)
+    want = np.stack([_least_image(row, layout["card_blocks"], layout["num_ranks"], layout["num_suits"]) for row in x])
+    np.testing.assert_array_equal(canonical(torch.as_tensor(x)).numpy(), want)
+
+
 @pytest.mark.parametrize("name", ["flop_holdem(num_ranks=4,num_suits=4)", "hulh(num_ranks=3,num_suits=3,max_raises=1 1 1 1)"])
 def test_every_relabelling_of_an_infoset_gets_the_same_canonical_input(name):
     game = pyspiel.load_game(name)

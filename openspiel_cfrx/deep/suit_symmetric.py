@@ -42,41 +42,57 @@ class SuitCanonical(nn.Module):
     """Relabels the suits of each row's card blocks to a canonical member of
     its class (no parameters; the same permutation for every block of a row).
 
+    The least image is found without trying the num_suits! permutations. A
+    block's code under a permutation is a sum of 2^(rank * num_suits + slot)
+    over its cards, so its binary digits run rank by rank from the highest,
+    and within a rank over the slots; each slot's digits are the rank set
+    (a num_ranks-bit mask) of the suit placed there. The code is least when,
+    at every rank from the top, the cards sit in the lowest slots: when the
+    suits fill slots 0, 1, ... in decreasing order of their rank masks. Ties
+    (suits with equal masks in this block) are broken by the next block, and
+    so on (a permutation that keeps the earlier blocks least only reorders
+    tied suits, and the codes of disjoint slot sets add). Suits equal in every
+    block are interchangeable: any order gives the same row. So the slots are
+    filled by a stable sort of the suits on their masks, block by block,
+    decreasing (the masks of up to 52 // num_ranks blocks packed into one
+    float64 key, exactly; more blocks take further keys, sorted first).
+
     Args:
       card_blocks: start offsets of the card blocks, in comparison order.
       num_ranks, num_suits: the deck (cards `rank * num_suits + suit`).
     """
 
     def __init__(self, card_blocks: Sequence[int], num_ranks: int, num_suits: int):
-        from openspiel_cfrx.poker.isomorphism import suit_permutations
-
         super().__init__()
         self.card_blocks = [int(b) for b in card_blocks]
-        self.num_cards = int(num_ranks) * int(num_suits)
-        perms = suit_permutations(int(num_suits))  # [P, S]: suit s -> perms[p, s]
+        self.num_ranks, self.num_suits = int(num_ranks), int(num_suits)
+        self.num_cards = self.num_ranks * self.num_suits
+        if self.num_ranks > 24:
+            raise ValueError(f"SuitCanonical packs rank masks into float32 sums: at most 24 ranks, got {num_ranks}")
+        per_key = max(1, 52 // self.num_ranks)  # rank masks packed per float64 key, exactly
+        self.key_groups = [self.card_blocks[i : i + per_key] for i in range(0, len(self.card_blocks), per_key)]
         cards = np.arange(self.num_cards)
-        rank, suit = cards // num_suits, cards % num_suits
-        moved = rank[None, :] * num_suits + perms[:, suit]  # [P, C]: where card c goes under p
-        source = np.empty_like(moved)  # [P, C]: the card that lands on c under p
-        source[np.arange(len(perms))[:, None], moved] = cards[None, :]
-        # A block's code under p: sum of 2^(destination) over its cards; exact in float64 (<= 52 bits).
-        self.register_buffer("code", torch.tensor(np.ldexp(1.0, moved.T), dtype=torch.float64), persistent=False)
-        self.register_buffer("source", torch.as_tensor(source), persistent=False)
+        rank, suit = cards // self.num_suits, cards % self.num_suits
+        bits = np.zeros((self.num_cards, self.num_suits), dtype=np.float32)
+        bits[cards, suit] = np.ldexp(1.0, rank)  # a block @ bits = each suit's rank mask (exact in float32)
+        self.register_buffer("rank_bits", torch.from_numpy(bits), persistent=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        with torch.no_grad():
-            C = self.num_cards
-            best = None  # rows x permutations still tied for the least code so far
-            for b in self.card_blocks:
-                codes = x[:, b : b + C].to(torch.float64) @ self.code  # [N, P]
-                if best is not None:
-                    codes = codes.masked_fill(~best, float("inf"))
-                best = codes == codes.min(dim=1, keepdim=True).values
-            choice = best.to(torch.int8).argmax(dim=1)  # the first permutation attaining the least codes
-            index = self.source[choice]  # [N, C]
+        N, C, R, S = x.shape[0], self.num_cards, self.num_ranks, self.num_suits
+        with torch.no_grad(), torch.autocast(x.device.type, enabled=False):  # float32 sums stay exact
+            order = None  # suits in slot order: decreasing keys, the first key group deciding first
+            for group in reversed(self.key_groups):  # stable sorts, least significant key first
+                key = torch.zeros(N, S, dtype=torch.float64, device=x.device)
+                for b in group:
+                    key = key * float(2**R) + (x[:, b : b + C].float() @ self.rank_bits)
+                if order is not None:
+                    key = key.gather(1, order)
+                step = torch.sort(key, dim=1, descending=True, stable=True).indices
+                order = step if order is None else order.gather(1, step)
+            index = order[:, None, :].expand(N, R, S)
             out = x.clone()
             for b in self.card_blocks:
-                out[:, b : b + C] = torch.gather(x[:, b : b + C], 1, index)
+                out[:, b : b + C] = x[:, b : b + C].reshape(N, R, S).gather(2, index).reshape(N, C)
         return out
 
 
