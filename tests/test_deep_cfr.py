@@ -367,7 +367,6 @@ def test_vectorized_traversals_estimate_the_advantage_lemma_1(kuhn):
     the King facing a bet, same mean at the Queen facing a bet, and the
     opponent's strategy recorded at every opponent visit."""
     from openspiel_cfrx.deep.vector_traversal import VectorTree
-    from openspiel_cfrx.tree import get_tree
 
     tree = get_tree(kuhn)
     uniform = tree.infoset_legal_mask / tree.infoset_legal_mask.sum(axis=1, keepdims=True)
