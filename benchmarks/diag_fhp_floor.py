@@ -43,7 +43,13 @@ from open_spiel.python import policy as policy_lib  # noqa: E402
 
 import games  # noqa: E402,F401  (registers flop_holdem)
 from benchmarks.bench_fhp_curve import DEEP_CFR_SETTINGS  # noqa: E402
-from games.poker_exploitability import poker_nash_conv  # noqa: E402
+from games import poker  # noqa: E402
+from games.poker_exploitability import (  # noqa: E402
+    _DECISION,
+    _FlopHoldemEvaluator,
+    _supported_spec,
+    poker_nash_conv,
+)
 from openspiel_cfrx.deep import DeepCFRSolver  # noqa: E402
 from openspiel_cfrx.deep.networks import make_network, reset_parameters  # noqa: E402
 from openspiel_cfrx.deep.schedule import Schedule  # noqa: E402
@@ -90,8 +96,114 @@ def fit_merged(memory, loss, steps, batch_size, rng, linear_scale, schedule=None
     return trainer.fit(batch, steps, loss, schedule) + merged["constant"] / merged["size"]
 
 
+class ExactAverage:
+    """The exact linear average of the iterates sigma^1..sigma^T on every
+    infoset (what an infinite strategy memory and a perfectly fitted average
+    network would give, and what Deep CFR's bound is about): at I of player p,
+    sigma-bar(I) = sum_t t pi_p^t(I) sigma^t(I) / sum_t t pi_p^t(I), pi_p^t(I)
+    p's own reach under sigma^t (Algorithm 1's t-weighted strategy memory in
+    expectation). Accumulated on the exact evaluator's strategy arrays
+    (preflop [slot, hand, A], flop [slot, board, hand, A]) after each
+    iteration from sigma^t on every infoset (encoded once)."""
+
+    def __init__(self, game, solver):
+        self.evaluator = ev = _FlopHoldemEvaluator(game, _supported_spec(game))
+        self.solver, self.num_actions = solver, ev.num_actions
+        items = list(ev._states())  # noqa: SLF001  (every infoset once, both players)
+        self.inputs = []
+        for p in (0, 1):
+            mine = [item for item in items if item[1] == p]
+            features, mask = solver._average.encode([item[0] for item in mine])  # noqa: SLF001
+            where = [np.array([item[k] for item in mine]) for k in (2, 3, 4)]  # round, slot, row
+            self.inputs.append((features.numpy(), mask.numpy(), *where))
+        num_boards, num_hands, num_actions = len(ev.boards), len(ev.hands), ev.num_actions
+        self.shapes = [[(ev.num_slots[p][0], num_hands, num_actions),
+                        (ev.num_slots[p][1], num_boards, num_hands, num_actions)] for p in (0, 1)]  # fmt: skip
+        self.num = [[np.zeros(shape) for shape in self.shapes[p]] for p in (0, 1)]
+        self.den = [[np.zeros(shape[:-1]) for shape in self.shapes[p]] for p in (0, 1)]
+        decisions = {node.betting: node for node in ev.nodes if node.kind == _DECISION}
+        # own ancestors (node, action taken) of every decision node
+        self.path = {id(node): [(decisions[node.betting[:k]], node.betting[k]) for k in range(len(node.betting))
+                                if decisions[node.betting[:k]].player == node.player]
+                     for node in decisions.values()}  # fmt: skip
+        self.nodes = list(decisions.values())
+        self.last = None
+
+    def strategy_now(self) -> list[list[np.ndarray]]:
+        snapshot = self.solver.strategy_snapshot()
+        out = []
+        for p in (0, 1):
+            features, mask, rounds, slots, rows = self.inputs[p]
+            probs = snapshot(p, features, mask)
+            arrays = [np.zeros((shape[0], int(np.prod(shape[1:-1])), shape[-1])) for shape in self.shapes[p]]
+            for rnd in (0, 1):
+                sel = rounds == rnd
+                arrays[rnd][slots[sel], rows[sel]] = probs[sel]
+            out.append([a.reshape(shape) for a, shape in zip(arrays, self.shapes[p], strict=True)])
+        return out
+
+    def add(self, weight: float) -> None:
+        sigma = self.last = self.strategy_now()
+        for node in self.nodes:
+            p, rnd = node.player, node.round
+            reach = np.ones(self.den[p][rnd].shape[1:])  # [H] preflop, [B, H] flop
+            for ancestor, action in self.path[id(node)]:
+                reach = reach * sigma[p][ancestor.round][ancestor.slot][..., action]
+            self.num[p][rnd][node.slot] += weight * reach[..., None] * sigma[p][rnd][node.slot]
+            self.den[p][rnd][node.slot] += weight * reach
+
+    def mbb(self, arrays=None) -> str:
+        """Exact NashConv of the accumulated average (or of `arrays`)."""
+        if arrays is None:
+            arrays = [[np.where(d[..., None] > 0, n / np.maximum(d, 1e-300)[..., None], s)
+                       for n, d, s in zip(self.num[p], self.den[p], self.last[p], strict=True)] for p in (0, 1)]  # fmt: skip
+        ev = self.evaluator
+        ev.strategy = arrays
+        best, on_policy = ev.values()
+        gains = best - on_policy
+        return f"{poker.chips_to_mbb_per_game(float(gains.sum())):.1f} (BR gains {gains[0]:.1f} / {gains[1]:.1f})"
+
+
+class TableNetwork(torch.nn.Module):
+    """A perfect regressor on the advantage memory: V(I, .) = the t-weighted mean
+    of I's sampled regrets in the memory (the minimiser of the advantage loss
+    over all functions); equal (sigma^t uniform, as in tabular sampled CFR)
+    at infosets the memory does not hold. Deep CFR
+    with it isolates sampling and memory from the network's approximation."""
+
+    def __init__(self, num_actions: int):
+        super().__init__()
+        self.unused = torch.nn.Parameter(torch.zeros(1))  # Trainer/device lookups want one parameter
+        self.num_actions, self.index, self.values = num_actions, {}, torch.ones((1, num_actions))
+
+    @staticmethod
+    def keys(features: np.ndarray) -> list:
+        features = np.ascontiguousarray(features, dtype=np.float32)
+        return features.view(np.dtype((np.void, features.shape[1] * 4))).ravel().tolist()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        missing = len(self.values) - 1
+        rows = [self.index.get(k, missing) for k in self.keys(x.detach().cpu().numpy())]
+        return self.values.index_select(0, torch.as_tensor(rows, dtype=torch.int64))
+
+
+def fit_table(memory, loss, steps, batch_size, rng, linear_scale, schedule=None, *, trainer) -> float:
+    """`Trainer.fit_memory` for a `TableNetwork`: the merged memory's means."""
+    merged = memory.aggregate("linear" if linear_scale is not None else "uniform", linear_scale or 1.0)
+    net = trainer.network
+    net.index = {k: i for i, k in enumerate(TableNetwork.keys(merged["features"]))}
+    net.values = torch.cat([torch.from_numpy(merged["targets"]), torch.ones((1, net.num_actions))])
+    return merged["constant"] / merged["size"]
+
+
 def run(game, args) -> None:
     solver = make_solver(game, args)
+    exact = ExactAverage(game, solver) if args.exact_average else None
+    if args.tabular_advantage:
+        for memory, trainer in zip(solver.advantage_buffers, solver.advantage_trainers, strict=True):
+            memory.track_duplicates(max_unique=10**8)
+            trainer.network = TableNetwork(game.num_distinct_actions())
+            trainer.fit_memory = functools.partial(fit_table, trainer=trainer)
     if args.merged:
         for memory in solver.advantage_buffers:
             memory.track_duplicates(max_unique=10**7)
@@ -102,14 +214,17 @@ def run(game, args) -> None:
     start = time.perf_counter()
     for it in range(1, args.iterations + 1):
         solver.run_iteration()
+        if exact is not None:
+            exact.add(float(it) if solver.linear_scale() is not None else 1.0)
         if it in at:
             spent = time.perf_counter() - start
             losses = [round(x, 4) for x in solver.history[-1]["advantage_loss"]]
             current = mbb(game, solver.current_policy())
             solver.train_policy_network()
+            exact_part = "" if exact is None else f"; exact average of the iterates {exact.mbb()}"
             print(f"iteration {it}: {spent:.0f} s (earlier evaluations included), {solver.nodes_touched:,} nodes, "
-                  f"advantage losses {losses}; current iterate {current}; average network {mbb(game, solver)}",
-                  flush=True)  # fmt: skip
+                  f"advantage losses {losses}; current iterate {current}; average network {mbb(game, solver)}"
+                  f"{exact_part}", flush=True)  # fmt: skip
     if args.save:
         solver.save_checkpoint(args.save)
 
@@ -199,6 +314,10 @@ def main(argv=None) -> None:
     parser.add_argument("--iterations", type=int, default=40)
     parser.add_argument("--at", default="10,20,40", help="run: evaluate after these iterations")
     parser.add_argument("--merged", action="store_true", help="run: fit the advantage loss on merged infosets")
+    parser.add_argument("--tabular_advantage", action="store_true",
+                        help="run: advantage 'networks' = the memory's per-infoset means (TableNetwork)")
+    parser.add_argument("--exact_average", action="store_true",
+                        help="run: also the exact linear average of the iterates (ExactAverage)")
     parser.add_argument("--save", default="", help="run: save the solver here at the end")
     parser.add_argument("--checkpoint", default="", help="refit/average: the saved run")
     parser.add_argument("--layers", default="128,128")

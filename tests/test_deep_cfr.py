@@ -123,6 +123,43 @@ def test_memory_cost_per_entry_is_documented_size():
     assert memory.nbytes == 1000 * ReservoirMemory.entry_bytes(30, 3) == 1000 * 139
 
 
+def test_float16_memory_holds_exact_features_in_half_the_bytes_and_refuses_rounding():
+    rng = np.random.default_rng(0)
+    half, full = ReservoirMemory(40, 6, 3, "float16"), ReservoirMemory(40, 6, 3)
+    assert half.nbytes == 40 * ReservoirMemory.entry_bytes(6, 3, "float16") == 40 * (2 * 6 + 5 * 3 + 4)
+    for lo in range(0, 100, 13):  # card indices, -1, half big blinds, 0/1: all exact in float16
+        x = rng.choice([-1.0, 0.0, 0.5, 1.0, 51.0, 1023.5], size=(13, 6)).astype(np.float32)
+        y = rng.normal(size=(13, 3)).astype(np.float32)
+        for memory in (half, full):
+            memory.add(x, y, np.ones((13, 3), bool), 1 + lo, np.random.default_rng(lo))
+    np.testing.assert_array_equal(half.features.astype(np.float32), full.features)
+    np.testing.assert_array_equal(half.targets, full.targets)
+    with pytest.raises(ValueError, match="memory_feature_dtype='float16' cannot hold these features exactly .*0.1"):
+        half.add(np.full((2, 6), 0.1, np.float32), np.zeros((2, 3), np.float32), np.ones((2, 3), bool), 9, rng)
+    state = half.state_dict()  # checkpoints keep the stored dtype; either dtype loads the other's exact values
+    assert state["features"].dtype == np.float16
+    back = ReservoirMemory(40, 6, 3)
+    back.load_state_dict(state)
+    np.testing.assert_array_equal(back.features, full.features)
+    with pytest.raises(ValueError, match="unknown memory feature dtype 'int8'"):
+        ReservoirMemory(4, 1, 2, "int8")
+
+
+def test_float16_memories_train_the_same_solver_and_oversized_memories_are_refused(kuhn):
+    runs = [DeepCFRSolver(kuhn, num_iterations=4, num_traversals=30, advantage_network_train_steps=10,
+                          policy_network_train_steps=20, memory_feature_dtype=dtype, seed=3)
+            for dtype in ("float16", "float32")]  # fmt: skip
+    for solver in runs:
+        solver.solve()
+    assert runs[0].advantage_buffers[0].features.dtype == np.float16
+    assert runs[0].nash_conv() == runs[1].nash_conv()  # the same numbers reach the networks
+    with pytest.raises(ValueError, match=r"would take [0-9.]+ GiB when full .* more than the [0-9.]+ GiB available; "
+                                         r"lower memory_capacity .*memory_feature_dtype='float16'"):  # fmt: skip
+        DeepCFRSolver(kuhn, memory_capacity=10**11)
+    with pytest.raises(ValueError, match="memory_feature_dtype"):
+        DeepCFRSolver(kuhn, memory_feature_dtype="int8")
+
+
 def _duplicated_memory(rng, capacity=300, offers=2000, distinct=20):
     memory = ReservoirMemory(capacity, 4, 3)
     memory.track_duplicates()

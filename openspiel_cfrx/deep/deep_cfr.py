@@ -37,7 +37,7 @@ from openspiel_cfrx.deep.average_strategy import (
     IterationNetworks,
 )
 from openspiel_cfrx.deep.distributed import RaySampler
-from openspiel_cfrx.deep.memories import make_memory
+from openspiel_cfrx.deep.memories import FEATURE_DTYPES, check_memory_budget, make_memory
 from openspiel_cfrx.deep.networks import (
     ProbabilityNetwork,
     forward_in_chunks,
@@ -66,6 +66,7 @@ SETTING_RULES = {
     "traversal_backend": BACKENDS, "num_threads": "int>=1|None", "average_policy": KINDS,
     "callback_every": "int>=1", "num_workers": "int>=1",
     "ray_address": "address|None", "training_precision": tuple(PRECISIONS),
+    "memory_feature_dtype": FEATURE_DTYPES,
 }  # fmt: skip
 
 
@@ -109,6 +110,11 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
       training_precision: "float32" (default) or "bfloat16": the networks'
         SGD in mixed precision (`trainer.py`; float32 parameters, loss and
         queries).
+      memory_feature_dtype: "float32" (default) or "float16": the memories
+        store features in half the bytes, exactly (refused otherwise: the
+        0/1 infoset tensors and the poker encoders' inputs are exact), so a
+        memory of the same RAM holds ~2x the entries (`memories.py`). Memories
+        that could not fill up in the RAM available are refused up front.
       num_workers, ray_address: traversals on `num_workers` Ray actors
         (`distributed.py`; same seed and worker count = same run); 1 runs them
         in-process without importing Ray. `ray_address` None starts a local
@@ -164,6 +170,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         callback: Callable[[DeepCFRSolver], None] | None = None,
         callback_every: int = 1,
         training_precision: str = "float32",
+        memory_feature_dtype: str = "float32",
     ):
         keep = _check_arguments(game, locals())
         super().__init__(game, num_iterations=num_iterations, seed=seed, schedule=schedule, progress=progress,
@@ -200,7 +207,9 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
 
         self._advantage = [trainer(a["advantage_network_layers"], p) for p in (0, 1)]
         capacities = (a["memory_capacity"], a["memory_capacity"], self.config["strategy_memory_capacity"])
-        self._memories = [make_memory(a["memory"], int(c), self._feature_size, self._num_actions) for c in capacities]
+        check_memory_budget(capacities, self._feature_size, self._num_actions, a["memory_feature_dtype"])
+        self._memories = [make_memory(a["memory"], int(c), self._feature_size, self._num_actions,
+                                      a["memory_feature_dtype"]) for c in capacities]  # fmt: skip
         batch_sizes = (a["batch_size_advantage"] or 0, a["batch_size_strategy"] or 0, 4096)
         for mem in self._memories if a["aggregate_duplicates"] else ():
             mem.track_duplicates(max_unique=max(batch_sizes))

@@ -11,6 +11,13 @@ in preallocated numpy arrays:
 so an entry costs `4 * feature_size + 5 * num_actions + 4` bytes (`entry_bytes`):
 Leduc with `information_state_tensor` (30 floats, 3 actions) is 139 bytes, so
 the paper's 40M entries per memory would take 5.6 GB; 10^6 entries 139 MB.
+`feature_dtype="float16"` stores the features in half the bytes when every
+value is a float16 exactly (0/1 infoset tensors, the poker encoders' card
+indices and bet sizes in halves of a big blind): the memory then holds the
+same numbers, read back as float32, and refuses a batch it would round.
+`check_memory_budget` refuses memories that could not fill up in the memory
+available (numpy allocates their pages as entries arrive, so without it a too
+large capacity fails only hours later).
 
 `ReservoirMemory` keeps a uniform sample of everything ever offered
 (Vitter 1985, algorithm R): the paper's choice, needed for the linear-CFR
@@ -41,16 +48,45 @@ import abc
 
 import numpy as np
 
+FEATURE_DTYPES = ("float32", "float16")
+
+
+def _feature_dtype(name: str) -> np.dtype:
+    if name not in FEATURE_DTYPES:
+        raise ValueError(f"unknown memory feature dtype {name!r}; choose from {', '.join(FEATURE_DTYPES)}")
+    return np.dtype(name)
+
+
+def check_memory_budget(capacities, feature_size: int, num_actions: int, feature_dtype: str = "float32",
+                        available: int | None = None) -> int:  # fmt: skip
+    """Bytes the memories of `capacities` take when full; raises ValueError
+    (one line, with the estimate) when that is more than the memory available
+    now (`available`, default psutil's)."""
+    need = sum(int(c) for c in capacities) * _ArrayMemory.entry_bytes(feature_size, num_actions, feature_dtype)
+    if available is None:
+        import psutil
+
+        available = psutil.virtual_memory().available
+    if need > available:
+        half = "" if feature_dtype == "float16" else ", or memory_feature_dtype='float16' (half the feature bytes)"
+        raise ValueError(
+            f"memories of {', '.join(f'{int(c):,}' for c in capacities)} entries would take "
+            f"{need / 2**30:.1f} GiB when full ({_ArrayMemory.entry_bytes(feature_size, num_actions, feature_dtype)} "
+            f"bytes per entry: {feature_size} {feature_dtype} features, {num_actions} actions), more than the "
+            f"{available / 2**30:.1f} GiB available; lower memory_capacity / strategy_memory_capacity{half}"
+        )
+    return need
+
 
 class _ArrayMemory(abc.ABC):
     kind = "base"
 
-    def __init__(self, capacity: int, feature_size: int, num_actions: int):
+    def __init__(self, capacity: int, feature_size: int, num_actions: int, feature_dtype: str = "float32"):
         capacity = int(capacity)
         if capacity < 1:
             raise ValueError(f"memory capacity must be >= 1, got {capacity}")
         self.capacity = capacity
-        self.features = np.zeros((capacity, int(feature_size)), dtype=np.float32)
+        self.features = np.zeros((capacity, int(feature_size)), dtype=_feature_dtype(feature_dtype))
         self.targets = np.zeros((capacity, int(num_actions)), dtype=np.float32)
         self.legal_mask = np.zeros((capacity, int(num_actions)), dtype=bool)
         self.iteration = np.zeros(capacity, dtype=np.int32)
@@ -61,8 +97,12 @@ class _ArrayMemory(abc.ABC):
         self._m_count = None  # running per-infoset sums while tracking
 
     @staticmethod
-    def entry_bytes(feature_size: int, num_actions: int) -> int:
-        return 4 * feature_size + 5 * num_actions + 4
+    def entry_bytes(feature_size: int, num_actions: int, feature_dtype: str = "float32") -> int:
+        return _feature_dtype(feature_dtype).itemsize * feature_size + 5 * num_actions + 4
+
+    @property
+    def feature_dtype(self) -> str:
+        return self.features.dtype.name
 
     @property
     def nbytes(self) -> int:
@@ -92,6 +132,8 @@ class _ArrayMemory(abc.ABC):
         count = int(features.shape[0])
         if count == 0:
             return
+        if self.features.dtype != np.float32:
+            features = self._exactly(features)
         keep, slots = self._slots(count, rng)
         tracking = self._key_id is not None and keep.size > 0
         if tracking:  # remove what the written slots held before
@@ -111,6 +153,19 @@ class _ArrayMemory(abc.ABC):
         self.add_calls += count
         if tracking:
             self._track_slots(written)
+
+    def _exactly(self, features: np.ndarray) -> np.ndarray:
+        """`features` in the memory's dtype; refuses a batch the dtype would round."""
+        features = np.asarray(features)
+        stored = features.astype(self.features.dtype)
+        lost = stored.astype(np.float32) != features
+        if lost.any():
+            value = features[lost].flat[0]
+            raise ValueError(
+                f"memory_feature_dtype={self.feature_dtype!r} cannot hold these features exactly (e.g. {value!r}); "
+                "use 'float32' for this encoder"
+            )
+        return stored
 
     # ------------------------------------------------------------ duplicates
     def track_duplicates(self, max_unique: int = 65536) -> None:
@@ -248,7 +303,7 @@ class _ArrayMemory(abc.ABC):
     def state_dict(self) -> dict:
         size = len(self)
         return {
-            "kind": self.kind,
+            "kind": self.kind,  # (features in the memory's dtype: load_state_dict converts exactly or refuses)
             "capacity": self.capacity,
             "add_calls": self.add_calls,
             "features": self.features[:size].copy(),
@@ -273,7 +328,8 @@ class _ArrayMemory(abc.ABC):
                 f"{state['features'].shape[1:]}/{state['targets'].shape[1:]}, expected "
                 f"{self.features.shape[1:]}/{self.targets.shape[1:]} (different game or encoder?)"
             )
-        self.features[:size] = state["features"]
+        features = np.asarray(state["features"])
+        self.features[:size] = features if features.dtype == self.features.dtype else self._exactly(features)
         self.targets[:size] = state["targets"]
         self.legal_mask[:size] = state["legal_mask"]
         self.iteration[:size] = state["iteration"]
@@ -321,7 +377,8 @@ class SlidingWindowMemory(_ArrayMemory):
 MEMORIES = {"reservoir": ReservoirMemory, "sliding_window": SlidingWindowMemory}
 
 
-def make_memory(kind: str, capacity: int, feature_size: int, num_actions: int) -> _ArrayMemory:
+def make_memory(kind: str, capacity: int, feature_size: int, num_actions: int,
+                feature_dtype: str = "float32") -> _ArrayMemory:  # fmt: skip
     if kind not in MEMORIES:
         raise ValueError(f"unknown memory {kind!r}; choose from {', '.join(MEMORIES)}")
-    return MEMORIES[kind](capacity, feature_size, num_actions)
+    return MEMORIES[kind](capacity, feature_size, num_actions, feature_dtype)

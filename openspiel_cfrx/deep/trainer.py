@@ -155,8 +155,8 @@ def memory_batches(memory, batch_size, rng, linear_scale, device) -> Callable[[i
         t = iterations.index_select(0, index)
         w = torch.ones_like(t, dtype=torch.float32) if linear_scale is None else t.to(torch.float32) * linear_scale
         to = functools.partial(torch.Tensor.to, device=device, non_blocking=True)
-        return tuple(to(x) for x in (features.index_select(0, index), targets.index_select(0, index),
-                                     masks.index_select(0, index), w))  # fmt: skip
+        x = features.index_select(0, index).to(torch.float32)  # (a float16 memory's exact values: no copy if float32)
+        return tuple(to(v) for v in (x, targets.index_select(0, index), masks.index_select(0, index), w))
 
     return batch
 
