@@ -1,5 +1,5 @@
 """Where Deep CFR's 5x2 FHP floor comes from (issue 21): the diagnostics behind
-`benchmarks/results/fhp_plateau.md`'s session-18 section.
+`benchmarks/results/fhp_plateau.md`'s sections (session 18 on).
 
 Three modes, each printing one line per measurement (exact NashConv by
 `poker_nash_conv`, mbb/g):
@@ -12,6 +12,12 @@ Three modes, each printing one line per measurement (exact NashConv by
     # (minibatches of distinct infosets drawn with probability W_I / sum W: the
     # same loss, without the targets' within-infoset noise in the gradient)
     PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --merged ...
+    # ... also the exact linear average of the iterates (the kept networks mixed
+    # on the public tree: what a perfect average network would give)
+    PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --exact_average ...
+    # ... with the advantage "networks" replaced by the memory's per-infoset
+    # means (a perfect regressor: the floor of the samples alone)
+    PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --tabular_advantage --exact_average ...
 
     # refit the advantage networks of a saved run much longer / wider
     PYTHONPATH=. python benchmarks/diag_fhp_floor.py refit --checkpoint=C --layers=128,128 --steps=500,2000,16000
@@ -43,13 +49,7 @@ from open_spiel.python import policy as policy_lib  # noqa: E402
 
 import games  # noqa: E402,F401  (registers flop_holdem)
 from benchmarks.bench_fhp_curve import DEEP_CFR_SETTINGS  # noqa: E402
-from games import poker  # noqa: E402
-from games.poker_exploitability import (  # noqa: E402
-    _DECISION,
-    _FlopHoldemEvaluator,
-    _supported_spec,
-    poker_nash_conv,
-)
+from games.poker_exploitability import poker_nash_conv  # noqa: E402
 from openspiel_cfrx.deep import DeepCFRSolver  # noqa: E402
 from openspiel_cfrx.deep.networks import make_network, reset_parameters  # noqa: E402
 from openspiel_cfrx.deep.schedule import Schedule  # noqa: E402
@@ -68,6 +68,8 @@ def settings_of(args) -> dict:
     settings = dict(DEEP_CFR_SETTINGS, regret_scale="auto", traversal_backend="poker",
                     advantage_network_layers=(128, 128), advantage_network_train_steps=500)  # fmt: skip
     settings.update(json.loads(args.deep_cfr))
+    if getattr(args, "exact_average", False):
+        settings["keep_iteration_networks"] = True
     return settings
 
 
@@ -99,69 +101,19 @@ def fit_merged(memory, loss, steps, batch_size, rng, linear_scale, schedule=None
 class ExactAverage:
     """The exact linear average of the iterates sigma^1..sigma^T on every
     infoset (what an infinite strategy memory and a perfectly fitted average
-    network would give, and what Deep CFR's bound is about): at I of player p,
-    sigma-bar(I) = sum_t t pi_p^t(I) sigma^t(I) / sum_t t pi_p^t(I), pi_p^t(I)
-    p's own reach under sigma^t (Algorithm 1's t-weighted strategy memory in
-    expectation). Accumulated on the exact evaluator's strategy arrays
-    (preflop [slot, hand, A], flop [slot, board, hand, A]) after each
-    iteration from sigma^t on every infoset (encoded once)."""
+    network would give, and what Deep CFR's bound is about; the paper's
+    "store each iteration's value network" alternative, Section 4):
+    sum_t t pi_p^t(I) sigma^t(I) / sum_t t pi_p^t(I), mixed by
+    `poker_nash_conv` on the public tree from the solver's kept networks
+    (`keep_iteration_networks=True`)."""
 
-    def __init__(self, game, solver):
-        self.evaluator = ev = _FlopHoldemEvaluator(game, _supported_spec(game))
-        self.solver, self.num_actions = solver, ev.num_actions
-        items = list(ev._states())  # noqa: SLF001  (every infoset once, both players)
-        self.inputs = []
-        for p in (0, 1):
-            mine = [item for item in items if item[1] == p]
-            features, mask = solver._average.encode([item[0] for item in mine])  # noqa: SLF001
-            where = [np.array([item[k] for item in mine]) for k in (2, 3, 4)]  # round, slot, row
-            self.inputs.append((features.numpy(), mask.numpy(), *where))
-        num_boards, num_hands, num_actions = len(ev.boards), len(ev.hands), ev.num_actions
-        self.shapes = [[(ev.num_slots[p][0], num_hands, num_actions),
-                        (ev.num_slots[p][1], num_boards, num_hands, num_actions)] for p in (0, 1)]  # fmt: skip
-        self.num = [[np.zeros(shape) for shape in self.shapes[p]] for p in (0, 1)]
-        self.den = [[np.zeros(shape[:-1]) for shape in self.shapes[p]] for p in (0, 1)]
-        decisions = {node.betting: node for node in ev.nodes if node.kind == _DECISION}
-        # own ancestors (node, action taken) of every decision node
-        self.path = {id(node): [(decisions[node.betting[:k]], node.betting[k]) for k in range(len(node.betting))
-                                if decisions[node.betting[:k]].player == node.player]
-                     for node in decisions.values()}  # fmt: skip
-        self.nodes = list(decisions.values())
-        self.last = None
+    average_policy = "sd_cfr"
 
-    def strategy_now(self) -> list[list[np.ndarray]]:
-        snapshot = self.solver.strategy_snapshot()
-        out = []
-        for p in (0, 1):
-            features, mask, rounds, slots, rows = self.inputs[p]
-            probs = snapshot(p, features, mask)
-            arrays = [np.zeros((shape[0], int(np.prod(shape[1:-1])), shape[-1])) for shape in self.shapes[p]]
-            for rnd in (0, 1):
-                sel = rounds == rnd
-                arrays[rnd][slots[sel], rows[sel]] = probs[sel]
-            out.append([a.reshape(shape) for a, shape in zip(arrays, self.shapes[p], strict=True)])
-        return out
+    def __init__(self, solver):
+        self.solver = solver
 
-    def add(self, weight: float) -> None:
-        sigma = self.last = self.strategy_now()
-        for node in self.nodes:
-            p, rnd = node.player, node.round
-            reach = np.ones(self.den[p][rnd].shape[1:])  # [H] preflop, [B, H] flop
-            for ancestor, action in self.path[id(node)]:
-                reach = reach * sigma[p][ancestor.round][ancestor.slot][..., action]
-            self.num[p][rnd][node.slot] += weight * reach[..., None] * sigma[p][rnd][node.slot]
-            self.den[p][rnd][node.slot] += weight * reach
-
-    def mbb(self, arrays=None) -> str:
-        """Exact NashConv of the accumulated average (or of `arrays`)."""
-        if arrays is None:
-            arrays = [[np.where(d[..., None] > 0, n / np.maximum(d, 1e-300)[..., None], s)
-                       for n, d, s in zip(self.num[p], self.den[p], self.last[p], strict=True)] for p in (0, 1)]  # fmt: skip
-        ev = self.evaluator
-        ev.strategy = arrays
-        best, on_policy = ev.values()
-        gains = best - on_policy
-        return f"{poker.chips_to_mbb_per_game(float(gains.sum())):.1f} (BR gains {gains[0]:.1f} / {gains[1]:.1f})"
+    def iterate_strategies(self, states):
+        return self.solver.iterate_strategies(states)
 
 
 class TableNetwork(torch.nn.Module):
@@ -198,7 +150,7 @@ def fit_table(memory, loss, steps, batch_size, rng, linear_scale, schedule=None,
 
 def run(game, args) -> None:
     solver = make_solver(game, args)
-    exact = ExactAverage(game, solver) if args.exact_average else None
+    exact = ExactAverage(solver) if args.exact_average else None
     if args.tabular_advantage:
         for memory, trainer in zip(solver.advantage_buffers, solver.advantage_trainers, strict=True):
             memory.track_duplicates(max_unique=10**8)
@@ -214,14 +166,12 @@ def run(game, args) -> None:
     start = time.perf_counter()
     for it in range(1, args.iterations + 1):
         solver.run_iteration()
-        if exact is not None:
-            exact.add(float(it) if solver.linear_scale() is not None else 1.0)
         if it in at:
             spent = time.perf_counter() - start
             losses = [round(x, 4) for x in solver.history[-1]["advantage_loss"]]
             current = mbb(game, solver.current_policy())
             solver.train_policy_network()
-            exact_part = "" if exact is None else f"; exact average of the iterates {exact.mbb()}"
+            exact_part = "" if exact is None else f"; exact average of the iterates {mbb(game, exact)}"
             print(f"iteration {it}: {spent:.0f} s (earlier evaluations included), {solver.nodes_touched:,} nodes, "
                   f"advantage losses {losses}; current iterate {current}; average network {mbb(game, solver)}"
                   f"{exact_part}", flush=True)  # fmt: skip

@@ -50,22 +50,29 @@ class IterationNetworks:
         its = np.array([t for t, _ in self.kept], dtype=np.float64)
         return its if self._linear else np.ones_like(its)
 
-    @torch.inference_mode()
     def strategies(self, features: torch.Tensor, mask: torch.Tensor, players: np.ndarray) -> np.ndarray:
         """[T, B, A] regret-matching strategies of every kept iteration."""
+        out = np.zeros((len(self.kept), features.shape[0], mask.shape[1]))
+        for k, (_, strategy) in enumerate(self.iterates(features, mask, players)):
+            out[k] = strategy
+        return out
+
+    def iterates(self, features: torch.Tensor, mask: torch.Tensor, players: np.ndarray):
+        """(w_t, sigma^t [B, A]) of every kept iteration in turn (one in memory at a time)."""
         device = next(self._template.parameters()).device
         probe = copy.deepcopy(self._template).to(device).eval()
-        out = np.zeros((len(self.kept), features.shape[0], mask.shape[1]))
-        for k, (_, state_dicts) in enumerate(self.kept):
+        for weight, (_, state_dicts) in zip(self.weights(), self.kept, strict=True):
+            out = np.zeros((features.shape[0], mask.shape[1]))
             for p in (0, 1):
                 rows = np.flatnonzero(players == p)
                 if rows.size == 0:
                     continue
                 probe.load_state_dict(state_dicts[p])
                 idx = torch.from_numpy(rows)
-                adv = probe(features[idx].to(device)).cpu().numpy()
-                out[k, rows] = regret_matching(adv, mask[idx].numpy(), self._fallback)
-        return out
+                with torch.inference_mode():
+                    adv = probe(features[idx].to(device)).cpu().numpy()
+                out[rows] = regret_matching(adv, mask[idx].numpy(), self._fallback)
+            yield float(weight), out
 
     def tree_strategy(self, tree, features: torch.Tensor, mask: torch.Tensor) -> np.ndarray:
         """The average on every infoset of `tree`, through realization plans."""
@@ -218,6 +225,24 @@ class AveragePolicy:
         if average == "sd_cfr" and not self._keep_iteration_networks:
             raise ValueError("sd_cfr average needs DeepCFRSolver(..., keep_iteration_networks=True)")
         return self._average.tree(tree, average, self.train_policy_network)
+
+    @property
+    def average_policy(self) -> str:
+        """"network" (Pi, the paper's average network) or "sd_cfr" (the kept iterates' mixture)."""
+        return self._average_policy_kind
+
+    def iterate_strategies(self, states):
+        """The parts of the "sd_cfr" average at `states` (one player's, or any):
+        (w_t, sigma^t [len(states), A]) for every kept iteration t, in turn.
+        The average at an infoset of player p is sum_t w_t pi_p^t sigma^t /
+        sum_t w_t pi_p^t, pi_p^t p's own reach under sigma^t: an evaluator that
+        knows the game's sequences (`games.poker_exploitability`) mixes them
+        for every infoset at once instead of replaying each history."""
+        if not self._keep_iteration_networks:
+            raise ValueError("iterate_strategies needs DeepCFRSolver(..., keep_iteration_networks=True)")
+        states = list(states)
+        features, mask = self._average.encode(states)
+        return self._average.kept.iterates(features, mask, np.array([s.current_player() for s in states]))
 
     def nash_conv(self, average: str | None = None) -> float:
         """Exact NashConv of the average strategy through the cached game tree
