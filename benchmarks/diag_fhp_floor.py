@@ -15,6 +15,8 @@ Three modes, each printing one line per measurement (exact NashConv by
     # ... also the exact linear average of the iterates (the kept networks mixed
     # on the public tree: what a perfect average network would give)
     PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --exact_average ...
+    # ... with the advantage networks' Adam rate annealed as sqrt(T0 / t) from iteration T0
+    PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --lr_decay=50 ...
     # ... with the advantage "networks" replaced by the memory's per-infoset
     # means (a perfect regressor: the floor of the samples alone)
     PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --tabular_advantage --exact_average ...
@@ -165,6 +167,9 @@ def run(game, args) -> None:
     at = {int(a) for a in args.at.split(",")}
     start = time.perf_counter()
     for it in range(1, args.iterations + 1):
+        if args.lr_decay:  # Adam's rate of the advantage networks: lr * min(1, sqrt(T0 / t))
+            for trainer in solver.advantage_trainers:
+                trainer.learning_rate = settings_of(args).get("learning_rate", 1e-3) * min(1.0, (args.lr_decay / it) ** 0.5)
         solver.run_iteration()
         if it in at:
             spent = time.perf_counter() - start
@@ -264,6 +269,8 @@ def main(argv=None) -> None:
     parser.add_argument("--iterations", type=int, default=40)
     parser.add_argument("--at", default="10,20,40", help="run: evaluate after these iterations")
     parser.add_argument("--merged", action="store_true", help="run: fit the advantage loss on merged infosets")
+    parser.add_argument("--lr_decay", type=int, default=0,
+                        help="run: T0 > 0 anneals the advantage networks' Adam rate as sqrt(T0 / t) from iteration T0")
     parser.add_argument("--tabular_advantage", action="store_true",
                         help="run: advantage 'networks' = the memory's per-infoset means (TableNetwork)")
     parser.add_argument("--exact_average", action="store_true",
