@@ -303,10 +303,10 @@ class _ArrayMemory(abc.ABC):
     def state_dict(self) -> dict:
         size = len(self)
         return {
-            "kind": self.kind,  # (features in the memory's dtype: load_state_dict converts exactly or refuses)
+            "kind": self.kind,
             "capacity": self.capacity,
             "add_calls": self.add_calls,
-            "features": self.features[:size].copy(),
+            "features": self.features[:size].copy(),  # in the memory's dtype (either dtype loads it, exactly)
             "targets": self.targets[:size].copy(),
             "legal_mask": self.legal_mask[:size].copy(),
             "iteration": self.iteration[:size].copy(),
