@@ -137,6 +137,9 @@ class DeepCFRRunner(Runner):
         return self.solver.current_policy()
 
     def policy(self):
+        if self.solver.average_policy == "sd_cfr":  # the kept iterates' exact mixture: nothing to train
+            self.policy_loss = None
+            return self.solver, 0.0
         start = time.perf_counter()
         self.policy_loss = self.solver.train_policy_network()
         return self.solver, time.perf_counter() - start
@@ -406,7 +409,8 @@ def main(argv=None):
         + (f"current iterate sigma^t NashConv {r['current_nash_conv_mbb']:,.1f} mbb/g (BR gains "
            f"{r['current_br_gains']}), " if "current_nash_conv_mbb" in r else "")
         + f"memories "
-        f"{r['memory']}, last advantage losses {r['advantage_loss']}, policy loss {r['policy_loss']:.4g}"
+        f"{r['memory']}, last advantage losses {r['advantage_loss']}, policy loss "
+        + ("none (sd_cfr: the kept iterates' mixture)" if r["policy_loss"] is None else f"{r['policy_loss']:.4g}")
         for r in deep
     )
     body = (
