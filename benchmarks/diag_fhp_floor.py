@@ -122,8 +122,8 @@ class TableNetwork(torch.nn.Module):
     """A perfect regressor on the advantage memory: V(I, .) = the t-weighted mean
     of I's sampled regrets in the memory (the minimiser of the advantage loss
     over all functions); equal (sigma^t uniform, as in tabular sampled CFR)
-    at infosets the memory does not hold. Deep CFR
-    with it isolates sampling and memory from the network's approximation."""
+    at infosets the memory does not hold. Deep CFR with it isolates the
+    samples and the memory from the network's approximation."""
 
     def __init__(self, num_actions: int):
         super().__init__()
