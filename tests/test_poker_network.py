@@ -140,6 +140,25 @@ def test_inference_trunk_keeps_its_precision_when_the_spread_is_small(fhp):
         assert_close(net.trunk(pre), expected, tol=2e-3)
 
 
+@pytest.mark.parametrize("name", ["fhp", "hulh"])
+@pytest.mark.parametrize("card_skips", [False, True])
+def test_inference_card_part_folds_the_embeddings_into_card1(name, card_skips, request):
+    """sigma^t queries compute the card part with the embeddings projected
+    through card1 first (one embedding bag): the same function, missing cards
+    included (preflop rows have no board)."""
+    game = request.getfixturevalue(name)
+    encoder, net = network_for(game, dim=24, card_skips=card_skips)
+    slots = net.num_card_slots
+    rng = np.random.default_rng(0)
+    cards = torch.from_numpy(np.stack([rng.permutation(52)[:slots] for _ in range(64)]))
+    cards[:16, 2:] = -1  # preflop: the hand only
+    cards[16:32, 5:] = -1  # the flop without later cards (hulh)
+    expected = net.card_part(cards)
+    with torch.inference_mode():
+        assert_close(net.card_part(cards), expected)
+        assert_close(net.card_part(cards.float()), expected)  # the flat input's floats
+
+
 def test_flat_layout_read_from_the_encoder(fhp, hulh):
     for game, groups, bets in ((fhp, (2, 3), 12), (hulh, (2, 3, 1, 1), 24)):
         encoder = PokerNetworkEncoder(game)

@@ -248,7 +248,33 @@ class PokerNetwork(nn.Module):
 
     def card_part(self, cards: torch.Tensor) -> torch.Tensor:
         """Card slots [K, slots] -> [K, d]: the card branch times comb1's card half."""
+        if torch.is_inference_mode_enabled():
+            return self._card_part_inference(cards)
         return F.linear(self.card_branch(cards), self.comb1.weight[:, : self.dim])
+
+    def _card_part_inference(self, cards: torch.Tensor) -> torch.Tensor:
+        """`card_part` without autograd (sigma^t queries), the same function with
+        the embeddings folded into card1: card1(concat_g e_g) = sum_g W1_g e_g + b1
+        and e_g sums the group's rows of T_g (card + rank + suit embedding of each
+        card), so card1's pre-activation is one embedding bag over all slots of
+        the projected table W1_g T_g (G x cards rows of d); skips as one matmul
+        with A + I, ReLUs in place (`benchmarks/results/poker_traversal.md`,
+        session 23)."""
+        if cards.is_floating_point():
+            cards = cards.round().to(torch.int64)
+        d, S = self.dim, self.num_suits
+        x = torch.arange(self.num_cards, device=cards.device)
+        projected = [F.linear(emb.card.weight + emb.rank.weight[x // S] + emb.suit.weight[x % S],
+                              self.card1.weight[:, g * d : (g + 1) * d])
+                     for g, emb in enumerate(self.card_embeddings)]  # fmt: skip
+        table = torch.cat([*projected, projected[0].new_zeros(1, d)])  # [G * cards + 1, d], then "no card"
+        group_of_slot = self._row_offset[:, 0] // self._rows_per_group
+        rows = torch.where(cards >= 0, cards + group_of_slot * self.num_cards, len(table) - 1)
+        h = F.embedding_bag(rows, table, mode="sum").add_(self.card1.bias).relu_()
+        eye = torch.eye(d, dtype=h.dtype, device=h.device) if self.card_skips else 0.0
+        h = F.linear(h, self.card2.weight + eye, self.card2.bias).relu_()
+        h = F.linear(h, self.card3.weight + eye, self.card3.bias).relu_()
+        return F.linear(h, self.comb1.weight[:, :d])
 
     def bet_part(self, bets: torch.Tensor) -> torch.Tensor:
         """Bet features [M, nb] -> [M, d]: the bet branch times comb1's bet half, plus comb1's bias."""

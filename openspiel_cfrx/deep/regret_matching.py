@@ -30,20 +30,25 @@ def regret_matching(
       float64 strategies, zero where illegal; rows sum to 1 (0 for rows with no
       legal action).
     """
-    values = np.asarray(values, dtype=np.float64)
-    positive = np.where(legal_mask, np.maximum(values, 0.0), 0.0)
-    total = positive.sum(axis=-1, keepdims=True)
-    has_positive = total > min_total
-    matched = positive / np.where(has_positive, total, 1.0)
-    if fallback == "argmax":
-        best = np.where(legal_mask, values, -np.inf).argmax(axis=-1)[..., None]
-        backup = np.zeros_like(values)
-        np.put_along_axis(backup, best, 1.0, axis=-1)
-    elif fallback == "uniform":
-        backup = legal_mask / np.maximum(legal_mask.sum(axis=-1, keepdims=True), 1)
-    else:
+    if fallback not in FALLBACKS:
         raise ValueError(f"fallback must be one of {FALLBACKS}, got {fallback!r}")
-    return np.where(has_positive, matched, backup)
+    values = np.asarray(values, dtype=np.float64)
+    legal_mask = np.broadcast_to(np.asarray(legal_mask, dtype=bool), values.shape)
+    out = np.where(legal_mask, np.maximum(values, 0.0), 0.0)
+    total = out.sum(axis=-1, keepdims=True)
+    has_positive = total > min_total
+    np.divide(out, total, out=out, where=has_positive)
+    missing = ~has_positive[..., 0]
+    if missing.any():  # the fallback, only where needed (the hot path is sigma^t in traversals)
+        legal = legal_mask[missing]
+        if fallback == "argmax":
+            best = np.where(legal, values[missing], -np.inf).argmax(axis=-1)[..., None]
+            backup = np.zeros(legal.shape)
+            np.put_along_axis(backup, best, 1.0, axis=-1)
+        else:
+            backup = legal / np.maximum(legal.sum(axis=-1, keepdims=True), 1)
+        out[missing] = backup
+    return out
 
 
 def uniform_strategy(legal_mask: np.ndarray) -> np.ndarray:

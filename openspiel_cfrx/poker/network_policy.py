@@ -221,11 +221,10 @@ class CardSlotInputs(NodeInputs):
         return out
 
     def _write_cards(self, out: np.ndarray, rounds, hole, board) -> None:
+        """Card slots of `out` (hole, then board; -1 where not dealt yet in the round)."""
         out[:, :2] = self.card_value[hole]
         shown = np.asarray(self.tree.board_size)[rounds]
-        for j in range(board.shape[1]):
-            on = np.flatnonzero(shown > j)
-            out[on, 2 + j] = self.card_value[board[on, j]]
+        out[:, 2 : 2 + board.shape[1]] = np.where(np.arange(board.shape[1]) < shown[:, None], self.card_value[board], -1.0)
 
 
 class NetworkStrategy:

@@ -104,13 +104,22 @@ class PokerSampler(Sampler):
         self.round = np.array([node.round for node in nodes])
         self.stake = np.array([node.contributions for node in nodes], dtype=np.float64)  # [N, 2]
         self.children = np.full((N, self.num_actions), -1, dtype=np.int64)  # by action id
-        self.first_child = np.array([node.children[0] if node.children else -1 for node in nodes])
         for n, node in enumerate(nodes):
             if node.kind == DECISION:
                 self.children[n, list(node.legal)] = node.children
         self.legal = self.children >= 0
-        self.cards_dealt = np.array([tree.rules.board_cards[node.round + 1] if node.kind == DEAL else 0
-                                     for node in nodes])  # fmt: skip
+        self._decisions = [np.flatnonzero((self.kind == _KIND[DECISION]) & (self.player == p)) for p in (0, 1)]
+        # Per node, for the walk: its children in action order (a deal node's one child), at
+        # child_list[first_of[n] : first_of[n] + num_children[n]]; each legal action's position among
+        # them; the last legal action; the nodes touched on arrival (one, or one per card a deal node
+        # deals, as the state backend counts)
+        self.num_children = np.array([len(node.children) for node in nodes])
+        self.first_of = np.cumsum(self.num_children) - self.num_children
+        self.child_list = np.array([c for node in nodes for c in node.children], dtype=np.int64)
+        self.slot = np.maximum(np.cumsum(self.legal, axis=1) - 1, 0)
+        self.last_legal = self.num_actions - 1 - np.argmax(self.legal[:, ::-1], axis=1)
+        cards_dealt = np.array([tree.rules.board_cards[node.round + 1] if node.kind == DEAL else 0 for node in nodes])
+        self.touched = np.where(self.kind == _KIND[DEAL], cards_dealt, 1)
         self.board_size = np.array(tree.board_size)
         if tree.board_size[-1] < 3:
             raise UnsupportedPokerGameError("the poker traversal backend needs a board of 3 or more cards at the end")
@@ -151,6 +160,7 @@ class PokerSampler(Sampler):
         sample row (the traverser's for M_V, the opponent's for M_Pi), and
         answers the sigma^t query from there."""
         cards, sign = self._deal(count)  # chance, drawn once per traversal (lines 11-12)
+        slot_rows = self._card_slot_rows(cards)
         factored, card_parts = self._factored(strategy), [None, None]
         width = self.inputs.size
         inputs = [_Rows(int(count * per), width) for per in self._rows_per_traversal]  # advantage, strategy
@@ -159,23 +169,25 @@ class PokerSampler(Sampler):
         nodes_touched = 4 * count  # the hole cards' chance nodes
         while len(node):  # down, one depth at a time
             kind = self.kind[node]
-            nodes_touched += int((kind != _KIND[DEAL]).sum() + self.cards_dealt[node].sum())
+            nodes_touched += int(self.touched[node].sum())
             decision = np.flatnonzero(kind == _KIND[DECISION])
-            mine = decision[self.player[node[decision]] == traverser]
-            theirs = decision[self.player[node[decision]] != traverser]
-            sigma = np.zeros((len(node), self.num_actions))
-            for visits, player, rows in ((mine, traverser, inputs[0]), (theirs, 1 - traverser, inputs[1])):
+            acting = self.player[node[decision]]
+            mine, theirs = decision[acting == traverser], decision[acting != traverser]
+            sigma = [None, None]  # at mine, at theirs
+            for i, (visits, player, rows) in enumerate(((mine, traverser, inputs[0]), (theirs, 1 - traverser, inputs[1]))):
                 if len(visits):
-                    features = self.features(node[visits], cards[deal[visits]], out=rows.append(len(visits)))
+                    features = self._features(player, node[visits], deal[visits], cards, slot_rows,
+                                              rows.append(len(visits)))  # fmt: skip
                     if factored[player] is None:
-                        sigma[visits] = strategy(player, features, self.legal[node[visits]])
+                        sigma[i] = strategy(player, features, self.legal[node[visits]])
                     else:
-                        sigma[visits] = self._by_parts(factored[player], card_parts, player, node[visits],
-                                                       deal[visits], cards)  # fmt: skip
+                        sigma[i] = self._by_parts(factored[player], card_parts, player, node[visits], deal[visits],
+                                                  cards, slot_rows[player])  # fmt: skip
             if len(theirs):  # line 13: (I, sigma^t(I)) to the strategy memory
-                strategy_rows.append((node[theirs], sigma[theirs].astype(np.float32)))
-            step, start, child = self._children(node, kind, mine, theirs, sigma)
-            levels.append((node, deal, start, step, mine, sigma))
+                strategy_rows.append((node[theirs], sigma[1].astype(np.float32)))
+            step, start, child = self._children(node, theirs, sigma[1])
+            sampled = np.concatenate([theirs, np.flatnonzero(kind == _KIND[DEAL])])
+            levels.append((node, deal, start, mine, sigma[0], sampled))
             node, deal = child, np.repeat(deal, step)
         advantage = self._values(levels, traverser, sign)
         self._rows_per_traversal = [1.25 * rows.size / count + 1 for rows in inputs]  # the next batch's first guess
@@ -188,31 +200,74 @@ class PokerSampler(Sampler):
             return [None, None]
         return [strategy.factored(player) for player in (0, 1)]
 
+    def _card_slot_rows(self, cards: np.ndarray) -> list | None:
+        """Per player, the card slots of every (round r, deal k) of the batch at row r K + k, for
+        card-slot inputs (a decision visit's input is its node's template with these slots); else None."""
+        if not isinstance(self.inputs, CardSlotInputs):
+            return None
+        R = len(self.board_size)
+        rounds, board = np.repeat(np.arange(R), len(cards)), np.tile(cards[:, 4:], (R, 1))
+        return [self.inputs.card_slots(rounds, np.tile(cards[:, 2 * p : 2 * p + 2], (R, 1)), board) for p in (0, 1)]
+
+    def _features(self, player: int, nodes: np.ndarray, deals: np.ndarray, cards: np.ndarray, slot_rows,
+                  out: np.ndarray) -> np.ndarray:  # fmt: skip
+        """`features(nodes, cards[deals], out)` for `player`'s visits, from the batch's card slots when
+        the inputs have them (`_card_slot_rows`)."""
+        if slot_rows is None:
+            return self.features(nodes, cards[deals], out=out)
+        templates = np.take(self.templates, nodes, axis=0, out=out, mode="clip")  # valid indices: 'clip' writes out directly
+        templates[:, : self.inputs.slots] = slot_rows[player][self.round[nodes] * len(cards) + deals]
+        return templates
+
     def _by_parts(self, strategy, card_parts: list, player: int, nodes: np.ndarray, deals: np.ndarray,
-                  cards: np.ndarray) -> np.ndarray:  # fmt: skip
+                  cards: np.ndarray, slot_rows: np.ndarray) -> np.ndarray:  # fmt: skip
         """sigma^t at `player`'s decision visits (nodes, deals) from the network's
-        parts: the card part of every distinct (round, cards seen) once per
-        batch (at the player's first visit; before the flop only the hand
-        counts: at most 1,326 of them), the bet part once per distinct node,
-        the trunk per visit. The same numbers as `strategy(player, features,
-        legal)`."""
+        parts: at the player's first visit of the batch, the card part of every
+        distinct (round, cards seen) (before the flop only the hand counts: at
+        most 1,326 of them) and the bet part of every decision node of the
+        player (one call: per depth, a few rows a call cost more than their
+        arithmetic); then the trunk per visit. The same numbers as
+        `strategy(player, features, legal)`."""
         K = len(cards)
         if card_parts[player] is None:
-            R, base = len(self.board_size), self.tree.deck.num_cards + 1
-            # the hand in index order: the network sums a group's cards (as `CardSlotInputs.tensors`)
-            hole, board = np.sort(cards[:, 2 * player : 2 * player + 2], axis=1), cards[:, 4:]
-            keys = np.zeros((R, K), dtype=np.int64)  # (round r, deal k): the cards seen and r, as one number
-            for r, shown in enumerate(self.board_size):
-                for column in (*hole.T, *board[:, :shown].T):
-                    keys[r] = keys[r] * base + column + 1
-                keys[r] = keys[r] * R + r
-            _, first, of_row = np.unique(keys.ravel(), return_index=True, return_inverse=True)
-            rounds, deal = np.divmod(first, K)
-            card_parts[player] = strategy.cards(self.inputs.card_slots(rounds, hole[deal], board[deal])), of_row
-        parts, of_row = card_parts[player]
-        unique, bet_rows = np.unique(nodes, return_inverse=True)
-        bets = strategy.bets(self.templates[unique, self.inputs.slots :])
-        return strategy(parts, of_row[self.round[nodes] * K + deals], bets, bet_rows, self.legal[nodes])
+            card_parts[player] = self._parts(strategy, player, cards, slot_rows)
+        parts, of_row, bets, bet_row = card_parts[player]
+        rounds = self.round[nodes]
+        card_rows, bet_rows, legal = of_row[rounds * K + deals], bet_row[nodes], self.legal[nodes]
+        preflop = np.flatnonzero(rounds == 0)
+        if len(preflop) < 2:
+            return strategy(parts, card_rows, bets, bet_rows, legal)
+        # Before the flop a visit's input is (hand, node): deals that share both
+        # (~2/3 of the preflop visits of a 4,096-deal batch) ask once.
+        keys = card_rows[preflop] * len(bets) + bet_rows[preflop]
+        _, once, back = np.unique(keys, return_index=True, return_inverse=True)
+        later = np.flatnonzero(rounds)
+        ask = np.concatenate([preflop[once], later])
+        answers = strategy(parts, card_rows[ask], bets, bet_rows[ask], legal[ask])
+        sigma = np.empty((len(nodes), answers.shape[1]))
+        sigma[preflop], sigma[later] = answers[back], answers[len(once) :]
+        return sigma
+
+    def _parts(self, strategy, player: int, cards: np.ndarray, slot_rows: np.ndarray) -> tuple:
+        """(card parts, their row of each (round r, deal k) at r K + k, bet parts, their row of each node)
+        of `player` for the batch's deals `cards` (card slots `slot_rows`, `_card_slot_rows`): before the
+        flop one card part per distinct hand, in later rounds one per deal and round (the board makes
+        nearly every deal's cards distinct)."""
+        K, R, C = len(cards), len(self.board_size), self.tree.deck.num_cards
+        hole = np.sort(cards[:, 2 * player : 2 * player + 2], axis=1)  # the hand, either order
+        hand = hole[:, 0] * C + hole[:, 1]
+        some_deal = np.zeros(C * C, dtype=np.int64)
+        some_deal[hand] = np.arange(K)  # a deal holding each hand
+        present = np.zeros(C * C, dtype=bool)
+        present[hand] = True
+        hands = np.flatnonzero(present)
+        H = len(hands)
+        of_row = np.concatenate([np.cumsum(present)[hand] - 1, H + np.arange((R - 1) * K)])
+        mine = self._decisions[player]
+        bet_row = np.zeros(len(self.kind), dtype=np.int64)
+        bet_row[mine] = np.arange(len(mine))
+        return (strategy.cards(slot_rows[np.concatenate([some_deal[hands], K + np.arange((R - 1) * K)])]), of_row,
+                strategy.bets(self.templates[mine, self.inputs.slots :]), bet_row)  # fmt: skip
 
     def _samples(self, parts: list, rows: _Rows) -> tuple:
         """(features, values, legal masks) of the sample rows: each depth's (nodes, values), in depth order."""
@@ -222,31 +277,23 @@ class PokerSampler(Sampler):
         nodes, values = (np.concatenate([part[i] for part in parts]) for i in range(2))
         return rows.filled(), values, self.legal[nodes]
 
-    def _children(self, node, kind, mine, theirs, sigma):
+    def _children(self, node, theirs, sigma):
         """(children per visit, first child's position, child nodes): every legal
-        action at the traverser's decisions (line 6), one drawn from sigma^t at
-        the opponent's (line 14), the dealt round at deal nodes, none at terminals."""
-        step = np.zeros(len(node), dtype=np.int64)
-        step[(kind == _KIND[DEAL])] = 1
+        action at the traverser's decisions (line 6), one drawn from sigma^t
+        [len(theirs), A] at the opponent's (line 14), the dealt round at deal
+        nodes, none at terminals."""
+        step = self.num_children[node]
         step[theirs] = 1
-        step[mine] = self.legal[node[mine]].sum(axis=1)
         start = np.cumsum(step) - step
-        child = np.empty(int(step.sum()), dtype=np.int64)
-        dealt = np.flatnonzero(kind == _KIND[DEAL])
-        child[start[dealt]] = self.first_child[node[dealt]]
+        # each visit's first `step` children, at start[v] + j: child_list[first_of[node[v]] + j]
+        child = self.child_list[np.arange(int(start[-1] + step[-1])) + np.repeat(self.first_of[node] - start, step)]
         if len(theirs):
             legal = self.legal[node[theirs]]
-            cumulative = np.cumsum(np.where(legal, sigma[theirs], 0.0), axis=1)
+            cumulative = np.cumsum(np.where(legal, sigma, 0.0), axis=1)
             u = self.rng.random(len(theirs)) * cumulative[:, -1]
             drawn = (cumulative <= u[:, None]).sum(axis=1)  # the first action whose cumulative exceeds u
-            last_legal = legal.shape[1] - 1 - np.argmax(legal[:, ::-1], axis=1)
-            drawn = np.minimum(drawn, last_legal)  # (u at the very top of the rounding range)
+            drawn = np.minimum(drawn, self.last_legal[node[theirs]])  # (u at the very top of the rounding range)
             child[start[theirs]] = self.children[node[theirs], drawn]
-        if len(mine):
-            legal = self.legal[node[mine]]
-            rows, cols = np.nonzero(legal)
-            offsets = np.cumsum(legal, axis=1) - 1
-            child[start[mine][rows] + offsets[rows, cols]] = self.children[node[mine]][rows, cols]
         return step, start, child
 
     def _values(self, levels, traverser: int, sign: np.ndarray) -> list:
@@ -254,7 +301,7 @@ class PokerSampler(Sampler):
         sampled regrets r~(I, a) = v(I, a) - v(I) per decision (line 10):
         [(nodes, regrets [m, A])] per depth with a traverser decision, in depth order."""
         advantage, below = [], None
-        for node, deal, start, step, mine, sigma in reversed(levels):
+        for node, deal, start, mine, sigma, sampled in reversed(levels):
             value = np.zeros(len(node))
             kind = self.kind[node]
             folded = np.flatnonzero(kind == _KIND[FOLDED])
@@ -266,14 +313,12 @@ class PokerSampler(Sampler):
             if len(shown):
                 won = sign[deal[shown]] * (1.0 if traverser == 0 else -1.0)
                 value[shown] = won * self.stake[node[shown], 0]
-            sampled = np.setdiff1d(np.flatnonzero((step == 1) & (kind <= _KIND[DEAL])), mine, assume_unique=True)
             if len(sampled):  # deal and opponent visits: the value of the one child
                 value[sampled] = below[start[sampled]]
             if len(mine):
                 legal = self.legal[node[mine]]
-                offsets = np.maximum(np.cumsum(legal, axis=1) - 1, 0)
-                action_values = np.where(legal, below[start[mine][:, None] + offsets], 0.0)
-                value[mine] = (sigma[mine] * action_values).sum(axis=1)
+                action_values = np.where(legal, below[start[mine][:, None] + self.slot[node[mine]]], 0.0)
+                value[mine] = (sigma * action_values).sum(axis=1)
                 regrets = np.where(legal, action_values - value[mine][:, None], 0.0)
                 advantage.append((node[mine], regrets.astype(np.float32)))
             below = value
