@@ -33,22 +33,24 @@ def regret_matching(
     if fallback not in FALLBACKS:
         raise ValueError(f"fallback must be one of {FALLBACKS}, got {fallback!r}")
     values = np.asarray(values, dtype=np.float64)
-    legal_mask = np.broadcast_to(np.asarray(legal_mask, dtype=bool), values.shape)
+    shape = values.shape
+    legal_mask = np.broadcast_to(np.asarray(legal_mask, dtype=bool), shape).reshape(-1, shape[-1])
+    values = values.reshape(-1, shape[-1])
     out = np.where(legal_mask, np.maximum(values, 0.0), 0.0)
     total = out.sum(axis=-1, keepdims=True)
     has_positive = total > min_total
     np.divide(out, total, out=out, where=has_positive)
-    missing = ~has_positive[..., 0]
-    if missing.any():  # the fallback, only where needed (the hot path is sigma^t in traversals)
-        legal = legal_mask[missing]
+    missing = np.flatnonzero(~has_positive[:, 0])
+    if len(missing):  # the fallback, only where needed (the hot path is sigma^t in traversals)
+        legal = np.take(legal_mask, missing, axis=0)
         if fallback == "argmax":
-            best = np.where(legal, values[missing], -np.inf).argmax(axis=-1)[..., None]
+            best = np.where(legal, np.take(values, missing, axis=0), -np.inf).argmax(axis=-1)
             backup = np.zeros(legal.shape)
-            np.put_along_axis(backup, best, 1.0, axis=-1)
+            backup[np.arange(len(missing)), best] = 1.0
         else:
             backup = legal / np.maximum(legal.sum(axis=-1, keepdims=True), 1)
         out[missing] = backup
-    return out
+    return out.reshape(shape)
 
 
 def uniform_strategy(legal_mask: np.ndarray) -> np.ndarray:

@@ -73,6 +73,21 @@ class _Rows:
         return self.data[: self.size]
 
 
+def _distinct_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(one position of each distinct pair (a[i], b[i]), each position's pair number): `np.unique`'s
+    return_index / return_inverse for pairs of small non-negative ints, by counting instead of
+    sorting (~4x faster for the traversal's preflop rows)."""
+    used = np.zeros(b.max() + 1, dtype=bool)
+    used[b] = True
+    b = (np.cumsum(used) - 1)[b]  # b's values renumbered 0, 1, ... in order
+    keys = a * (b.max() + 1) + b
+    some = np.empty(keys.max() + 1, dtype=np.int64)
+    some[keys] = np.arange(len(keys))
+    present = np.zeros(len(some), dtype=bool)
+    present[keys] = True
+    return some[present], (np.cumsum(present) - 1)[keys]
+
+
 class PokerSampler(Sampler):
     """The "poker" traversal backend: `batch_size` external-sampling
     traversals at a time over the game's betting tree (module doc).
@@ -120,6 +135,11 @@ class PokerSampler(Sampler):
         self.last_legal = self.num_actions - 1 - np.argmax(self.legal[:, ::-1], axis=1)
         cards_dealt = np.array([tree.rules.board_cards[node.round + 1] if node.kind == DEAL else 0 for node in nodes])
         self.touched = np.where(self.kind == _KIND[DEAL], cards_dealt, 1)
+        # per traverser, its chips at fold nodes (the folder loses its contribution, the other player
+        # wins it; a fold node's player is the one who folded), 0 elsewhere
+        folder = np.where(self.kind == _KIND[FOLDED], self.player, 0)
+        stake = self.stake[np.arange(N), folder]
+        self.fold_value = [np.where(self.kind == _KIND[FOLDED], np.where(folder == p, -stake, stake), 0.0) for p in (0, 1)]
         self.board_size = np.array(tree.board_size)
         if tree.board_size[-1] < 3:
             raise UnsupportedPokerGameError("the poker traversal backend needs a board of 3 or more cards at the end")
@@ -138,9 +158,13 @@ class PokerSampler(Sampler):
         """(cards [K, 4 + board]: hole cards of players 0, 1 then the board; showdown sign [K] for player 0)."""
         deck = self.tree.deck
         size = 4 + int(self.board_size[-1])
-        keys = self.rng.random((count, deck.num_cards))  # a uniform deal: the cards of the `size` smallest keys, in key order
-        chosen = np.argpartition(keys, size - 1, axis=1)[:, :size]  # = argsort(keys)[:, :size], without sorting all
-        cards = np.take_along_axis(chosen, np.argsort(np.take_along_axis(keys, chosen, axis=1), axis=1), axis=1)
+        cards, taken = np.empty((count, size), dtype=np.int64), np.empty((count, 0), dtype=np.int64)
+        for j in range(size):  # card j: uniform over the cards not dealt yet, as the dealer draws it
+            x = self.rng.integers(0, deck.num_cards - j, count)  # the x-th card not taken, counting from 0:
+            for i in range(j):  # each taken card at or below it (in increasing order) moves it up one
+                x += x >= taken[:, i]
+            cards[:, j] = x
+            taken = np.sort(cards[:, : j + 1], axis=1)
         board = cards[:, 4:]
         ranks = [rank_cards(np.concatenate([cards[:, 2 * p : 2 * p + 2], board], axis=1), deck.num_suits) for p in (0, 1)]
         return cards, np.sign(ranks[0] - ranks[1]).astype(np.float64)
@@ -176,13 +200,12 @@ class PokerSampler(Sampler):
             sigma = [None, None]  # at mine, at theirs
             for i, (visits, player, rows) in enumerate(((mine, traverser, inputs[0]), (theirs, 1 - traverser, inputs[1]))):
                 if len(visits):
-                    features = self._features(player, node[visits], deal[visits], cards, slot_rows,
-                                              rows.append(len(visits)))  # fmt: skip
+                    at, of = node[visits], deal[visits]
+                    features = self._features(player, at, of, cards, slot_rows, rows.append(len(visits)))
                     if factored[player] is None:
-                        sigma[i] = strategy(player, features, self.legal[node[visits]])
+                        sigma[i] = strategy(player, features, np.take(self.legal, at, axis=0))
                     else:
-                        sigma[i] = self._by_parts(factored[player], card_parts, player, node[visits], deal[visits],
-                                                  cards, slot_rows[player])  # fmt: skip
+                        sigma[i] = self._by_parts(factored[player], card_parts, player, at, of, cards, slot_rows[player])
             if len(theirs):  # line 13: (I, sigma^t(I)) to the strategy memory
                 strategy_rows.append((node[theirs], sigma[1].astype(np.float32)))
             step, start, child = self._children(node, theirs, sigma[1])
@@ -216,7 +239,7 @@ class PokerSampler(Sampler):
         if slot_rows is None:
             return self.features(nodes, cards[deals], out=out)
         templates = np.take(self.templates, nodes, axis=0, out=out, mode="clip")  # valid indices: 'clip' writes out directly
-        templates[:, : self.inputs.slots] = slot_rows[player][self.round[nodes] * len(cards) + deals]
+        templates[:, : self.inputs.slots] = np.take(slot_rows[player], self.round[nodes] * len(cards) + deals, axis=0)
         return templates
 
     def _by_parts(self, strategy, card_parts: list, player: int, nodes: np.ndarray, deals: np.ndarray,
@@ -233,20 +256,19 @@ class PokerSampler(Sampler):
             card_parts[player] = self._parts(strategy, player, cards, slot_rows)
         parts, of_row, bets, bet_row = card_parts[player]
         rounds = self.round[nodes]
-        card_rows, bet_rows, legal = of_row[rounds * K + deals], bet_row[nodes], self.legal[nodes]
+        card_rows, bet_rows, legal = of_row[rounds * K + deals], bet_row[nodes], np.take(self.legal, nodes, axis=0)
         preflop = np.flatnonzero(rounds == 0)
         if len(preflop) < 2:
             return strategy(parts, card_rows, bets, bet_rows, legal)
         # Before the flop a visit's input is (hand, node): deals that share both
         # (~2/3 of the preflop visits of a 4,096-deal batch) ask once.
-        keys = card_rows[preflop] * len(bets) + bet_rows[preflop]
-        _, once, back = np.unique(keys, return_index=True, return_inverse=True)
+        once, back = _distinct_pairs(card_rows[preflop], bet_rows[preflop])
         later = np.flatnonzero(rounds)
         ask = np.concatenate([preflop[once], later])
-        answers = strategy(parts, card_rows[ask], bets, bet_rows[ask], legal[ask])
-        sigma = np.empty((len(nodes), answers.shape[1]))
-        sigma[preflop], sigma[later] = answers[back], answers[len(once) :]
-        return sigma
+        answers = strategy(parts, card_rows[ask], bets, bet_rows[ask], np.take(legal, ask, axis=0))
+        answer_of = np.empty(len(nodes), dtype=np.int64)
+        answer_of[preflop], answer_of[later] = back, len(once) + np.arange(len(later))
+        return np.take(answers, answer_of, axis=0)
 
     def _parts(self, strategy, player: int, cards: np.ndarray, slot_rows: np.ndarray) -> tuple:
         """(card parts, their row of each (round r, deal k) at r K + k, bet parts, their row of each node)
@@ -275,7 +297,7 @@ class PokerSampler(Sampler):
         if not parts:
             return np.zeros((0, self.inputs.size), np.float32), np.zeros((0, A), np.float32), np.zeros((0, A), bool)
         nodes, values = (np.concatenate([part[i] for part in parts]) for i in range(2))
-        return rows.filled(), values, self.legal[nodes]
+        return rows.filled(), values, np.take(self.legal, nodes, axis=0)
 
     def _children(self, node, theirs, sigma):
         """(children per visit, first child's position, child nodes): every legal
@@ -288,7 +310,7 @@ class PokerSampler(Sampler):
         # each visit's first `step` children, at start[v] + j: child_list[first_of[node[v]] + j]
         child = self.child_list[np.arange(int(start[-1] + step[-1])) + np.repeat(self.first_of[node] - start, step)]
         if len(theirs):
-            legal = self.legal[node[theirs]]
+            legal = np.take(self.legal, node[theirs], axis=0)
             cumulative = np.cumsum(np.where(legal, sigma, 0.0), axis=1)
             u = self.rng.random(len(theirs)) * cumulative[:, -1]
             drawn = (cumulative <= u[:, None]).sum(axis=1)  # the first action whose cumulative exceeds u
@@ -302,22 +324,16 @@ class PokerSampler(Sampler):
         [(nodes, regrets [m, A])] per depth with a traverser decision, in depth order."""
         advantage, below = [], None
         for node, deal, start, mine, sigma, sampled in reversed(levels):
-            value = np.zeros(len(node))
-            kind = self.kind[node]
-            folded = np.flatnonzero(kind == _KIND[FOLDED])
-            if len(folded):  # the folder loses its contribution, the other player wins it
-                folder = self.player[node[folded]]  # a fold node's player is the one who folded
-                stake = self.stake[node[folded], folder]
-                value[folded] = np.where(folder == traverser, -stake, stake)
-            shown = np.flatnonzero(kind == _KIND[SHOWDOWN])
+            value = self.fold_value[traverser][node]  # 0 except at folds
+            shown = np.flatnonzero(self.kind[node] == _KIND[SHOWDOWN])
             if len(shown):
                 won = sign[deal[shown]] * (1.0 if traverser == 0 else -1.0)
                 value[shown] = won * self.stake[node[shown], 0]
             if len(sampled):  # deal and opponent visits: the value of the one child
                 value[sampled] = below[start[sampled]]
             if len(mine):
-                legal = self.legal[node[mine]]
-                action_values = np.where(legal, below[start[mine][:, None] + self.slot[node[mine]]], 0.0)
+                legal = np.take(self.legal, node[mine], axis=0)
+                action_values = np.where(legal, below[start[mine][:, None] + np.take(self.slot, node[mine], axis=0)], 0.0)
                 value[mine] = (sigma * action_values).sum(axis=1)
                 regrets = np.where(legal, action_values - value[mine][:, None], 0.0)
                 advantage.append((node[mine], regrets.astype(np.float32)))
