@@ -22,9 +22,12 @@ on network inputs built for all of them at once (`InformationStateTensors`:
 the node's betting template plus the card one-hots, checked against pyspiel
 when built; or `CardSlotInputs` for the Appendix C network's card indices).
 A strategy that offers `factored(player)` (the Appendix C network:
-`deep_cfr.FactoredStrategy`) is asked by parts instead: each distinct (cards
-seen, round) card part once per batch, each node's bet part once per depth,
-the trunk per visit (`_by_parts`; the same function).
+`deep_cfr.FactoredStrategy`) is asked by parts instead: the card part of
+each distinct hand (preflop) and of each deal's later rounds once per batch,
+the bet parts of the player's decision nodes once per batch, the trunk per
+visit, once per distinct (hand, node) before the flop (`_by_parts`; the same
+function). Row gathers from [n, A] tables use `np.take(axis=0)`: numpy's
+2-D fancy indexing `a[idx]` is 4-5x slower on them.
 Values then flow back depth by depth: a sampled node takes its
 child's value, a traverser node v(I) = sum_a sigma^t(I, a) v(I, a) and
 records r~(I, a) = v(I, a) - v(I) for the advantage memory (line 10).
