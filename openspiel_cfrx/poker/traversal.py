@@ -248,11 +248,10 @@ class PokerSampler(Sampler):
     def _by_parts(self, strategy, card_parts: list, player: int, nodes: np.ndarray, deals: np.ndarray,
                   cards: np.ndarray, slot_rows: np.ndarray) -> np.ndarray:  # fmt: skip
         """sigma^t at `player`'s decision visits (nodes, deals) from the network's
-        parts: at the player's first visit of the batch, the card part of every
-        distinct (round, cards seen) (before the flop only the hand counts: at
-        most 1,326 of them) and the bet part of every decision node of the
-        player (one call: per depth, a few rows a call cost more than their
-        arithmetic); then the trunk per visit. The same numbers as
+        parts: at the player's first visit of the batch, its card and bet parts
+        (`_parts`; the bet parts of all its nodes in one call: per depth, a few
+        rows a call cost more than their arithmetic); then the trunk per visit,
+        once per distinct (hand, node) before the flop. The same numbers as
         `strategy(player, features, legal)`."""
         K = len(cards)
         if card_parts[player] is None:
