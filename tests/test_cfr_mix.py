@@ -283,6 +283,33 @@ def test_update_options_change_the_run_and_still_learn(tiny_game, option, averag
         assert average[0] < average_bound
 
 
+def test_bfloat16_training_learns_and_mixes_in_float32(tiny_game, monkeypatch):
+    """training_precision="bfloat16": the agent networks train under bfloat16
+    autocast, their parameters stay float32, and the mixing layer's product
+    (eq. 4) takes float32 values. Measured (seeds 1, 2): average 0.19 / 0.24,
+    current 0.06 / 0.04 (float32: 0.19 / 0.25, 0.07 / 0.05)."""
+    import openspiel_cfrx.deep.team_model as team_model
+
+    mixed = set()
+
+    def mix(values, pairs, mix=team_model.mix):
+        mixed.add(values.dtype)
+        return mix(values, pairs)
+
+    monkeypatch.setattr(team_model, "mix", mix)
+    solver = CFRMixSolver(tiny_game, num_iterations=12, num_traversals=30, regret_train_steps=60,
+                          policy_train_steps=60, seed=1, training_precision="bfloat16")  # fmt: skip
+    solver.solve()
+    assert mixed == {torch.float32}
+    nets = [solver.regret_network(p) for p in (0, 1)] + [solver.policy_network(p) for p in (0, 1)]
+    assert all(w.dtype == torch.float32 for net in nets for w in net.parameters())
+    tree = openspiel_cfrx.get_tree(tiny_game)
+    assert openspiel_cfrx.nash_conv(tiny_game, solver.strategy_array(tree)) < 0.26
+    assert openspiel_cfrx.nash_conv(tiny_game, solver.current_policy_array(tree)) < 0.15
+    with pytest.raises(ValueError, match="training_precision"):
+        CFRMixSolver(tiny_game, training_precision="float16")
+
+
 def test_rescale_regret_targets_must_be_a_bool(tiny_game):
     with pytest.raises(ValueError, match="rescale_regret_targets"):
         CFRMixSolver(tiny_game, rescale_regret_targets="yes")

@@ -60,6 +60,7 @@ from openspiel_cfrx.deep.team_model import (
     team_views,
 )
 from openspiel_cfrx.deep.team_policy import TeamPolicy, regret_matching_plus  # noqa: F401  (re-exported)
+from openspiel_cfrx.deep.trainer import PRECISIONS
 from openspiel_cfrx.deep.validation import check_device, check_loss, check_settings
 from openspiel_cfrx.tree import check_game_supported
 
@@ -87,7 +88,7 @@ SETTING_RULES = {
     "alternating_updates": "bool", "rescale_regret_targets": "bool",
     "infoset_encoding": INFOSET_ENCODINGS,
     "num_threads": "int>=1|None", "seed": "int>=0", "traversal_batch_size": "int>=1", "callback_every": "int>=1",
-    "num_workers": "int>=1", "ray_address": "address|None",
+    "num_workers": "int>=1", "ray_address": "address|None", "training_precision": tuple(PRECISIONS),
 }  # fmt: skip
 
 
@@ -132,6 +133,11 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         then the adversary traverses against the team's new network; False:
         Algorithm 1's simultaneous updates (both players traverse against
         theta^t, then both train).
+      training_precision: "float32" (default) or "bfloat16": the agent
+        networks' training forward passes under bfloat16 autocast (parameters,
+        Adam state, loss and gradients stay float32: `deep.trainer`); the
+        mixing layer's product (eq. 4) takes the agents' outputs in float32,
+        and every query (strategies, probe traversals) runs in float32.
       infoset_encoding: "tensor" (`information_state_tensor(player)`) or
         "compact": the game's own lossy network input
         (`compact_information_state_size()` / `compact_information_state_array`,
@@ -177,6 +183,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         reinitialize_regret_networks: bool | None = None,
         alternating_updates: bool = True,
         rescale_regret_targets: bool = True,
+        training_precision: str = "float32",
         infoset_encoding: str = "tensor",
         share_parameters: bool | None = None,
         network: str = "mlp",
@@ -239,7 +246,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
             def model(layers, pairs, seed_offset, rescale=True, view=view, share=share):
                 return TeamModel(view, feature_size, layers, share, a["network"], a["learning_rate"],
                                  a["gradient_clip"], a["memory_capacity"], pairs, self._seed * 1009 + seed_offset,
-                                 self._device, rescale=rescale)  # fmt: skip
+                                 self._device, rescale=rescale, precision=a["training_precision"])  # fmt: skip
 
             self._regret_models.append(model(a["regret_network_layers"], regret_pairs, p, a["rescale_regret_targets"]))
             self._policy_models.append(model(a["policy_network_layers"], sum(view.num_actions), 2 + p))

@@ -56,13 +56,13 @@ class TeamModel:
 
     def __init__(self, view: AgentView, feature_size: int, hidden, share: bool, network: str, learning_rate: float,
                  gradient_clip: float | None, capacity: int, max_pairs: int, seed: int, device,
-                 rescale: bool = True):  # fmt: skip
+                 rescale: bool = True, precision: str = "float32"):  # fmt: skip
         self.view, self.seed, self.device = view, seed, device
         net = AgentNetwork(feature_size, view.agent_feature_size, view.num_agents, view.max_actions, hidden, share,
                            network).to(device)  # fmt: skip
         reset_parameters(net, seed)
         self.packer = Packer(feature_size, view.agent_feature_size, view.num_agents, view.max_actions, max_pairs)
-        self.trainer = Trainer(net, learning_rate, gradient_clip, forward=self._mixed)
+        self.trainer = Trainer(net, learning_rate, gradient_clip, forward=self._mixed, precision=precision)
         self.memory = make_memory("reservoir", capacity, self.packer.width, max_pairs)
         self.scale = 1.0
         self.rescale = bool(rescale)  # re-choose the target scale at every fit (False: keep the first one)
@@ -77,7 +77,7 @@ class TeamModel:
     def _mixed(self, net, rows: torch.Tensor) -> torch.Tensor:
         """R_tot(I, pair) for packed rows: the mixing layer on the agents' outputs (eq. 4)."""
         f, fa, _, pairs = self.packer.unpack(rows)
-        return mix(net(f, fa), pairs)
+        return mix(net(f, fa).float(), pairs)  # the product in float32 (under bfloat16 training the outputs are not)
 
     def values(self, features: np.ndarray, agent_features: np.ndarray) -> np.ndarray:
         """Network outputs in real units [B, n, A] (zeros before the first training)."""
