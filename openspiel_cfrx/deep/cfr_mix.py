@@ -137,7 +137,8 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         networks' training forward passes under bfloat16 autocast (parameters,
         Adam state, loss and gradients stay float32: `deep.trainer`); the
         mixing layer's product (eq. 4) takes the agents' outputs in float32,
-        and every query (strategies, probe traversals) runs in float32.
+        and every query (strategies, probe traversals) runs in float32. On
+        CPU it does not pay (benchmarks/results/cfr_mix_precision.md).
       infoset_encoding: "tensor" (`information_state_tensor(player)`) or
         "compact": the game's own lossy network input
         (`compact_information_state_size()` / `compact_information_state_array`,
