@@ -23,7 +23,7 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import case_in_fresh_process, print_and_write, run_header  # noqa: E402
+from benchmarks.common import cases_round_robin, print_and_write, run_header  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "", "Markdown file for the table (printed anyway).")
@@ -70,13 +70,10 @@ def main(argv):
         return
     load = os.getloadavg()[0]
     names = FLAGS.cases or list(CASES)
-    results = {(n, p): [] for n in names for p in PRECISION_ORDER}
-    for r in range(FLAGS.rounds):
-        for name in names:
-            for precision in PRECISION_ORDER:
-                case = {"case": name, "precision": precision, "iterations": FLAGS.iterations}
-                results[name, precision].append(case_in_fresh_process(__file__, case)["step_ms"])
-                print(f"round {r + 1}: {name}, {precision}: {results[name, precision][-1]:.3f} ms", flush=True)
+    keys = [(n, p) for n in names for p in PRECISION_ORDER]
+    cases = [{"case": n, "precision": p, "iterations": FLAGS.iterations} for n, p in keys]
+    runs = cases_round_robin(__file__, cases, FLAGS.rounds)
+    results = {key: [x["step_ms"] for x in r] for key, r in zip(keys, runs, strict=True)}
     rows = []
     for name in names:
         base = statistics.median(results[name, "float32"])

@@ -34,7 +34,7 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import case_in_fresh_process, print_and_write, run_header  # noqa: E402
+from benchmarks.common import cases_round_robin, print_and_write, run_header  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "", "Markdown file for the table (printed anyway).")
@@ -102,14 +102,10 @@ def main(argv):
         return
     load = os.getloadavg()[0]
     names = FLAGS.cases or list(CASES)
-    results = {(n, c): [] for n in names for c in CONFIGS}
-    for r in range(FLAGS.rounds):
-        for name in names:
-            for keep, precision in CONFIGS:
-                case = {"case": name, "keep": keep, "precision": precision, "iterations": FLAGS.iterations}
-                results[name, (keep, precision)].append(case_in_fresh_process(__file__, case))
-                print(f"round {r + 1}: {name}, keep_freed_arrays={keep}, {precision}: "
-                      f"{results[name, (keep, precision)][-1]}", flush=True)  # fmt: skip
+    keys = [(n, c) for n in names for c in CONFIGS]
+    cases = [{"case": n, "keep": keep, "precision": precision, "iterations": FLAGS.iterations}
+             for n, (keep, precision) in keys]  # fmt: skip
+    results = dict(zip(keys, cases_round_robin(__file__, cases, FLAGS.rounds), strict=True))
     rows = []
     for name in names:
         base = None

@@ -58,6 +58,18 @@ def case_in_fresh_process(script: str, case: dict) -> dict:
     return json.loads(lines[-1])
 
 
+def cases_round_robin(script: str, cases: list[dict], rounds: int) -> list[list[dict]]:
+    """Each case once per round, in order, every run in a fresh interpreter
+    (`case_in_fresh_process`), so that the machine's drifts reach all cases
+    alike; returns each case's results over the rounds (progress printed)."""
+    results = [[] for _ in cases]
+    for r in range(rounds):
+        for case, runs in zip(cases, results, strict=True):
+            runs.append(case_in_fresh_process(script, case))
+            print(f"round {r + 1}: {case}: {runs[-1]}", flush=True)
+    return results
+
+
 def print_and_write(text: str, output: str) -> None:
     """Prints a report and writes it to `output` when given."""
     print(text)
