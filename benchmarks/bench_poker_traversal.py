@@ -65,11 +65,12 @@ def main(argv):
 
         trained = solver_for("poker")
         trained.run_iteration()  # trained networks: every query is a forward pass
+        state = trained.state_dict()
         backends = ["state", "poker"] + (["poker, whole inputs"] if network == "poker" else [])
         runs = {}
         for backend in backends:  # one set of trained networks answers every backend
             solver = solver_for(backend.split(",")[0])
-            solver.load_state_dict(trained.state_dict())
+            solver.load_state_dict(state)
             strategy = solver.current_strategy  # the Appendix C network's sigma^t by parts on the poker backend
             if backend.endswith("whole inputs"):  # without `factored`: one forward pass on each visit's whole input
                 def strategy(player, features, mask, by_parts=strategy):
