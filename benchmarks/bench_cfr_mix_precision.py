@@ -31,6 +31,7 @@ flags.DEFINE_integer("rounds", 3, "Interleaved rounds per configuration.")
 flags.DEFINE_integer("iterations", 4, "Solver iterations per run (iteration 1 is not timed).")
 flags.DEFINE_list("cases", [], "Cases to run (default: all).")
 flags.DEFINE_string("one", "", "Internal: run one configuration (JSON) and print its result.")
+flags.DEFINE_string("device", "cpu", "torch device the solver trains on (cpu, cuda).")
 
 STEPS = dict(regret_train_steps=200, policy_train_steps=200)  # the solver's defaults
 CASES = {
@@ -57,7 +58,7 @@ def one(case: dict) -> dict:
     settings = dict(CASES[case["case"]])
     game = pyspiel.load_game(settings.pop("game"))
     solver = CFRMixSolver(game, num_iterations=case["iterations"], seed=0, training_precision=case["precision"],
-                          **settings)  # fmt: skip
+                          device=case["device"], **settings)  # fmt: skip
     solver.solve()
     steps = 2 * (settings["regret_train_steps"] + settings["policy_train_steps"])
     return {"step_ms": statistics.median(h["training_seconds"] / steps * 1e3 for h in solver.history[1:])}
@@ -71,7 +72,7 @@ def main(argv):
     load = os.getloadavg()[0]
     names = FLAGS.cases or list(CASES)
     keys = [(n, p) for n in names for p in PRECISION_ORDER]
-    cases = [{"case": n, "precision": p, "iterations": FLAGS.iterations} for n, p in keys]
+    cases = [{"case": n, "precision": p, "iterations": FLAGS.iterations, "device": FLAGS.device} for n, p in keys]
     runs = cases_round_robin(__file__, cases, FLAGS.rounds)
     results = {key: [x["step_ms"] for x in r] for key, r in zip(keys, runs, strict=True)}
     rows = []
@@ -81,7 +82,8 @@ def main(argv):
             step = statistics.median(results[name, precision])
             rows.append(f"| {name} | {precision} | {step:.3f} | **{base / step:.2f}x** |")
     text = (f"# CFR-MIX's training step: float32 vs bfloat16 autocast\n\n{run_header(load)}. `CFRMixSolver` runs of "
-            f"{FLAGS.iterations} iterations (iteration 1 not timed), one torch thread, {FLAGS.rounds} interleaved "
+            f"{FLAGS.iterations} iterations (iteration 1 not timed), training on {FLAGS.device}, one torch thread, "
+            f"{FLAGS.rounds} interleaved "
             "rounds (each configuration in a fresh process), medians.\n\n"
             "| case | training precision | ms per Adam step | speed-up |\n|---|---|---:|---:|\n"
             + "\n".join(rows) + "\n")  # fmt: skip

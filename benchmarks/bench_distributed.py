@@ -41,6 +41,7 @@ from absl import app, flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import FHP_STATE_DEEP_CFR, case_in_fresh_process, print_and_write  # noqa: E402
+from openspiel_cfrx.deep.poker_network import PAPER_FHP_DIM  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "", "Markdown file for the table (printed anyway).")
@@ -50,12 +51,14 @@ flags.DEFINE_integer("iterations", 3, "Measured iterations per case (after one w
 flags.DEFINE_list("projection", ["16", "64"], "Worker counts to project to.")
 flags.DEFINE_list("workloads", ["leduc", "fhp"], "Workloads to run (leduc, fhp).")
 flags.DEFINE_integer("num_traversals", 0, "Traversals per iteration and player (0: each workload's own K).")
+flags.DEFINE_integer("train_steps", 0, "Advantage-network SGD steps per iteration (0: each workload's own).")
 flags.DEFINE_integer("traversal_batch_size", 0, "Traversals per lock-step batch (0: the solver's default).")
 flags.DEFINE_list("in_process_threads", ["0"], "torch threads of the 1-worker (in-process) rows, one row each "
                   "(0: torch's default, one per core; workers always use 1). The speed-up is against the fastest.")
 flags.DEFINE_integer("min_share", 0, "Ray sampler's smallest share (0: the solver's, sampler.smallest_share; "
                      "at least K / 2N: one equal share per worker).")
 flags.DEFINE_string("device", "cpu", "Where the learner trains the networks (cpu, cuda).")
+flags.DEFINE_string("training_precision", "float32", "The learner's training precision (float32, bfloat16).")
 flags.DEFINE_integer("queued", 0, "Shares a Ray worker holds ahead (0: the sampler's default).")
 flags.DEFINE_float("baseline_rate", 0.0, "In-process nodes/s measured earlier on this machine, for the speed-up "
                    "column when --workers has no 1 (one workload only).")
@@ -66,8 +69,20 @@ WORKLOADS = {
                          advantage_network_layers=(32, 32), policy_network_layers=(32, 32),
                          advantage_network_train_steps=100, batch_size_advantage=2048),
     "5x2 FHP (state)": FHP_STATE_DEEP_CFR,
+    # Full FHP at the paper's settings (Section 5.2 and Appendix C: the card/bet network at the paper's size,
+    # K = 10,000, advantage networks retrained with 4,000 SGD steps of batch 10,000, 40M-entry memories).
+    "full FHP (paper)": dict(game="flop_holdem", network="poker", traversal_backend="poker", num_traversals=10_000,
+                             advantage_network_layers=(PAPER_FHP_DIM,), policy_network_layers=(PAPER_FHP_DIM,),
+                             advantage_network_train_steps=4_000, batch_size_advantage=10_000,
+                             memory_capacity=40_000_000),
+    # Full FHP at the settings of the committed 60-minute run (benchmarks/results/full_fhp.md).
+    "full FHP (full_fhp.md)": dict(game="flop_holdem", network="suit_symmetric_mlp", traversal_backend="poker",
+                                   num_traversals=5_000, regret_scale="auto", advantage_network_layers=(128, 128),
+                                   advantage_network_train_steps=150, reinitialize_advantage_networks=False,
+                                   policy_network_layers=(128, 128)),
 }  # fmt: skip
-ALIASES = {"leduc": "leduc (tree)", "fhp": "5x2 FHP (state)"}
+ALIASES = {"leduc": "leduc (tree)", "fhp": "5x2 FHP (state)", "full_fhp_paper": "full FHP (paper)",
+           "full_fhp": "full FHP (full_fhp.md)"}  # fmt: skip
 
 
 def run_case(case: dict) -> dict:
@@ -80,13 +95,17 @@ def run_case(case: dict) -> dict:
     settings = dict(WORKLOADS[case["workload"]])
     if case.get("num_traversals"):
         settings["num_traversals"] = case["num_traversals"]
+    if case.get("train_steps"):
+        settings["advantage_network_train_steps"] = case["train_steps"]
     if case.get("traversal_batch_size"):
         settings["traversal_batch_size"] = case["traversal_batch_size"]
     if case.get("threads"):
         torch.set_num_threads(case["threads"])
     game = pyspiel.load_game(settings.pop("game"))
+    settings.setdefault("memory_capacity", 2_000_000)
     solver = DeepCFRSolver(game, num_iterations=1 + case["iterations"], seed=0, num_workers=case["workers"],
-                           memory_capacity=2_000_000, device=case.get("device", "cpu"), **settings)  # fmt: skip
+                           device=case.get("device", "cpu"),
+                           training_precision=case.get("training_precision", "float32"), **settings)  # fmt: skip
     if case.get("min_share") and case["workers"] > 1:
         solver.sampler.min_share = case["min_share"]
     if case.get("queued") and case["workers"] > 1:
@@ -141,6 +160,7 @@ def main(argv):
         if workload not in WORKLOADS:
             raise app.UsageError(f"unknown workload {workload!r}; choose from {', '.join(ALIASES)}")
     common = {"iterations": FLAGS.iterations, "num_traversals": FLAGS.num_traversals, "device": FLAGS.device,
+              "training_precision": FLAGS.training_precision, "train_steps": FLAGS.train_steps,
               "traversal_batch_size": FLAGS.traversal_batch_size, "queued": FLAGS.queued,
               "min_share": FLAGS.min_share}  # fmt: skip
     results = {}  # (workload, workers, learner's torch threads for 1 worker else 1) -> result
@@ -156,13 +176,17 @@ def main(argv):
         if n == 1 and rate > base.get(workload, (0, None))[0]:
             base[workload] = (rate, r)
     traversals = f"{FLAGS.num_traversals:,} traversals per player" if FLAGS.num_traversals else "each workload's K"
+    if FLAGS.train_steps:
+        traversals += f", {FLAGS.train_steps:,} advantage SGD steps per player and iteration"
     lines = [
         "# Deep CFR traversals on Ray workers (issue 20)",
         "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores; Python {platform.python_version()}, "
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores"
+        f"{', ' + torch.cuda.get_device_name() if torch.cuda.is_available() else ''}; Python {platform.python_version()}, "
         f"numpy {np.__version__}, torch {torch.__version__}, ray {ray.__version__}; load average {load:.2f} at "
         "start. Each row is a fresh process (its own local Ray instance when N > 1); one warm-up iteration, then "
-        f"the mean of {FLAGS.iterations} iterations. Seed 0; {traversals}; the learner trains on {FLAGS.device}. "
+        f"the mean of {FLAGS.iterations} iterations. Seed 0; {traversals}; the learner trains on {FLAGS.device} "
+        f"({FLAGS.training_precision}). "
         "Speed-up: nodes/s over the fastest in-process (1-worker) row's"
         + (f" (or --baseline_rate={FLAGS.baseline_rate:,.0f} nodes/s, measured earlier on this machine)."
            if FLAGS.baseline_rate else "."),

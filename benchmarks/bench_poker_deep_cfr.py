@@ -43,7 +43,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers flop_holdem, hulh)
 from benchmarks.common import markdown_table, write_result  # noqa: E402
-from openspiel_cfrx.deep import DeepCFRSolver, count_parameters  # noqa: E402
+from openspiel_cfrx.deep import DeepCFRSolver, count_parameters, trainer  # noqa: E402
 from openspiel_cfrx.deep.memories import ReservoirMemory  # noqa: E402
 from openspiel_cfrx.deep.poker_network import (  # noqa: E402
     PAPER_FHP_DIM,
@@ -68,6 +68,11 @@ def parse_args(argv=None):
     parser.add_argument("--memory-capacity", type=int, default=1_000_000)
     parser.add_argument("--memory-budget-gb", type=float, default=24.0)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--traversal-backend", default="state", help="state or poker (traversal.py)")
+    parser.add_argument("--training-precision", default="float32", help="float32 or bfloat16 (trainer.py)")
+    parser.add_argument("--host-batches", action="store_true",
+                        help="on an accelerator, sample each minibatch on the host and copy it over (the trainer "
+                             "before device-resident memories) instead of gathering on the device")  # fmt: skip
     parser.add_argument("--threads", type=int, default=None, help="torch threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="also write the tables to this markdown file")
@@ -87,6 +92,8 @@ def make_solver(game, args, batch_size: int) -> DeepCFRSolver:
         advantage_network_train_steps=args.sgd_steps,
         device=args.device,
         seed=args.seed,
+        traversal_backend=args.traversal_backend,
+        training_precision=args.training_precision,
     )
     if "aggregate_duplicates" in inspect.signature(DeepCFRSolver).parameters:
         kwargs["aggregate_duplicates"] = False  # the paper's sampled minibatches
@@ -110,9 +117,15 @@ def bench_game(name: str, args) -> dict:
     traverse_s = time.perf_counter() - start
     traversals = 2 * args.traversals
     # SGD at the paper's batch size on player 0's memory.
-    start = time.perf_counter()
-    loss = solver.train_advantage_network(0)
-    sgd_s = time.perf_counter() - start
+    resident = trainer._resident  # noqa: SLF001
+    if args.host_batches:
+        trainer._resident = lambda arrays, size, device: None  # noqa: SLF001
+    try:
+        start = time.perf_counter()
+        loss = solver.train_advantage_network(0)
+        sgd_s = time.perf_counter() - start
+    finally:
+        trainer._resident = resident  # noqa: SLF001
     net = solver.advantage_networks[0]
     encoder = solver._encoder  # noqa: SLF001
     feature_size = encoder.feature_size
@@ -125,7 +138,9 @@ def bench_game(name: str, args) -> dict:
         "game": short,
         "dim": args.dim,
         "parameters": count_parameters(net),
-        "device": args.device,
+        "device": args.device + (" (host batches)" if args.host_batches and args.device != "cpu" else ""),
+        "backend": args.traversal_backend,
+        "precision": args.training_precision,
         "traversals": traversals,
         "traversals/s": traversals / traverse_s,
         "nodes": nodes,
@@ -148,9 +163,9 @@ def bench_game(name: str, args) -> dict:
 
 def render(results: list[dict], args) -> str:
     throughput = markdown_table(
-        ["game", "d", "params", "device", "traversals", "traversals/s", "nodes/s", "nodes/traversal",
-         "batch", "SGD steps", "SGD steps/s", "samples/s"],
-        [[r["game"], r["dim"], f"{r['parameters']:,}", r["device"], r["traversals"],
+        ["game", "d", "params", "device", "backend", "training precision", "traversals", "traversals/s", "nodes/s",
+         "nodes/traversal", "batch", "SGD steps", "SGD steps/s", "samples/s"],
+        [[r["game"], r["dim"], f"{r['parameters']:,}", r["device"], r["backend"], r["precision"], r["traversals"],
           f"{r['traversals/s']:.1f}", f"{r['nodes/s']:,.0f}", f"{r['nodes/traversal']:.0f}",
           f"{r['batch']:,}", r["sgd steps"], f"{r['sgd steps/s']:.2f}", f"{r['samples/s']:,.0f}"]
          for r in results],

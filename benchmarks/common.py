@@ -86,6 +86,7 @@ def run_header(load: float) -> str:
     import numpy as np
     import torch
 
-    return (f"`PYTHONPATH=. .venv/bin/python {' '.join(sys.argv)}`; {platform.machine()}, {os.cpu_count()} cores, "
+    gpu = f", {torch.cuda.get_device_name()}" if torch.cuda.is_available() else ""
+    return (f"`PYTHONPATH=. .venv/bin/python {' '.join(sys.argv)}`; {platform.machine()}, {os.cpu_count()} cores{gpu}, "
             f"load average {load:.2f} at start; torch {torch.__version__}, numpy {np.__version__}; "
             f"{time.strftime('%Y-%m-%d')}")  # fmt: skip

@@ -269,6 +269,23 @@ def test_linear_weights_are_rescaled_by_two_over_t(kuhn):
     np.testing.assert_allclose(uniform.numpy(), [1.0, 1.0, 1.0])
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (run on a lent device machine)")
+def test_device_resident_memory_batches_draw_the_host_batches():
+    """On an accelerator the memory lives on the device for a training phase;
+    the rows drawn (same host RNG stream) and their weights must not change."""
+    memory = ReservoirMemory(capacity=1000, feature_size=6, num_actions=3, feature_dtype="float16")
+    rng = np.random.default_rng(0)
+    for t in range(1, 6):
+        memory.add(rng.integers(0, 9, size=(300, 6)).astype(np.float32), rng.normal(size=(300, 3)).astype(np.float32),
+                   rng.random((300, 3)) < 0.7, t, rng)  # fmt: skip
+    host = memory_batches(memory, 257, np.random.default_rng(1), 2.0 / 6, "cpu")
+    device = memory_batches(memory, 257, np.random.default_rng(1), 2.0 / 6, "cuda")
+    for step in range(3):
+        for a, b in zip(host(step), device(step), strict=True):
+            assert b.device.type == "cuda" and a.dtype == b.dtype
+            torch.testing.assert_close(a, b.cpu(), rtol=0, atol=0)
+
+
 def test_flat_adam_matches_torch_adam_with_gradient_clipping():
     torch.manual_seed(0)
     ours, theirs = MLP(5, 3, (8, 8)), MLP(5, 3, (8, 8))

@@ -145,20 +145,41 @@ class Trainer:
 
 
 def memory_batches(memory, batch_size, rng, linear_scale, device) -> Callable[[int], Batch]:
-    """Batches of `batch_size` entries drawn uniformly (with replacement) from a memory."""
-    features, targets = torch.from_numpy(memory.features), torch.from_numpy(memory.targets)
-    masks, iterations = torch.from_numpy(memory.legal_mask), torch.from_numpy(memory.iteration)
+    """Batches of `batch_size` entries drawn uniformly (with replacement) from a memory.
+
+    On an accelerator the memory's filled part is copied to the device once
+    (`_resident`) and each step gathers its rows there: sampling on the host and
+    copying every minibatch over doubled the step of the Appendix C network at
+    the paper's batch on an H100 (benchmarks/results/device/README.md). The
+    indices are drawn on the host either way, so both paths see the same rows."""
+    arrays = (memory.features, memory.targets, memory.legal_mask, memory.iteration)
+    resident = _resident(arrays, len(memory), device)
+    features, targets, masks, iterations = resident or tuple(torch.from_numpy(a) for a in arrays)
+    to = functools.partial(torch.Tensor.to, device=device, non_blocking=True)
 
     def batch(step: int) -> Batch:
         # index_select, not tensor[index]: ~3x faster gathering random rows of a large memory on CPU
         index = torch.from_numpy(memory.sample_indices(batch_size, rng))
+        if resident:
+            index = to(index)
         t = iterations.index_select(0, index)
         w = torch.ones_like(t, dtype=torch.float32) if linear_scale is None else t.to(torch.float32) * linear_scale
-        to = functools.partial(torch.Tensor.to, device=device, non_blocking=True)
         x = features.index_select(0, index).to(torch.float32)  # (a float16 memory's exact values: no copy if float32)
         return tuple(to(v) for v in (x, targets.index_select(0, index), masks.index_select(0, index), w))
 
     return batch
+
+
+def _resident(arrays, size: int, device) -> tuple[torch.Tensor, ...] | None:
+    """The first `size` rows of each array on `device`, when it is an
+    accelerator with room for them (at most half its free memory); None otherwise."""
+    device = torch.device(device)
+    if device.type != "cuda":
+        return None
+    needed = sum(a[:size].nbytes for a in arrays)
+    if needed > torch.cuda.mem_get_info(device)[0] // 2:
+        return None
+    return tuple(torch.from_numpy(a[:size]).to(device) for a in arrays)
 
 
 def array_batches(inputs, targets, mask, weights, batch_size, rng, device) -> Callable[[int], Batch]:
