@@ -73,6 +73,8 @@ def parse_args(argv=None):
     parser.add_argument("--host-batches", action="store_true",
                         help="on an accelerator, sample each minibatch on the host and copy it over (the trainer "
                              "before device-resident memories) instead of gathering on the device")  # fmt: skip
+    parser.add_argument("--eager", action="store_true",
+                        help="on CUDA, run every SGD step eagerly (no CUDA graph replay; the trainer before them)")
     parser.add_argument("--threads", type=int, default=None, help="torch threads")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=None, help="also write the tables to this markdown file")
@@ -120,12 +122,14 @@ def bench_game(name: str, args) -> dict:
     resident = trainer._resident  # noqa: SLF001
     if args.host_batches:
         trainer._resident = lambda arrays, size, device: None  # noqa: SLF001
+    trainer.Trainer.cuda_graphs = not args.eager
     try:
         start = time.perf_counter()
         loss = solver.train_advantage_network(0)
         sgd_s = time.perf_counter() - start
     finally:
         trainer._resident = resident  # noqa: SLF001
+    graphed = args.device.startswith("cuda") and solver.advantage_trainers[0].cuda_graphs  # (False after a failed capture)
     net = solver.advantage_networks[0]
     encoder = solver._encoder  # noqa: SLF001
     feature_size = encoder.feature_size
@@ -138,7 +142,8 @@ def bench_game(name: str, args) -> dict:
         "game": short,
         "dim": args.dim,
         "parameters": count_parameters(net),
-        "device": args.device + (" (host batches)" if args.host_batches and args.device != "cpu" else ""),
+        "device": args.device + (" (host batches)" if args.host_batches and args.device != "cpu" else "")
+        + (" (CUDA graph)" if graphed else " (eager)" if args.device != "cpu" else ""),
         "backend": args.traversal_backend,
         "precision": args.training_precision,
         "traversals": traversals,

@@ -304,6 +304,66 @@ def test_flat_adam_matches_torch_adam_with_gradient_clipping():
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
 
 
+def test_flat_adam_device_scalar_update_matches_the_step():
+    """`prepare` + `update` (the CUDA path: learning rate and step count as
+    device scalars, capturable in a CUDA graph) is the same Adam step; checked
+    here on CPU tensors, where `step` takes the scalar path."""
+    torch.manual_seed(0)
+    ours, theirs = MLP(5, 3, (8, 8)), MLP(5, 3, (8, 8))
+    theirs.load_state_dict(ours.state_dict())
+    scalar, device = FlatAdam(theirs, lr=1e-2, max_grad_norm=0.5), FlatAdam(ours, lr=1e-2, max_grad_norm=0.5)
+    x, y = torch.randn(64, 5), torch.randn(64, 3) * 10  # large targets: clipping is active
+    for k in range(30):
+        for net, opt in ((theirs, scalar), (ours, device)):
+            opt.lr = 1e-2 / (1 + k)  # a schedule: the rate changes every step
+            opt.zero_grad()
+            ((net(x) - y) ** 2).sum().backward()
+            if opt is scalar:
+                opt.step()
+            else:
+                opt.prepare()
+                opt.update()
+    assert device.steps == scalar.steps == 30
+    for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
+        torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (run on a lent device machine)")
+@pytest.mark.parametrize("precision", ["float32", "bfloat16"])
+@pytest.mark.parametrize("network", ["mlp", "poker"])
+def test_cuda_graph_fit_matches_the_eager_fit(precision, network):
+    """On CUDA a fit replays one captured step; same batches, same updates as
+    the eager loop (to float rounding), for the advantage and the policy loss,
+    on an MLP and on the Appendix C network (embeddings: `embed_cards`)."""
+    from openspiel_cfrx.deep.poker_network import PokerNetwork
+    from openspiel_cfrx.deep.trainer import GRAPH_MIN_STEPS, SQUARED_ON_PROBABILITIES
+
+    rng = np.random.default_rng(0)
+    rows = 3000
+    cards = np.stack([rng.permutation(52)[:5] for _ in range(rows)]).astype(np.float32)
+    cards[:500, 2:] = -1  # preflop rows: no board
+    bets = rng.choice([-1.0, 0.0, 1.0, 2.0], size=(rows, 12)).astype(np.float32)
+    features = np.concatenate([cards, bets], axis=1)
+    memory = ReservoirMemory(capacity=4000, feature_size=features.shape[1], num_actions=3)
+    memory.add(features, 10 * rng.normal(size=(rows, 3)).astype(np.float32), rng.random((rows, 3)) < 0.8, 1, rng)
+    memory.legal_mask[:, 0] = True
+    for loss in (SQUARED, SQUARED_ON_PROBABILITIES):
+        trained = []
+        for graphs in (False, True):
+            torch.manual_seed(0)
+            net = MLP(17, 3, (16, 16)) if network == "mlp" else PokerNetwork(17, 3, (2, 3), 12, dim=16)
+            trainer = Trainer(net.cuda(), 1e-2, 1.0, precision=precision)
+            trainer.cuda_graphs = graphs
+            final = trainer.fit_memory(memory, loss, 2 * GRAPH_MIN_STEPS, 256, np.random.default_rng(1), 0.5,
+                                       Schedule(learning_rate="cosine"))  # fmt: skip
+            assert trainer.cuda_graphs == graphs  # (a failed capture turns it off, with a warning)
+            trained.append((final, trainer.optimizer.params.detach().cpu(), trainer.optimizer.steps))
+        (eager, eager_params, eager_steps), (graphed, graphed_params, graphed_steps) = trained
+        assert eager_steps == graphed_steps == 2 * GRAPH_MIN_STEPS
+        torch.testing.assert_close(graphed_params, eager_params, rtol=1e-4, atol=1e-5)
+        assert graphed == pytest.approx(eager, rel=1e-4)
+
+
 def test_mlp_skip_connections_and_normalised_features():
     torch.manual_seed(0)
     net = MLP(4, 2, (8, 8, 6))

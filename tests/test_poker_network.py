@@ -159,6 +159,28 @@ def test_inference_card_part_folds_the_embeddings_into_card1(name, card_skips, r
         assert_close(net.card_part(cards.float()), expected)  # the flat input's floats
 
 
+@pytest.mark.parametrize("name", ["fhp", "hulh"])
+def test_card_embeddings_by_row_counts_equal_the_embedding_bags(name, request):
+    """The CUDA training path (row counts x table: capturable in a CUDA graph)
+    gives the embedding bags' sums and the same gradients, missing cards included."""
+    game = request.getfixturevalue(name)
+    _, net = network_for(game, dim=24)
+    slots = net.num_card_slots
+    rng = np.random.default_rng(0)
+    cards = torch.from_numpy(np.stack([rng.permutation(52)[:slots] for _ in range(64)]))
+    cards[:16, 2:] = -1  # preflop: the hand only
+    outputs, grads = [], []
+    for by_counts in (False, True):
+        net.zero_grad()
+        out = net.embed_cards(cards, by_counts=by_counts)
+        (out * torch.linspace(-1, 1, out.shape[1])).sum().backward()
+        outputs.append(out)
+        grads.append([p.grad.clone() for p in net.card_embeddings.parameters()])
+    assert_close(outputs[1], outputs[0])
+    for a, b in zip(grads[1], grads[0], strict=True):
+        assert_close(a, b)
+
+
 def test_flat_layout_read_from_the_encoder(fhp, hulh):
     for game, groups, bets in ((fhp, (2, 3), 12), (hulh, (2, 3, 1, 1), 24)):
         encoder = PokerNetworkEncoder(game)

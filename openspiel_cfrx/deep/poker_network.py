@@ -202,23 +202,39 @@ class PokerNetwork(nn.Module):
         cards = x[:, : self.num_card_slots].round().to(torch.int64)
         return cards, x[:, self.num_card_slots :]
 
-    def embed_cards(self, cards: torch.Tensor) -> torch.Tensor:
+    def embed_cards(self, cards: torch.Tensor, by_counts: bool | None = None) -> torch.Tensor:
         """[B, slots] card indices (-1 = none) -> [B, G * dim]: per group the sum
         of card(x) + rank(x // 4) + suit(x % 4) over its dealt cards (Appendix C
         `CardEmbedding`), concatenated; one table for all groups and one
         embedding bag per group (the same function as `CardEmbedding.forward`
-        group by group)."""
+        group by group), or with `by_counts` (default: on CUDA) row counts times
+        the table (`_embed_by_counts`)."""
         weights = [w for emb in self.card_embeddings for w in (emb.card.weight, emb.rank.weight, emb.suit.weight)]
         zero = torch.zeros(1, self.dim, dtype=weights[0].dtype, device=weights[0].device)
         table = torch.cat([*weights, zero])
         x = cards.clamp(min=0)
         rows = torch.stack([x, x // self.num_suits, x % self.num_suits], dim=2) + self._row_offset
         rows = torch.where(cards.unsqueeze(2) >= 0, rows, self._zero_row)  # -1 means 'no card'
+        if cards.is_cuda if by_counts is None else by_counts:
+            return self._embed_by_counts(rows, table)
         # Per group, the sum of its rows as one embedding bag: no [B, slots * 3, dim]
         # intermediate (that gather and its contraction were ~35% of a training step).
         groups = [F.embedding_bag(rows[:, lo:hi].reshape(cards.shape[0], -1), table, mode="sum")
                   for lo, hi in self._group_slots]  # fmt: skip
         return torch.cat(groups, dim=1)
+
+    def _embed_by_counts(self, rows: torch.Tensor, table: torch.Tensor) -> torch.Tensor:
+        """`embed_cards`' group sums as (how often each table row is used) x table,
+        one group's block at a time: the CUDA path, because embedding_bag's CUDA
+        backward reads a count back to the host, which a CUDA graph cannot
+        capture (trainer.py; pytorch/pytorch#82886). Same sums (each row of a
+        slot lies in its group's block; the 'no card' row is zero)."""
+        flat = rows.reshape(rows.shape[0], -1)
+        counts = torch.zeros(flat.shape[0], table.shape[0], dtype=table.dtype, device=table.device)
+        counts.scatter_add_(1, flat, torch.ones_like(flat, dtype=table.dtype))
+        size = self._rows_per_group
+        blocks = range(0, self._zero_row, size)
+        return torch.cat([counts[:, lo : lo + size] @ table[lo : lo + size] for lo in blocks], dim=1)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         cards, bets = self.split(x)

@@ -31,7 +31,9 @@ CFR's convergence (none visible on 5x2 FHP at equal iterations).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import warnings
 from collections.abc import Callable
 
 import numpy as np
@@ -41,6 +43,9 @@ from openspiel_cfrx.deep.networks import FlatAdam, masked_softmax, reset_paramet
 from openspiel_cfrx.deep.schedule import Schedule
 
 PRECISIONS = {"float32": None, "bfloat16": torch.bfloat16}  # training precision -> autocast dtype
+# On a CUDA device a fit of at least GRAPH_MIN_STEPS steps runs GRAPH_WARMUP_STEPS
+# eagerly (kernels chosen, workspaces allocated), then replays one captured step.
+GRAPH_MIN_STEPS, GRAPH_WARMUP_STEPS = 16, 3
 # (inputs, targets, mask, weights) on the training device.
 Batch = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
 
@@ -90,6 +95,8 @@ class Trainer:
         self.optimizer = FlatAdam(network, lr=learning_rate, max_grad_norm=gradient_clip)
         self.forward = forward or (lambda net, x: net(x))
 
+    cuda_graphs = True  # on a CUDA device, each fit replays one captured step (`fit`)
+
     def reinitialize(self, seed: int) -> None:
         """Fresh parameters (seeded) and fresh Adam moments: training "from scratch"."""
         reset_parameters(self.network, seed)
@@ -109,22 +116,76 @@ class Trainer:
         net, optimizer = self.network, self.optimizer
         tail = max(1, steps // 10)
         recent = []
-        dtype = PRECISIONS[self.precision]
-        device_type = next(net.parameters()).device.type
+        graphed = self.cuda_graphs and steps >= GRAPH_MIN_STEPS and next(net.parameters()).is_cuda
+        eager = GRAPH_WARMUP_STEPS if graphed else steps
+        side = torch.cuda.Stream() if graphed else None  # CUDA graphs: warm up off the default stream
         net.train()
-        for step in range(steps):
-            x, y, m, w = batches(step)
-            optimizer.lr = rates[step]
-            with torch.autocast(device_type, dtype=dtype or torch.bfloat16, enabled=dtype is not None):
-                outputs = self.forward(net, x)
-            value = loss(outputs.float(), y, m, w)  # the loss in float32 (a no-op at float32)
-            optimizer.zero_grad()
-            value.backward()
-            optimizer.step()  # clips the global gradient norm first
-            if step >= steps - tail:
-                recent.append(value.detach())
+        if side is not None:
+            side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side) if side is not None else contextlib.nullcontext():
+            for step in range(eager):
+                optimizer.lr = rates[step]
+                optimizer.zero_grad()
+                value = self._loss_and_gradients(batches(step), loss, graph_safe=graphed)
+                optimizer.step()  # clips the global gradient norm first
+                if step >= steps - tail:
+                    recent.append(value.detach())
+        if side is not None:
+            torch.cuda.current_stream().wait_stream(side)
+            recent += self._fit_graphed(batches, range(eager, steps), loss, rates, steps - tail)
         net.eval()
         return float(torch.stack(recent).mean())
+
+    def _loss_and_gradients(self, batch: Batch, loss, graph_safe: bool = False) -> torch.Tensor:
+        x, y, m, w = batch
+        dtype = PRECISIONS[self.precision]
+        with torch.autocast(x.device.type, dtype=dtype or torch.bfloat16, enabled=dtype is not None,
+                            cache_enabled=False if graph_safe else None):  # (no cast cache under graph capture)
+            outputs = self.forward(self.network, x)
+        value = loss(outputs.float(), y, m, w)  # the loss in float32 (a no-op at float32)
+        value.backward()
+        return value
+
+    def _fit_graphed(self, batches, steps: range, loss, rates, tail_from: int) -> list[torch.Tensor]:
+        """`steps` as replays of one CUDA graph of a whole step (zero the
+        gradients, forward, loss, backward, clip + Adam): a step of the
+        project's small networks launches a few hundred kernels that each cost
+        more to launch than to run (benchmarks/results/device/README.md,
+        session 24). Each step copies its batch into the graph's input tensors
+        and writes its learning rate and count first (`FlatAdam.prepare`; the
+        update is the eager step's `FlatAdam.update`). A step whose batch has
+        another shape runs eagerly."""
+        optimizer, recent = self.optimizer, []
+        if not steps:
+            return recent
+        static = tuple(t.clone() for t in batches(steps[0]))
+        graph = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(graph):
+                optimizer.zero_grad()
+                static_loss = self._loss_and_gradients(static, loss, graph_safe=True)
+                optimizer.update()
+        except RuntimeError as error:  # an op that synchronises with the host: nothing ran, train eagerly
+            warnings.warn(f"CUDA graph capture of the training step failed, training eagerly: {error}",
+                          stacklevel=3)  # fmt: skip
+            self.cuda_graphs, graph = False, None
+        for step in steps:
+            batch = static if step == steps[0] else batches(step)
+            optimizer.lr = rates[step]
+            if graph is not None and all(a.shape == b.shape for a, b in zip(static, batch, strict=True)):
+                for a, b in zip(static, batch, strict=True):
+                    if a is not b:
+                        a.copy_(b, non_blocking=True)
+                optimizer.prepare()
+                graph.replay()
+                value = static_loss
+            else:
+                optimizer.zero_grad()
+                value = self._loss_and_gradients(batch, loss, graph_safe=True)
+                optimizer.step()
+            if step >= tail_from:
+                recent.append(value.detach().clone())
+        return recent
 
     def fit_memory(self, memory, loss, steps: int, batch_size: int | None, rng: np.random.Generator,
                    linear_scale: float | None, schedule: Schedule | None = None) -> float | None:  # fmt: skip
