@@ -32,6 +32,7 @@ flags.DEFINE_integer("iterations", 4, "Solver iterations per run (iteration 1 is
 flags.DEFINE_list("cases", [], "Cases to run (default: all).")
 flags.DEFINE_string("one", "", "Internal: run one configuration (JSON) and print its result.")
 flags.DEFINE_string("device", "cpu", "torch device the solver trains on (cpu, cuda).")
+flags.DEFINE_bool("eager", False, "On CUDA, every Adam step eagerly (no CUDA graph replay; the trainer before it).")
 
 STEPS = dict(regret_train_steps=200, policy_train_steps=200)  # the solver's defaults
 CASES = {
@@ -53,6 +54,9 @@ def one(case: dict) -> dict:
 
     import games  # noqa: F401  (registers team_goofspiel)
     from openspiel_cfrx.deep.cfr_mix import CFRMixSolver
+    from openspiel_cfrx.deep.trainer import Trainer
+
+    Trainer.cuda_graphs = not case["eager"]
 
     torch.set_num_threads(1)
     settings = dict(CASES[case["case"]])
@@ -61,7 +65,9 @@ def one(case: dict) -> dict:
                           device=case["device"], **settings)  # fmt: skip
     solver.solve()
     steps = 2 * (settings["regret_train_steps"] + settings["policy_train_steps"])
-    return {"step_ms": statistics.median(h["training_seconds"] / steps * 1e3 for h in solver.history[1:])}
+    graphed = all(m.trainer.cuda_graphs for m in solver.regret_models + solver.policy_models)  # False after a failure
+    return {"step_ms": statistics.median(h["training_seconds"] / steps * 1e3 for h in solver.history[1:]),
+            "graphed": case["device"].startswith("cuda") and graphed}
 
 
 def main(argv):
@@ -72,20 +78,23 @@ def main(argv):
     load = os.getloadavg()[0]
     names = FLAGS.cases or list(CASES)
     keys = [(n, p) for n in names for p in PRECISION_ORDER]
-    cases = [{"case": n, "precision": p, "iterations": FLAGS.iterations, "device": FLAGS.device} for n, p in keys]
+    cases = [{"case": n, "precision": p, "iterations": FLAGS.iterations, "device": FLAGS.device, "eager": FLAGS.eager}
+             for n, p in keys]  # fmt: skip
     runs = cases_round_robin(__file__, cases, FLAGS.rounds)
     results = {key: [x["step_ms"] for x in r] for key, r in zip(keys, runs, strict=True)}
+    graphed = {key: all(x["graphed"] for x in r) for key, r in zip(keys, runs, strict=True)}
     rows = []
     for name in names:
         base = statistics.median(results[name, "float32"])
         for precision in PRECISION_ORDER:
             step = statistics.median(results[name, precision])
-            rows.append(f"| {name} | {precision} | {step:.3f} | **{base / step:.2f}x** |")
+            rows.append(f"| {name} | {precision} | {'yes' if graphed[name, precision] else 'no'} | {step:.3f} | "
+                        f"**{base / step:.2f}x** |")  # fmt: skip
     text = (f"# CFR-MIX's training step: float32 vs bfloat16 autocast\n\n{run_header(load)}. `CFRMixSolver` runs of "
             f"{FLAGS.iterations} iterations (iteration 1 not timed), training on {FLAGS.device}, one torch thread, "
             f"{FLAGS.rounds} interleaved "
             "rounds (each configuration in a fresh process), medians.\n\n"
-            "| case | training precision | ms per Adam step | speed-up |\n|---|---|---:|---:|\n"
+            "| case | training precision | CUDA graph | ms per Adam step | speed-up |\n|---|---|---|---:|---:|\n"
             + "\n".join(rows) + "\n")  # fmt: skip
     print_and_write(text, FLAGS.output)
 

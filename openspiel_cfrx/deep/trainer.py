@@ -129,7 +129,7 @@ class Trainer:
                 value = self._loss_and_gradients(batches(step), loss, graph_safe=graphed)
                 optimizer.step()  # clips the global gradient norm first
                 if step >= steps - tail:
-                    recent.append(value.detach())
+                    recent.append(value)
         if side is not None:
             torch.cuda.current_stream().wait_stream(side)
             recent += self._fit_graphed(batches, range(eager, steps), loss, rates, steps - tail)
@@ -144,7 +144,7 @@ class Trainer:
             outputs = self.forward(self.network, x)
         value = loss(outputs.float(), y, m, w)  # the loss in float32 (a no-op at float32)
         value.backward()
-        return value
+        return value.detach()  # (holding the autograd graph past the step would tie the next one to its streams)
 
     def _fit_graphed(self, batches, steps: range, loss, rates, tail_from: int) -> list[torch.Tensor]:
         """`steps` as replays of one CUDA graph of a whole step (zero the
@@ -184,7 +184,7 @@ class Trainer:
                 value = self._loss_and_gradients(batch, loss, graph_safe=True)
                 optimizer.step()
             if step >= tail_from:
-                recent.append(value.detach().clone())
+                recent.append(value.clone())
         return recent
 
     def fit_memory(self, memory, loss, steps: int, batch_size: int | None, rng: np.random.Generator,
@@ -244,13 +244,15 @@ def _resident(arrays, size: int, device) -> tuple[torch.Tensor, ...] | None:
 
 
 def array_batches(inputs, targets, mask, weights, batch_size, rng, device) -> Callable[[int], Batch]:
-    """Batches of min(batch_size, rows) rows drawn uniformly (with replacement) from arrays."""
-    tensors = [torch.from_numpy(np.ascontiguousarray(a)) for a in (inputs, targets.astype(np.float32), mask,
-                                                                   weights.astype(np.float32))]  # fmt: skip
+    """Batches of min(batch_size, rows) rows drawn uniformly (with replacement)
+    from arrays (on an accelerator, gathered there: `memory_batches`)."""
+    arrays = [np.ascontiguousarray(a) for a in (inputs, targets.astype(np.float32), mask, weights.astype(np.float32))]
     rows = inputs.shape[0]
+    tensors = _resident(arrays, rows, device) or [torch.from_numpy(a) for a in arrays]
+    device = torch.device(device)
 
     def batch(step: int) -> Batch:
-        index = torch.from_numpy(rng.integers(0, rows, size=min(batch_size, rows)))
+        index = torch.from_numpy(rng.integers(0, rows, size=min(batch_size, rows))).to(tensors[0].device)
         return tuple(t.index_select(0, index).to(device) for t in tensors)
 
     return batch
