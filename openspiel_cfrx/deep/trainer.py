@@ -27,6 +27,12 @@ pass is affected; the networks answer queries (sigma^t, the average policy)
 in float32. `benchmarks/results/sgd_step.md` measures the step (1.6-2.2x
 for MLPs on an AMX CPU), `fhp_plateau.md` (session 21) its effect on Deep
 CFR's convergence (none visible on 5x2 FHP at equal iterations).
+
+On a CUDA device a fit keeps its memory (or arrays) on the device and, from
+GRAPH_MIN_STEPS steps on, replays one captured step as a CUDA graph (`fit`):
+the project's networks are small, so an eager GPU step is a few hundred
+kernel launches and costs ~5x the replayed one on an H100
+(benchmarks/results/device/README.md, session 24).
 """
 
 from __future__ import annotations
