@@ -215,9 +215,10 @@ def memory_batches(memory, batch_size, rng, linear_scale, device) -> Callable[[i
     """Batches of `batch_size` entries drawn uniformly (with replacement) from a memory.
 
     On an accelerator the memory's filled part is copied to the device once
-    (`_resident`) and each step gathers its rows there: sampling on the host and
-    copying every minibatch over doubled the step of the Appendix C network at
-    the paper's batch on an H100 (benchmarks/results/device/README.md). The
+    (`_resident`) and each step gathers its rows there (sampling the rows on
+    the host and copying each minibatch over cost 15% of the Appendix C
+    network's eager step at the paper's batch on an H100, and more against a
+    replayed CUDA graph: benchmarks/results/device/README.md, session 24). The
     indices are drawn on the host either way, so both paths see the same rows."""
     arrays = (memory.features, memory.targets, memory.legal_mask, memory.iteration)
     resident = _resident(arrays, len(memory), device)
