@@ -310,6 +310,24 @@ def test_bfloat16_training_learns_and_mixes_in_float32(tiny_game, monkeypatch):
         CFRMixSolver(tiny_game, training_precision="float16")
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (run on a lent device machine)")
+def test_cuda_training_replays_a_captured_step_and_learns(tiny_game):
+    """On CUDA the agent networks' fits replay one captured step (the shared
+    MLP's column selection, a host read, is skipped under capture) and the
+    solver learns as on CPU (the bounds of the bfloat16 test above)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a failed capture warns
+        solver = CFRMixSolver(tiny_game, num_iterations=12, num_traversals=30, regret_train_steps=60,
+                              policy_train_steps=60, seed=1, device="cuda")  # fmt: skip
+        solver.solve()
+    assert all(m.trainer.cuda_graphs for m in solver.regret_models + solver.policy_models)
+    tree = openspiel_cfrx.get_tree(tiny_game)
+    assert openspiel_cfrx.nash_conv(tiny_game, solver.strategy_array(tree)) < 0.26
+    assert openspiel_cfrx.nash_conv(tiny_game, solver.current_policy_array(tree)) < 0.15
+
+
 def test_rescale_regret_targets_must_be_a_bool(tiny_game):
     with pytest.raises(ValueError, match="rescale_regret_targets"):
         CFRMixSolver(tiny_game, rescale_regret_targets="yes")

@@ -69,8 +69,13 @@ def _shared_mlp(net: MLP, features: torch.Tensor, agent_features: torch.Tensor) 
     and backward."""
     first = net.layers[0]
     size = features.shape[1]
-    columns = torch.nonzero(features.abs().sum(dim=0) != 0).squeeze(1)  # (faster here than ne().any())
-    hidden = features.index_select(1, columns) @ first.weight[:, :size].index_select(1, columns).T  # [B, H]
+    if features.is_cuda and torch.cuda.is_current_stream_capturing():
+        # the column set is a host read (torch.nonzero), which a CUDA graph cannot capture
+        # (trainer.py): all columns, the same function (not yet run on a device)
+        hidden = features @ first.weight[:, :size].T
+    else:
+        columns = torch.nonzero(features.abs().sum(dim=0) != 0).squeeze(1)  # (faster here than ne().any())
+        hidden = features.index_select(1, columns) @ first.weight[:, :size].index_select(1, columns).T  # [B, H]
     hidden = hidden[:, None, :] + F.linear(agent_features, first.weight[:, size:], first.bias)  # [B, n, H]
     x = F.relu(hidden).reshape(-1, hidden.shape[-1])
     for layer, skip in zip(net.layers[1:], net.skips[1:], strict=True):
