@@ -17,6 +17,10 @@ Three modes, each printing one line per measurement (exact NashConv by
     PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --exact_average ...
     # ... with the advantage networks' Adam rate annealed as sqrt(T0 / t) from iteration T0
     PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --lr_decay=50 ...
+    # ... with sigma^t from a moving average of the advantage weights (decay BETA)
+    PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --weight_average=0.99 ...
+    # ... with the advantage networks shrunk and perturbed before each fit (Ash & Adams 2020)
+    PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --shrink_perturb=0.9,0.1 ...
     # ... with the advantage "networks" replaced by the memory's per-infoset
     # means (a perfect regressor: the floor of the samples alone)
     PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --tabular_advantage --exact_average ...
@@ -35,6 +39,7 @@ Three modes, each printing one line per measurement (exact NashConv by
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import json
 import os
@@ -150,8 +155,66 @@ def fit_table(memory, loss, steps, batch_size, rng, linear_scale, schedule=None,
     return merged["constant"] / merged["size"]
 
 
+class WeightAverage:
+    """Polyak averaging of an advantage network's weights (an exponential
+    moving average over its Adam steps, decay `beta`): SGD keeps training the
+    raw weights, sigma^t (and the kept iterate) uses the averaged ones. A
+    constant-rate optimiser leaves the raw weights jittering around the fit;
+    their average cancels that noise without slowing the fit's tracking."""
+
+    def __init__(self, trainer, beta: float):
+        self.trainer, self.beta = trainer, beta
+        optimizer = trainer.optimizer
+        self.average = optimizer.params.detach().clone()
+        self.raw = None
+        step, fit_memory = optimizer.step, trainer.fit_memory
+
+        def averaged_step():
+            step()
+            self.average.lerp_(optimizer.params, 1.0 - self.beta)
+
+        def averaged_fit(*a, **k):
+            if self.raw is not None:  # train on from the raw weights
+                optimizer.params.copy_(self.raw)
+            loss = fit_memory(*a, **k)
+            self.raw = optimizer.params.clone()
+            optimizer.params.copy_(self.average)  # sigma^t: the averaged weights
+            return loss
+
+        optimizer.step, trainer.fit_memory = averaged_step, averaged_fit
+
+
+class ShrinkPerturb:
+    """Ash & Adams (2020)'s shrink-and-perturb warm start of an advantage
+    network before each iteration's fit: theta <- shrink * theta + perturb *
+    theta_0', theta_0' a fresh initialisation (seeded per iteration), between
+    fine-tuning (1, 0) and retraining from scratch (0, 1); the Adam moments kept."""
+
+    def __init__(self, trainer, shrink: float, perturb: float, seed: int):
+        optimizer, fit_memory = trainer.optimizer, trainer.fit_memory
+        fresh = copy.deepcopy(trainer.network)
+        self.fits = 0
+
+        def perturbed_fit(*a, **k):
+            if self.fits:  # not before the first fit
+                reset_parameters(fresh, seed * 7919 + self.fits)
+                theta0 = torch.cat([p.detach().reshape(-1) for p in fresh.parameters() if p.requires_grad])
+                optimizer.params.mul_(shrink).add_(theta0, alpha=perturb)
+            self.fits += 1
+            return fit_memory(*a, **k)
+
+        trainer.fit_memory = perturbed_fit
+
+
 def run(game, args) -> None:
     solver = make_solver(game, args)
+    if args.shrink_perturb:
+        shrink, perturb = (float(v) for v in args.shrink_perturb.split(","))
+        for p, trainer in enumerate(solver.advantage_trainers):
+            ShrinkPerturb(trainer, shrink, perturb, args.seed * 2 + p)
+    if args.weight_average:
+        for trainer in solver.advantage_trainers:
+            WeightAverage(trainer, args.weight_average)
     exact = ExactAverage(solver) if args.exact_average else None
     if args.tabular_advantage:
         for memory, trainer in zip(solver.advantage_buffers, solver.advantage_trainers, strict=True):
@@ -273,6 +336,10 @@ def main(argv=None) -> None:
                         help="run: T0 > 0 anneals the advantage networks' Adam rate as sqrt(T0 / t) from iteration T0")
     parser.add_argument("--tabular_advantage", action="store_true",
                         help="run: advantage 'networks' = the memory's per-infoset means (TableNetwork)")
+    parser.add_argument("--shrink_perturb", default="",
+                        help="run: 'S,P': theta <- S theta + P theta_0' before each advantage fit (ShrinkPerturb)")
+    parser.add_argument("--weight_average", type=float, default=0.0,
+                        help="run: BETA > 0: sigma^t from the advantage weights' moving average (WeightAverage)")
     parser.add_argument("--exact_average", action="store_true",
                         help="run: also the exact linear average of the iterates (ExactAverage)")
     parser.add_argument("--save", default="", help="run: save the solver here at the end")
