@@ -26,7 +26,7 @@ from openspiel_cfrx.deep import (
     regret_matching,
     run_batched,
 )
-from openspiel_cfrx.deep.networks import FlatAdam, forward_in_chunks
+from openspiel_cfrx.deep.networks import FlatAdam, forward_in_chunks, reset_parameters
 from openspiel_cfrx.deep.sampler import TraversalSampler, TraversalTooLargeError
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.deep.trainer import SQUARED, Trainer, memory_batches
@@ -302,6 +302,43 @@ def test_flat_adam_matches_torch_adam_with_gradient_clipping():
             opt.step()
     for a, b in zip(ours.parameters(), theirs.parameters(), strict=True):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_partial_reinitialization_shrinks_and_perturbs_keeping_adam_moments():
+    """`Trainer.reinitialize(seed, fraction)`: theta <- (1 - f) theta + f theta_0
+    (theta_0 the seeded fresh initialisation), Adam's moments kept; fraction 1
+    is the fresh start with fresh moments."""
+    torch.manual_seed(0)
+    net = MLP(5, 3, (8, 8))
+    trainer = Trainer(net, 1e-2, 1.0)
+    x, y = torch.randn(64, 5), torch.randn(64, 3)
+    trainer.fit(lambda step: (x, y, torch.ones_like(y, dtype=torch.bool), torch.ones(64)), 5, SQUARED)
+    before, moments = [p.detach().clone() for p in net.parameters()], trainer.optimizer.exp_avg.clone()
+    fresh = MLP(5, 3, (8, 8))
+    reset_parameters(fresh, 11)
+    trainer.reinitialize(11, 0.25)
+    for p, b, f in zip(net.parameters(), before, fresh.parameters(), strict=True):
+        assert not torch.equal(b, f)
+        torch.testing.assert_close(p.detach(), 0.75 * b + 0.25 * f.detach(), rtol=0, atol=1e-6)
+    assert torch.equal(trainer.optimizer.exp_avg, moments) and trainer.optimizer.steps == 5
+    trainer.reinitialize(11)
+    for p, f in zip(net.parameters(), fresh.parameters(), strict=True):
+        assert torch.equal(p.detach(), f.detach())
+    assert trainer.optimizer.steps == 0 and not trainer.optimizer.exp_avg.any()
+
+
+@pytest.mark.parametrize("value", [1.5, -0.1, float("nan"), "yes"])
+def test_reinitialize_fraction_outside_the_unit_interval_is_refused(kuhn, value):
+    with pytest.raises(ValueError, match=r"reinitialize_advantage_networks must be True, False or a number in \[0, 1\]"):
+        DeepCFRSolver(kuhn, reinitialize_advantage_networks=value)
+
+
+def test_partially_reinitialized_advantage_networks_keep_learning(kuhn):
+    """Between fine-tuning and retraining from scratch (the paper's), shrink
+    and perturb still converges on Kuhn poker."""
+    solver = DeepCFRSolver(kuhn, seed=42, **dict(KUHN_CONVERGENCE, reinitialize_advantage_networks=0.05))
+    solver.solve()
+    assert openspiel_cfrx.nash_conv(kuhn, solver) < 0.05
 
 
 def test_flat_adam_device_scalar_update_matches_the_step():

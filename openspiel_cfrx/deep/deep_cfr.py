@@ -59,7 +59,7 @@ SETTING_RULES = {
     "num_iterations": "int>=1", "num_traversals": "int>=1", "learning_rate": "real>0",
     "batch_size_advantage": "int>=1|None", "batch_size_strategy": "int>=1|None", "memory_capacity": "int>=1",
     "policy_network_train_steps": "int>=0", "advantage_network_train_steps": "int>=0",
-    "reinitialize_advantage_networks": "bool", "seed": "int>=0", "linear_weighting": "bool",
+    "reinitialize_advantage_networks": "bool|unit", "seed": "int>=0", "linear_weighting": "bool",
     "regret_scale": "real>0|auto",
     "regret_matching_fallback": FALLBACKS, "strategy_memory_capacity": "int>=1|None",
     "gradient_clip": "real>0|None", "traversal_batch_size": "int>=1", "aggregate_duplicates": "bool",
@@ -87,6 +87,11 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         same; it only changes what the advantage network must output (raw
         chips in poker reach 1e2-1e3, while Adam's steps of ~lr move a
         freshly initialised head slowly). Default 1 (the paper's raw regrets).
+      reinitialize_advantage_networks (OpenSpiel's, a bool there): True (paper)
+        retrains each advantage network from scratch every iteration, False
+        fine-tunes it (warm start); a fraction rho in (0, 1) moves it rho of
+        the way to a fresh initialisation before each fit, Adam's moments
+        kept ("shrink and perturb", `Trainer.reinitialize`).
       regret_matching_fallback: "argmax" (paper) or "uniform" when no predicted advantage is positive.
       memory: "reservoir" (paper) or "sliding_window" (Figure 4 ablation);
         strategy_memory_capacity: the strategy memory's (default `memory_capacity`).
@@ -141,7 +146,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         memory_capacity: int = int(1e6),
         policy_network_train_steps: int = 2000,
         advantage_network_train_steps: int = 300,
-        reinitialize_advantage_networks: bool = True,
+        reinitialize_advantage_networks: bool | float = True,
         device: str = "cpu",
         seed: int = 42,
         print_nash_convs: bool = False,
@@ -182,7 +187,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         self._encoder = encoder if encoder is not None else InformationStateTensorEncoder(game)
         self._num_actions, self._feature_size = game.num_distinct_actions(), encoded_size(game, self._encoder)
         self._num_traversals, self._advantage_steps = int(num_traversals), int(advantage_network_train_steps)
-        self._batch_size, self._reinitialize = batch_size_advantage, bool(reinitialize_advantage_networks)
+        self._batch_size, self._reinitialize = batch_size_advantage, float(reinitialize_advantage_networks)
         self._device, self._print_nash_convs = torch.device(device), bool(print_nash_convs)
         self._linear_weighting, self._fallback = bool(linear_weighting), regret_matching_fallback
         self.regret_scale = (max(abs(game.max_utility()), abs(game.min_utility())) if regret_scale == "auto"
@@ -292,10 +297,11 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
 
     def train_advantage_network(self, player: int) -> float | None:
         """Fits V(I, a | theta_p) to M_V,p with loss t' * sum_a (r~(a) - V(I, a))^2
-        over legal actions, from scratch (Algorithm 1 line 6)."""
+        over legal actions, from scratch (Algorithm 1 line 6), or from the
+        last iteration's (or a shrunk and perturbed) theta_p."""
         trainer = self._advantage[player]
-        if self._reinitialize:
-            trainer.reinitialize(self._seed * 1009 + 3 * self._iteration + player)
+        if self._reinitialize:  # 1 (True): from scratch; a fraction: shrink and perturb (`Trainer.reinitialize`)
+            trainer.reinitialize(self._seed * 1009 + 3 * self._iteration + player, self._reinitialize)
         loss = trainer.fit_memory(self._memories[player], self.advantage_loss, self.advantage_train_steps(self._iteration),
                                   self._batch_size, self.np_rng, self.linear_scale(), self.schedule)  # fmt: skip
         self._trained[player] = self._trained[player] or loss is not None

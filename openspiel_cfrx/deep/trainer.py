@@ -38,6 +38,7 @@ kernel launches and costs ~5x the replayed one on an H100
 from __future__ import annotations
 
 import contextlib
+import copy
 import functools
 import warnings
 from collections.abc import Callable
@@ -103,10 +104,22 @@ class Trainer:
 
     cuda_graphs = True  # on a CUDA device, each fit replays one captured step (`fit`)
 
-    def reinitialize(self, seed: int) -> None:
-        """Fresh parameters (seeded) and fresh Adam moments: training "from scratch"."""
-        reset_parameters(self.network, seed)
-        self.optimizer.reset_state()
+    def reinitialize(self, seed: int, fraction: float = 1.0) -> None:
+        """Fresh parameters (seeded) and fresh Adam moments: training "from scratch".
+
+        A `fraction` < 1 only moves the parameters that far toward the fresh
+        initialisation theta_0 and keeps Adam's moments:
+        theta <- (1 - fraction) theta + fraction theta_0, the "shrink and
+        perturb" warm start (Ash & Adams, NeurIPS 2020, Section 4, with
+        shrink = 1 - fraction, perturbation = fraction x a fresh initialisation)."""
+        if fraction >= 1.0:
+            reset_parameters(self.network, seed)
+            self.optimizer.reset_state()
+            return
+        fresh = copy.deepcopy(self.network)
+        reset_parameters(fresh, seed)
+        theta0 = torch.cat([p.detach().reshape(-1) for p in fresh.parameters() if p.requires_grad])
+        self.optimizer.params.lerp_(theta0, float(fraction))  # the flat buffer behind every parameter
 
     def state_dict(self) -> dict:
         return {"network": self.network.state_dict(), "optimizer": self.optimizer.state_dict()}

@@ -44,6 +44,10 @@ RULES = {
     ),
     "real>0|auto": (lambda v: v == "auto" or (_is_real(v) and math.isfinite(v) and v > 0), "a finite number > 0 or 'auto'"),
     "bool": (lambda v: isinstance(v, bool), "True or False"),
+    "bool|unit": (
+        lambda v: isinstance(v, bool) or (_is_real(v) and math.isfinite(v) and 0 <= v <= 1),
+        "True, False or a number in [0, 1]",
+    ),
     "bool|None": (lambda v: v is None or isinstance(v, bool), "True, False or None (the variant's default)"),
     "address|None": (lambda v: v is None or isinstance(v, str), "None, 'auto', 'host:port' or 'ray://host:port'"),
 }
