@@ -28,6 +28,10 @@ Three modes, each printing one line per measurement (exact NashConv by
     # refit the advantage networks of a saved run much longer / wider
     PYTHONPATH=. python benchmarks/diag_fhp_floor.py refit --checkpoint=C --layers=128,128 --steps=500,2000,16000
 
+    # where a saved run's sigma^t departs from regret matching on its memory's
+    # means, by quartile of how much the loss weighs an infoset
+    PYTHONPATH=. python benchmarks/diag_fhp_floor.py where --checkpoint=C --deep_cfr=...
+
     # the average strategy of a saved run: exact (tabular) mean of its strategy
     # memory, then average networks of other sizes / step counts
     PYTHONPATH=. python benchmarks/diag_fhp_floor.py average --checkpoint=C --layers=128,128 --steps=1000,4000
@@ -268,6 +272,65 @@ def refit(game, args) -> None:
               f"current iterate {mbb(game, solver.current_policy())}", flush=True)  # fmt: skip
 
 
+class SwappedNetwork(torch.nn.Module):
+    """An advantage network, except at the chosen infosets, where the memory's
+    t-weighted mean regrets answer (`TableNetwork`'s values)."""
+
+    def __init__(self, network, index: dict, values: torch.Tensor):
+        super().__init__()
+        self.network, self.index, self.values = network, index, values
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = self.network(x).clone()
+        hits = [(i, self.index[k]) for i, k in enumerate(TableNetwork.keys(x.detach().cpu().numpy())) if k in self.index]
+        if hits:
+            rows, table_rows = (list(v) for v in zip(*hits, strict=True))
+            out[rows] = self.values[table_rows]
+        return out
+
+
+def where(game, args) -> None:
+    """Where sigma^t's error is, by how much weight the loss gives an infoset:
+    per quartile of the held infosets (ordered by their summed weight W_I in
+    the advantage memory), how far regret matching on the network is from
+    regret matching on the memory's mean regrets (L1), then the current
+    iterate's NashConv with the network swapped for the means on the rarest
+    or the most frequent half of the infosets, or on all of them."""
+    from openspiel_cfrx.deep.deep_cfr import AdvantageStrategy, CurrentPolicy
+    from openspiel_cfrx.deep.regret_matching import regret_matching
+
+    solver = make_solver(game, args)
+    solver.load_checkpoint(args.checkpoint)
+    print(f"checkpoint: iteration {solver.iteration}; current iterate {mbb(game, solver.current_policy())}", flush=True)
+    halves = {"rarest half": [{}, {}], "most frequent half": [{}, {}], "all held infosets": [{}, {}]}
+    values = []
+    for player in (0, 1):
+        memory = solver.advantage_buffers[player]
+        memory.track_duplicates(max_unique=10**8)
+        merged = memory.aggregate("linear", 1.0)
+        features, mask, weight = merged["features"], merged["legal_mask"], merged["weight"]
+        with torch.inference_mode():
+            predicted = solver.advantage_networks[player](torch.from_numpy(features)).numpy()
+        gap = np.abs(regret_matching(predicted, mask, "argmax") - regret_matching(merged["targets"], mask, "argmax")).sum(1)
+        order = np.argsort(weight, kind="stable")
+        print(f"player {player}: {len(order):,} held infosets, {merged['size']:,} entries; by quartile of W_I "
+              "(rarest first): infosets, share of the weight, mean L1 |sigma_net - sigma_means|, share with another argmax")
+        argmax_differs = predicted.argmax(1) != np.where(mask, merged["targets"], -np.inf).argmax(1)
+        for q, rows in enumerate(np.array_split(order, 4)):
+            print(f"  Q{q + 1}: {len(rows):,}  {weight[rows].sum() / weight.sum():.3f}  {gap[rows].mean():.3f}  "
+                  f"{argmax_differs[rows].mean():.3f}")
+        keys = TableNetwork.keys(features)
+        half = len(order) // 2
+        for name, rows in (("rarest half", order[:half]), ("most frequent half", order[half:]), ("all held infosets", order)):
+            halves[name][player] = {keys[i]: int(i) for i in rows}
+        values.append(torch.from_numpy(merged["targets"]))
+    for name, index in halves.items():
+        nets = [SwappedNetwork(solver.advantage_networks[p], index[p], values[p]).eval() for p in (0, 1)]
+        policy = CurrentPolicy(game, AdvantageStrategy(nets, [True, True], "argmax", torch.device("cpu")),
+                               solver._average.encode)  # noqa: SLF001  fmt: skip
+        print(f"current iterate with the memory's means on the {name}: {mbb(game, policy)}", flush=True)
+
+
 def trainer_shape(solver) -> tuple[int, int]:
     net = solver.advantage_networks[0]
     first, last = next(net.parameters()), list(net.parameters())[-1]
@@ -325,7 +388,7 @@ def average(game, args) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("mode", choices=("run", "refit", "average"))
+    parser.add_argument("mode", choices=("run", "refit", "average", "where"))
     parser.add_argument("--deep_cfr", default="{}", help="JSON overrides of the Deep CFR settings")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--schedule", default="", help="learning-rate schedule (cosine); default constant")
@@ -343,7 +406,7 @@ def main(argv=None) -> None:
     parser.add_argument("--exact_average", action="store_true",
                         help="run: also the exact linear average of the iterates (ExactAverage)")
     parser.add_argument("--save", default="", help="run: save the solver here at the end")
-    parser.add_argument("--checkpoint", default="", help="refit/average: the saved run")
+    parser.add_argument("--checkpoint", default="", help="refit/average/where: the saved run")
     parser.add_argument("--layers", default="128,128")
     parser.add_argument("--steps", default="500,2000")
     parser.add_argument("--learning_rate", type=float, default=1e-3)
@@ -351,7 +414,7 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     game = pyspiel.load_game(GAME)
-    {"run": run, "refit": refit, "average": average}[args.mode](game, args)
+    {"run": run, "refit": refit, "average": average, "where": where}[args.mode](game, args)
 
 
 if __name__ == "__main__":
