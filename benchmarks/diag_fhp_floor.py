@@ -19,8 +19,6 @@ Three modes, each printing one line per measurement (exact NashConv by
     PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --lr_decay=50 ...
     # ... with sigma^t from a moving average of the advantage weights (decay BETA)
     PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --weight_average=0.99 ...
-    # ... with the advantage networks shrunk and perturbed before each fit (Ash & Adams 2020)
-    PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --shrink_perturb=0.9,0.1 ...
     # ... with the advantage "networks" replaced by the memory's per-infoset
     # means (a perfect regressor: the floor of the samples alone)
     PYTHONPATH=. python benchmarks/diag_fhp_floor.py run --tabular_advantage --exact_average ...
@@ -43,7 +41,6 @@ Three modes, each printing one line per measurement (exact NashConv by
 from __future__ import annotations
 
 import argparse
-import copy
 import functools
 import json
 import os
@@ -188,34 +185,8 @@ class WeightAverage:
         optimizer.step, trainer.fit_memory = averaged_step, averaged_fit
 
 
-class ShrinkPerturb:
-    """Ash & Adams (2020)'s shrink-and-perturb warm start of an advantage
-    network before each iteration's fit: theta <- shrink * theta + perturb *
-    theta_0', theta_0' a fresh initialisation (seeded per iteration), between
-    fine-tuning (1, 0) and retraining from scratch (0, 1); the Adam moments kept."""
-
-    def __init__(self, trainer, shrink: float, perturb: float, seed: int):
-        optimizer, fit_memory = trainer.optimizer, trainer.fit_memory
-        fresh = copy.deepcopy(trainer.network)
-        self.fits = 0
-
-        def perturbed_fit(*a, **k):
-            if self.fits:  # not before the first fit
-                reset_parameters(fresh, seed * 7919 + self.fits)
-                theta0 = torch.cat([p.detach().reshape(-1) for p in fresh.parameters() if p.requires_grad])
-                optimizer.params.mul_(shrink).add_(theta0, alpha=perturb)
-            self.fits += 1
-            return fit_memory(*a, **k)
-
-        trainer.fit_memory = perturbed_fit
-
-
 def run(game, args) -> None:
     solver = make_solver(game, args)
-    if args.shrink_perturb:
-        shrink, perturb = (float(v) for v in args.shrink_perturb.split(","))
-        for p, trainer in enumerate(solver.advantage_trainers):
-            ShrinkPerturb(trainer, shrink, perturb, args.seed * 2 + p)
     if args.weight_average:
         for trainer in solver.advantage_trainers:
             WeightAverage(trainer, args.weight_average)
@@ -399,8 +370,6 @@ def main(argv=None) -> None:
                         help="run: T0 > 0 anneals the advantage networks' Adam rate as sqrt(T0 / t) from iteration T0")
     parser.add_argument("--tabular_advantage", action="store_true",
                         help="run: advantage 'networks' = the memory's per-infoset means (TableNetwork)")
-    parser.add_argument("--shrink_perturb", default="",
-                        help="run: 'S,P': theta <- S theta + P theta_0' before each advantage fit (ShrinkPerturb)")
     parser.add_argument("--weight_average", type=float, default=0.0,
                         help="run: BETA > 0: sigma^t from the advantage weights' moving average (WeightAverage)")
     parser.add_argument("--exact_average", action="store_true",
