@@ -161,7 +161,9 @@ class WeightAverage:
     moving average over its Adam steps, decay `beta`): SGD keeps training the
     raw weights, sigma^t (and the kept iterate) uses the averaged ones. A
     constant-rate optimiser leaves the raw weights jittering around the fit;
-    their average cancels that noise without slowing the fit's tracking."""
+    their average cancels that noise without slowing the fit's tracking much.
+    (On 5x2 FHP it made the iterates and their average worse:
+    `fhp_plateau.md`, session 25.)"""
 
     def __init__(self, trainer, beta: float):
         self.trainer, self.beta = trainer, beta
