@@ -1,57 +1,118 @@
-"""Equal-nodes table over seeds: Deep CFR vs OpenSpiel's (Python, node-counting)
-ES-MCCFR on 5x2 FHP, from `bench_fhp_curve.py --match-nodes` CSVs (issue 21).
+"""Tables over seeds: Deep CFR vs ES-MCCFR on 5x2 FHP, from `bench_fhp_curve.py`
+CSVs (issue 21).
+
+Equal nodes (Deep CFR vs OpenSpiel's Python, node-counting ES-MCCFR, from
+`--match-nodes` runs):
 
     PYTHONPATH=. .venv/bin/python benchmarks/fhp_seeds_table.py \\
         benchmarks/results/fhp_curve/2026-11-25/fhp_curve.csv benchmarks/results/fhp_seeds/seed1.csv \\
         benchmarks/results/fhp_seeds/seed2.csv > /tmp/table.md
 
+Equal seconds (Deep CFR vs OpenSpiel's C++ ES-MCCFR, from timing runs):
+
+    PYTHONPATH=. .venv/bin/python benchmarks/fhp_seeds_table.py --against=os_es_mccfr seed0.csv seed1.csv ...
+
 Each CSV is one seed (in the order given: seeds 0, 1, 2, ...); Deep CFR's k-th
-checkpoint is paired with ES-MCCFR's k-th, taken at Deep CFR's node count.
+checkpoint is paired with the other algorithm's k-th (taken at Deep CFR's node
+count, or at the same fraction of the same budget of seconds). Rows are keyed
+by checkpoint index, so runs whose iteration counts differ by seed (wall-clock
+budgets) line up by checkpoint.
 """
 
 from __future__ import annotations
 
+import argparse
 import csv
-import sys
 
 import numpy as np
 from scipy import stats
 
 
-def band(values) -> str:
+def band(values, digits: int = 1, unit: str = "") -> str:
+    """Mean and 95% t-interval half-width over seeds."""
     v = np.asarray(values, dtype=float)
     if len(v) < 2:
-        return f"{v.mean():,.1f}"
-    return f"{v.mean():,.1f} ± {stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v)):,.1f}"
+        return f"{v.mean():,.{digits}f}{unit}"
+    half = stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
+    return f"{v.mean():,.{digits}f}{unit} ± {half:,.{digits}f}"
 
 
-def main(paths: list[str]) -> None:
+def read_pairs(paths: list[str], against: str) -> dict[int, list[tuple[int, dict, dict]]]:
+    """{checkpoint index: [(seed, Deep CFR row, other row), ...]}."""
     rows: dict[int, list] = {}
     for seed, path in enumerate(paths):
         with open(path, encoding="utf-8") as f:
             data = list(csv.DictReader(f))
         deep = [r for r in data if r["algorithm"] == "deep_cfr"]
-        es = [r for r in data if r["algorithm"] == "os_es_mccfr_py"]
-        for d, e in zip(deep, es, strict=True):
-            rows.setdefault(int(d["steps"]), []).append(
-                (seed, float(d["nash_conv_mbb"]), float(e["nash_conv_mbb"]), int(d["nodes_touched"]),
-                 int(e["nodes_touched"]), float(d["br_gain_p0"]), float(d["br_gain_p1"])))  # fmt: skip
-    print("| Deep CFR iterations | seed | nodes touched (Deep CFR / ES) | Deep CFR mbb/g | ES-MCCFR mbb/g | "
-          "Deep CFR below? | Deep CFR BR gains P0 / P1 (chips) |")  # fmt: skip
+        other = [r for r in data if r["algorithm"] == against]
+        if not deep or len(deep) != len(other):
+            raise SystemExit(f"{path}: {len(deep)} deep_cfr and {len(other)} {against} checkpoints; "
+                             f"need the same non-zero number (pass the CSV of a run with both)")  # fmt: skip
+        for k, (d, e) in enumerate(zip(deep, other, strict=True)):
+            rows.setdefault(k, []).append((seed, d, e))
+    return rows
+
+
+def _mbb(row: dict) -> float:
+    return float(row["nash_conv_mbb"])
+
+
+def equal_nodes(rows: dict) -> None:
+    print("| checkpoint (Deep CFR iterations) | seed | nodes touched (Deep CFR / ES) | Deep CFR mbb/g | "
+          "ES-MCCFR mbb/g | Deep CFR below? | Deep CFR BR gains P0 / P1 (chips) |")  # fmt: skip
     print("|---|---|---|---|---|---|---|")
-    for it in sorted(rows):
-        for seed, d, e, nd, ne, g0, g1 in rows[it]:
-            print(f"| {it} | {seed} | {nd:,} / {ne:,} | {d:,.1f} | {e:,.1f} | {'yes' if d < e else 'NO'} | "
-                  f"{g0:.2f} / {g1:.2f} |")  # fmt: skip
+    for k in sorted(rows):
+        for seed, d, e in rows[k]:
+            print(f"| {k + 1} ({d['steps']}) | {seed} | {int(d['nodes_touched']):,} / {int(e['nodes_touched']):,} | "
+                  f"{_mbb(d):,.1f} | {_mbb(e):,.1f} | {'yes' if _mbb(d) < _mbb(e) else 'NO'} | "
+                  f"{float(d['br_gain_p0']):.2f} / {float(d['br_gain_p1']):.2f} |")  # fmt: skip
     print()
-    print("| Deep CFR iterations | seeds | Deep CFR mbb/g (mean ± 95%) | ES-MCCFR mbb/g (mean ± 95%) | "
+    print("| checkpoint | seeds | Deep CFR mbb/g (mean ± 95%) | ES-MCCFR mbb/g (mean ± 95%) | "
           "Deep CFR - ES, paired by seed (mean ± 95%) |")  # fmt: skip
     print("|---|---|---|---|---|")
-    for it in sorted(rows):
-        d = [r[1] for r in rows[it]]
-        e = [r[2] for r in rows[it]]
-        print(f"| {it} | {len(d)} | {band(d)} | {band(e)} | {band(np.subtract(d, e))} |")
+    for k in sorted(rows):
+        d = [_mbb(r[1]) for r in rows[k]]
+        e = [_mbb(r[2]) for r in rows[k]]
+        print(f"| {k + 1} | {len(d)} | {band(d)} | {band(e)} | {band(np.subtract(d, e))} |")
+
+
+def equal_seconds(rows: dict) -> None:
+    """Ratio to ES-MCCFR at the same seconds, and whether Deep CFR and both of
+    its best-response gains fell since the previous checkpoint, seed by seed."""
+    print("| checkpoint | seed | seconds (Deep CFR / ES) | Deep CFR iterations | Deep CFR mbb/g | ES-MCCFR mbb/g | "
+          "ratio | Deep CFR BR gains P0 / P1 (chips) | all three fell? |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|---|---|")
+    previous: dict[int, dict] = {}
+    for k in sorted(rows):
+        for seed, d, e in rows[k]:
+            fell = ""
+            if seed in previous:
+                p = previous[seed]
+                fell = "yes" if all(float(d[c]) < float(p[c]) for c in ("nash_conv_mbb", "br_gain_p0", "br_gain_p1")) else "NO"  # fmt: skip
+            previous[seed] = d
+            print(f"| {k + 1} | {seed} | {float(d['seconds']):.0f} / {float(e['seconds']):.0f} | {d['steps']} | "
+                  f"{_mbb(d):,.1f} | {_mbb(e):,.1f} | {_mbb(d) / _mbb(e):.2f}x | "
+                  f"{float(d['br_gain_p0']):.2f} / {float(d['br_gain_p1']):.2f} | {fell} |")  # fmt: skip
+    print()
+    print("| checkpoint | seeds | seconds (mean) | Deep CFR mbb/g (mean ± 95%) | ES-MCCFR mbb/g (mean ± 95%) | "
+          "ratio Deep CFR / ES (mean ± 95%) |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    for k in sorted(rows):
+        d = [_mbb(r[1]) for r in rows[k]]
+        e = [_mbb(r[2]) for r in rows[k]]
+        s = np.mean([float(r[1]["seconds"]) for r in rows[k]])
+        print(f"| {k + 1} | {len(d)} | {s:.0f} | {band(d)} | {band(e)} | {band(np.divide(d, e), 2, 'x')} |")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("csvs", nargs="+", help="one bench_fhp_curve.py CSV per seed, seed 0 first")
+    parser.add_argument("--against", default="os_es_mccfr_py",
+                        help="os_es_mccfr_py (equal nodes, the default) or os_es_mccfr (equal seconds)")  # fmt: skip
+    args = parser.parse_args(argv)
+    rows = read_pairs(args.csvs, args.against)
+    (equal_seconds if args.against == "os_es_mccfr" else equal_nodes)(rows)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()
