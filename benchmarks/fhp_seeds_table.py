@@ -12,6 +12,9 @@ Equal seconds (Deep CFR vs OpenSpiel's C++ ES-MCCFR, from timing runs):
 
     PYTHONPATH=. .venv/bin/python benchmarks/fhp_seeds_table.py --against=os_es_mccfr seed0.csv seed1.csv ...
 
+`--plot=PNG` also draws both curves as the mean over seeds with its 95%
+t-band, against the mean seconds (equal seconds) or nodes touched (equal nodes).
+
 Each CSV is one seed (in the order given: seeds 0, 1, 2, ...); Deep CFR's k-th
 checkpoint is paired with the other algorithm's k-th (taken at Deep CFR's node
 count, or at the same fraction of the same budget of seconds). Rows are keyed
@@ -104,14 +107,55 @@ def equal_seconds(rows: dict) -> None:
         print(f"| {k + 1} | {len(d)} | {s:.0f} | {band(d)} | {band(e)} | {band(np.divide(d, e), 2, 'x')} |")
 
 
+def _half_width(values) -> float:
+    v = np.asarray(values, dtype=float)
+    return float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
+
+
+def plot(rows: dict, against: str, path: str) -> None:
+    """Mean NashConv over seeds with its 95% t-band, per algorithm, against the
+    mean seconds (equal seconds) or Deep CFR's mean nodes touched (equal nodes)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    by_nodes = against != "os_es_mccfr"
+    column = "nodes_touched" if by_nodes else "seconds"
+    checkpoints = sorted(rows)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for which, name in ((1, "deep_cfr"), (2, against)):
+        x = [np.mean([float(r[1 if by_nodes else which][column]) for r in rows[k]]) for k in checkpoints]
+        y = [[_mbb(r[which]) for r in rows[k]] for k in checkpoints]
+        mean = np.array([np.mean(v) for v in y])
+        half = np.array([_half_width(v) for v in y])
+        ax.plot(x, mean, "o-", label=f"{name} (mean of {len(y[0])} seeds)")
+        ax.fill_between(x, np.maximum(mean - half, 1e-3), mean + half, alpha=0.25)
+    ax.set_yscale("log")
+    if by_nodes:
+        ax.set_xscale("log")
+        ax.set_xlabel("nodes touched (Deep CFR's checkpoints; ES-MCCFR run to the same counts)")
+    else:
+        ax.set_xlabel("solver seconds (evaluation excluded; 1 CPU thread)")
+    ax.set_ylabel("NashConv (mbb/g, exact), 95% t-band over seeds")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("csvs", nargs="+", help="one bench_fhp_curve.py CSV per seed, seed 0 first")
     parser.add_argument("--against", default="os_es_mccfr_py",
                         help="os_es_mccfr_py (equal nodes, the default) or os_es_mccfr (equal seconds)")  # fmt: skip
+    parser.add_argument("--plot", default="", help="also draw the mean curves with 95%% bands to this PNG")
     args = parser.parse_args(argv)
     rows = read_pairs(args.csvs, args.against)
     (equal_seconds if args.against == "os_es_mccfr" else equal_nodes)(rows)
+    if args.plot:
+        plot(rows, args.against, args.plot)
 
 
 if __name__ == "__main__":

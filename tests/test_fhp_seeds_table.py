@@ -27,12 +27,13 @@ def test_equal_seconds_pairs_by_checkpoint_and_flags_a_rising_gain(tmp_path, cap
     seed1 = write(tmp_path / "s1.csv", [
         ("deep_cfr", 24, 45, 300.0, 15.0, 15.0, 7e6), ("deep_cfr", 73, 135, 250.0, 16.0, 9.0, 2.2e7),
         ("os_es_mccfr", 310000, 45, 600.0, 30.0, 30.0, ""), ("os_es_mccfr", 1036000, 135, 125.0, 6.0, 6.0, "")])  # fmt: skip
-    main(["--against=os_es_mccfr", seed0, seed1])
+    main(["--against=os_es_mccfr", f"--plot={tmp_path / 'bands.png'}", seed0, seed1])
     lines = capsys.readouterr().out.splitlines()
     second = [line for line in lines if line.startswith("| 2 | ")]
     assert "| 2.00x |" in second[0] and second[0].endswith("| yes |")  # seed 0: 200 / 100, all fell
     assert "| 2.00x |" in second[1] and second[1].endswith("| NO |")  # seed 1: P0's gain rose 15 -> 16
     summary = [line for line in lines if line.startswith("| 2 | 2 | 135 |")]
+    assert (tmp_path / "bands.png").read_bytes()[:4] == b"\x89PNG"
     assert summary and "2.00x ± 0.00" in summary[0] and "225.0 ± 317.7" in summary[0]  # sd 35.36 / sqrt 2 x 12.706
 
 
