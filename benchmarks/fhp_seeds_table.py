@@ -31,13 +31,18 @@ import numpy as np
 from scipy import stats
 
 
+def _half_width(values) -> float:
+    """Half-width of the 95% t-interval of the mean (0 for one value)."""
+    v = np.asarray(values, dtype=float)
+    return float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
+
+
 def band(values, digits: int = 1, unit: str = "") -> str:
     """Mean and 95% t-interval half-width over seeds."""
     v = np.asarray(values, dtype=float)
     if len(v) < 2:
         return f"{v.mean():,.{digits}f}{unit}"
-    half = stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
-    return f"{v.mean():,.{digits}f}{unit} ± {half:,.{digits}f}"
+    return f"{v.mean():,.{digits}f}{unit} ± {_half_width(v):,.{digits}f}"
 
 
 def read_pairs(paths: list[str], against: str) -> dict[int, list[tuple[int, dict, dict]]]:
@@ -60,6 +65,12 @@ def _mbb(row: dict) -> float:
     return float(row["nash_conv_mbb"])
 
 
+def _over_seeds(rows: dict):
+    """(checkpoint index, Deep CFR's NashConvs, the other's) over seeds."""
+    for k in sorted(rows):
+        yield k, [_mbb(r[1]) for r in rows[k]], [_mbb(r[2]) for r in rows[k]]
+
+
 def equal_nodes(rows: dict) -> None:
     print("| checkpoint (Deep CFR iterations) | seed | nodes touched (Deep CFR / ES) | Deep CFR mbb/g | "
           "ES-MCCFR mbb/g | Deep CFR below? | Deep CFR BR gains P0 / P1 (chips) |")  # fmt: skip
@@ -73,9 +84,7 @@ def equal_nodes(rows: dict) -> None:
     print("| checkpoint | seeds | Deep CFR mbb/g (mean ± 95%) | ES-MCCFR mbb/g (mean ± 95%) | "
           "Deep CFR - ES, paired by seed (mean ± 95%) |")  # fmt: skip
     print("|---|---|---|---|---|")
-    for k in sorted(rows):
-        d = [_mbb(r[1]) for r in rows[k]]
-        e = [_mbb(r[2]) for r in rows[k]]
+    for k, d, e in _over_seeds(rows):
         print(f"| {k + 1} | {len(d)} | {band(d)} | {band(e)} | {band(np.subtract(d, e))} |")
 
 
@@ -100,16 +109,9 @@ def equal_seconds(rows: dict) -> None:
     print("| checkpoint | seeds | seconds (mean) | Deep CFR mbb/g (mean ± 95%) | ES-MCCFR mbb/g (mean ± 95%) | "
           "ratio Deep CFR / ES (mean ± 95%) |")  # fmt: skip
     print("|---|---|---|---|---|---|")
-    for k in sorted(rows):
-        d = [_mbb(r[1]) for r in rows[k]]
-        e = [_mbb(r[2]) for r in rows[k]]
+    for k, d, e in _over_seeds(rows):
         s = np.mean([float(r[1]["seconds"]) for r in rows[k]])
         print(f"| {k + 1} | {len(d)} | {s:.0f} | {band(d)} | {band(e)} | {band(np.divide(d, e), 2, 'x')} |")
-
-
-def _half_width(values) -> float:
-    v = np.asarray(values, dtype=float)
-    return float(stats.t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))) if len(v) > 1 else 0.0
 
 
 def plot(rows: dict, against: str, path: str) -> None:
