@@ -970,8 +970,10 @@ def test_regret_scale_divides_stored_regrets_and_keeps_the_strategy():
     assert n > 0 and len(scaled.advantage_buffers[0]) == n
     np.testing.assert_allclose(scaled.advantage_buffers[0].targets[:n] * 2.0, raw.advantage_buffers[0].targets[:n])
     assert scaled.config["regret_scale"] == 2.0 and "regret_scale" not in raw.config
-    with pytest.raises(ValueError, match="regret_scale must be a finite number > 0 or 'auto'"):
+    with pytest.raises(ValueError, match="regret_scale must be a finite number > 0, 'auto' or 'pot'"):
         DeepCFRSolver(game, regret_scale=0.0)
+    with pytest.raises(ValueError, match="regret_scale='pot' needs traversal_backend='poker'"):
+        DeepCFRSolver(game, regret_scale="pot", traversal_backend="tree")
 
 
 def test_current_policy_is_regret_matching_on_the_advantage_networks():

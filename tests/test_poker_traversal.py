@@ -142,6 +142,35 @@ def test_deep_cfr_runs_on_the_poker_backend_and_refuses_other_games(game):
         DeepCFRSolver(pyspiel.load_game("kuhn_poker"), traversal_backend="poker")
 
 
+def test_pot_regret_scale_divides_each_sample_by_its_pot(game, tmp_path):
+    """regret_scale="pot": the same samples (same seed) as raw regrets, each row
+    divided by the chips in the pot at its node, one of the betting tree's pots
+    (at least the blinds); checkpoints remember it."""
+    settings = dict(num_iterations=1, num_traversals=64, advantage_network_train_steps=2,
+                    policy_network_train_steps=2, traversal_backend="poker", seed=4)  # fmt: skip
+    raw, pot = DeepCFRSolver(game, **settings), DeepCFRSolver(game, regret_scale="pot", **settings)
+    raw.run_iteration()
+    pot.run_iteration()
+    n = len(raw.advantage_buffers[0])
+    assert n > 100 and len(pot.advantage_buffers[0]) == n
+    r, s = raw.advantage_buffers[0].targets[:n], pot.advantage_buffers[0].targets[:n]
+    rows = (np.abs(r) > 1e-3).any(axis=1)  # rows whose regrets are not all 0
+    r, s = r[rows], s[rows]
+    moved = np.abs(r) > 1e-3
+    ratio = np.where(moved, r / np.where(moved, s, 1.0), np.nan)
+    divisor = np.nanmax(ratio, axis=1)
+    assert len(divisor) > 50
+    np.testing.assert_allclose(np.nanmin(ratio, axis=1), divisor, rtol=1e-5)  # one divisor per row
+    tree = PokerSampler(game, 1, np.random.default_rng(0)).tree
+    pots = {sum(node.contributions) for node in tree.nodes}
+    assert set(np.round(divisor).astype(int)) <= pots
+    assert len(set(np.round(divisor).astype(int))) > 3  # not one constant
+    assert divisor.min() >= sum(tree.nodes[0].contributions)  # the blinds
+    path = str(tmp_path / "pot.ckpt")
+    pot.save_checkpoint(path)
+    assert DeepCFRSolver.from_checkpoint(path, game).regret_scale == "pot"
+
+
 @pytest.mark.parametrize("name", [SMALL_FHP, SMALL_HULH])
 def test_appendix_c_inputs_are_the_encoders(name):
     """With the Appendix C network's encoder (card indices, then bet features)

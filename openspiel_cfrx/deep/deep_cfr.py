@@ -60,7 +60,7 @@ SETTING_RULES = {
     "batch_size_advantage": "int>=1|None", "batch_size_strategy": "int>=1|None", "memory_capacity": "int>=1",
     "policy_network_train_steps": "int>=0", "advantage_network_train_steps": "int>=0",
     "reinitialize_advantage_networks": "bool|unit", "seed": "int>=0", "linear_weighting": "bool",
-    "regret_scale": "real>0|auto",
+    "regret_scale": "real>0|auto|pot",
     "regret_matching_fallback": FALLBACKS, "strategy_memory_capacity": "int>=1|None",
     "gradient_clip": "real>0|None", "traversal_batch_size": "int>=1", "aggregate_duplicates": "bool",
     "traversal_backend": BACKENDS, "num_threads": "int>=1|None", "average_policy": KINDS,
@@ -87,6 +87,12 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         same; it only changes what the advantage network must output (raw
         chips in poker reach 1e2-1e3, while Adam's steps of ~lr move a
         freshly initialised head slowly). Default 1 (the paper's raw regrets).
+        "pot" (traversal_backend="poker") divides each sample by the chips in
+        the pot at its node: the advantage network predicts regrets in pots.
+        An infoset's regrets all share its pot, so the minimiser of the loss
+        at each infoset still implies the same sigma^t; what changes is how
+        the loss weighs infosets against each other (the paper's, in chips,
+        weighs an infoset's error by its pot squared).
       reinitialize_advantage_networks (OpenSpiel's, a bool there): True (paper)
         retrains each advantage network from scratch every iteration, False
         fine-tunes it (warm start); a fraction rho in (0, 1) moves it rho of
@@ -191,7 +197,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         self._device, self._print_nash_convs = torch.device(device), bool(print_nash_convs)
         self._linear_weighting, self._fallback = bool(linear_weighting), regret_matching_fallback
         self.regret_scale = (max(abs(game.max_utility()), abs(game.min_utility())) if regret_scale == "auto"
-                             else float(regret_scale))  # fmt: skip
+                             else regret_scale if regret_scale == "pot" else float(regret_scale))  # fmt: skip
         self._average_policy_kind, self._keep_iteration_networks = average_policy, keep
         self.config = _config(game, self._feature_size, self._num_actions, policy_network_layers,
                               advantage_network_layers, network, memory, memory_capacity, strategy_memory_capacity,
@@ -264,7 +270,11 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
     def _store(self, traverser: int, s: Samples) -> None:
         t = self._iteration
         if len(s.advantage_features):
-            regrets = s.advantage_regrets if self.regret_scale == 1.0 else s.advantage_regrets / np.float32(self.regret_scale)
+            regrets = s.advantage_regrets
+            if self.regret_scale == "pot":  # (the sampler's pot per sample, checked at construction)
+                regrets = regrets / s.advantage_pot.astype(np.float32)[:, None]
+            elif self.regret_scale != 1.0:
+                regrets = regrets / np.float32(self.regret_scale)
             self._memories[traverser].add(s.advantage_features, regrets, s.advantage_mask, t, self.np_rng)
         if len(s.strategy_features):
             self._memories[2].add(s.strategy_features, s.strategy_probs, s.strategy_mask, t, self.np_rng)
@@ -427,7 +437,10 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         settings.update({key: tuple(config[key]) for key in ("policy_network_layers", "advantage_network_layers")})
         settings.update({key: int(config[key]) for key in ("memory_capacity", "strategy_memory_capacity")})
         if "regret_scale" in config:
-            settings["regret_scale"] = float(config["regret_scale"])
+            scale = config["regret_scale"]
+            settings["regret_scale"] = scale if scale == "pot" else float(scale)
+            if scale == "pot":  # (only the poker backend knows the pots)
+                settings["traversal_backend"] = "poker"
         return settings
 
 
@@ -524,6 +537,10 @@ def _check_arguments(game, args: dict) -> bool:
     keep = args["average_policy"] == "sd_cfr" if keep is None else bool(keep)
     if args["average_policy"] == "sd_cfr" and not keep:
         raise ValueError("average_policy='sd_cfr' needs keep_iteration_networks=True (or None)")
+    if args["regret_scale"] == "pot" and args["traversal_backend"] != "poker":
+        raise ValueError(f"regret_scale='pot' needs traversal_backend='poker' (it reads the pot at each node from the "
+                         f"betting tree), got traversal_backend={args['traversal_backend']!r}: use 'poker' for limit "
+                         "poker, or regret_scale='auto' / a number")  # fmt: skip
     return keep
 
 

@@ -53,6 +53,9 @@ class Samples:
       r~(I, a) [n, A] (0 at illegal actions), legal mask [n, A].
     strategy_*: per opponent infoset visit: encoding, sigma^t(I), legal mask.
     nodes: histories touched.
+    advantage_pot: per traverser visit, the chips both players have put in at
+      its node [n], from samplers that know them (the "poker" backend); None
+      elsewhere. `DeepCFRSolver(regret_scale="pot")` divides by it.
     """
 
     advantage_features: np.ndarray
@@ -62,6 +65,7 @@ class Samples:
     strategy_probs: np.ndarray
     strategy_mask: np.ndarray
     nodes: int
+    advantage_pot: np.ndarray | None = None
 
     @classmethod
     def from_record(cls, record: TraversalRecord, num_actions: int) -> Samples:

@@ -43,6 +43,10 @@ RULES = {
         "a finite number > 0 or None (off)",
     ),
     "real>0|auto": (lambda v: v == "auto" or (_is_real(v) and math.isfinite(v) and v > 0), "a finite number > 0 or 'auto'"),
+    "real>0|auto|pot": (
+        lambda v: v in ("auto", "pot") or (_is_real(v) and math.isfinite(v) and v > 0),
+        "a finite number > 0, 'auto' or 'pot'",
+    ),
     "bool": (lambda v: isinstance(v, bool), "True or False"),
     "bool|unit": (
         lambda v: isinstance(v, bool) or (_is_real(v) and math.isfinite(v) and 0 <= v <= 1),

@@ -30,7 +30,8 @@ function). Row gathers from [n, A] tables use `np.take(axis=0)`: numpy's
 2-D fancy indexing `a[idx]` is 4-5x slower on them.
 Values then flow back depth by depth: a sampled node takes its
 child's value, a traverser node v(I) = sum_a sigma^t(I, a) v(I, a) and
-records r~(I, a) = v(I, a) - v(I) for the advantage memory (line 10).
+records r~(I, a) = v(I, a) - v(I) for the advantage memory (line 10), with
+the pot at the node (`Samples.advantage_pot`, for `regret_scale="pot"`).
 
 These are the samples of `traversal.external_sampling_traversal` over pyspiel
 states, distribution for distribution (tested: their expectation equals the
@@ -121,6 +122,7 @@ class PokerSampler(Sampler):
         self.player = np.array([node.player for node in nodes])
         self.round = np.array([node.round for node in nodes])
         self.stake = np.array([node.contributions for node in nodes], dtype=np.float64)  # [N, 2]
+        self.pot = self.stake.sum(axis=1)  # chips in the pot at each node (`Samples.advantage_pot`)
         self.children = np.full((N, self.num_actions), -1, dtype=np.int64)  # by action id
         for n, node in enumerate(nodes):
             if node.kind == DECISION:
@@ -217,7 +219,9 @@ class PokerSampler(Sampler):
             node, deal = child, np.repeat(deal, step)
         advantage = self._values(levels, traverser, sign)
         self._rows_per_traversal = [1.25 * rows.size / count + 1 for rows in inputs]  # the next batch's first guess
-        return Samples(*self._samples(advantage, inputs[0]), *self._samples(strategy_rows, inputs[1]), nodes_touched)
+        pot = self.pot[np.concatenate([nodes for nodes, _ in advantage])] if advantage else np.zeros(0)
+        return Samples(*self._samples(advantage, inputs[0]), *self._samples(strategy_rows, inputs[1]), nodes_touched,
+                       advantage_pot=pot)  # fmt: skip
 
     def _factored(self, strategy: StrategyFn) -> list:
         """Per player, sigma^t by parts (`deep_cfr.FactoredStrategy`) where the
