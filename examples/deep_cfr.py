@@ -82,8 +82,9 @@ flags.DEFINE_enum("traversal_backend", "vectorized", ["vectorized", "tree", "sta
                   "extracted tree), 'state' (pyspiel states; any game), 'poker' (limit poker such as "
                   "flop_holdem: deals as arrays over the betting tree, ~20x 'state').")
 flags.DEFINE_integer("threads", 1, "torch CPU threads (torch.set_num_threads).")
-flags.DEFINE_string("regret_scale", "1", "Sampled regrets are stored divided by this (> 0), or 'auto' (the game's "
-                    "largest |utility|); regret matching is invariant to it (DeepCFRSolver(regret_scale=...)).")
+flags.DEFINE_string("regret_scale", "1", "Sampled regrets are stored divided by this (> 0), 'auto' (the game's "
+                    "largest |utility|) or 'pot' (each by the pot at its node; --traversal_backend=poker); regret "
+                    "matching is invariant to it (DeepCFRSolver(regret_scale=...)).")
 flags.DEFINE_bool("sd_cfr", True, "Also evaluate the SD-CFR average (keeps every iteration's networks in memory).")
 flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/deep_cfr.pt after each evaluation and resume from "
                     "it when present (same flags needed); empty = no checkpoints.")
@@ -97,12 +98,12 @@ flags.DEFINE_bool("evaluate", True, "Exact NashConv at every evaluation point (e
 
 
 def _regret_scale(text: str):
-    if text == "auto":
+    if text in ("auto", "pot"):
         return text
     try:
         return float(text)
     except ValueError:
-        usage_error(f"--regret_scale must be a number > 0 or 'auto', got {text!r}")
+        usage_error(f"--regret_scale must be a number > 0, 'auto' or 'pot', got {text!r}")
 
 
 def main(argv):
