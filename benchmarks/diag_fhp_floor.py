@@ -187,42 +187,7 @@ class WeightAverage:
         optimizer.step, trainer.fit_memory = averaged_step, averaged_fit
 
 
-def scale_targets(how: str) -> None:
-    """Sampled regrets divided by a per-node scale before they reach the memory
-    (regret matching, and so sigma^t, does not change when an infoset's regrets
-    are divided by a positive number; only the advantage loss's weighting of
-    infosets does): "pot", both players' chips in the pot at the node;
-    "subtree", the largest contribution any terminal below the node reaches."""
-    from openspiel_cfrx.poker import traversal
-
-    original = traversal.PokerSampler._values
-
-    def node_scale(sampler):
-        if not hasattr(sampler, "_diag_scale"):
-            if how == "pot":
-                sampler._diag_scale = sampler.stake.sum(axis=1)
-            elif how == "subtree":
-                nodes = sampler.tree.nodes
-                scale = sampler.stake.max(axis=1).copy()
-                for n in range(len(nodes) - 1, -1, -1):  # children come after their parent
-                    for c in nodes[n].children:
-                        scale[n] = max(scale[n], scale[c])
-                sampler._diag_scale = scale
-            else:
-                raise SystemExit(f"--target_scale must be pot or subtree, got {how!r}")
-        return sampler._diag_scale
-
-    def values(self, levels, traverser, sign):
-        scale = node_scale(self)
-        return [(nodes, regrets / scale[nodes][:, None].astype(np.float32))
-                for nodes, regrets in original(self, levels, traverser, sign)]
-
-    traversal.PokerSampler._values = values
-
-
 def run(game, args) -> None:
-    if args.target_scale:
-        scale_targets(args.target_scale)
     solver = make_solver(game, args)
     if args.weight_average:
         for trainer in solver.advantage_trainers:
@@ -409,8 +374,6 @@ def main(argv=None) -> None:
                         help="run: advantage 'networks' = the memory's per-infoset means (TableNetwork)")
     parser.add_argument("--weight_average", type=float, default=0.0,
                         help="run: BETA > 0: sigma^t from the advantage weights' moving average (WeightAverage)")
-    parser.add_argument("--target_scale", default="",
-                        help="run: sampled regrets divided by the node's pot ('pot') or the largest stake below it ('subtree')")
     parser.add_argument("--exact_average", action="store_true",
                         help="run: also the exact linear average of the iterates (ExactAverage)")
     parser.add_argument("--save", default="", help="run: save the solver here at the end")
