@@ -42,7 +42,6 @@ RULES = {
         lambda v: v is None or (_is_real(v) and math.isfinite(v) and v > 0),
         "a finite number > 0 or None (off)",
     ),
-    "real>0|auto": (lambda v: v == "auto" or (_is_real(v) and math.isfinite(v) and v > 0), "a finite number > 0 or 'auto'"),
     "real>0|auto|pot": (
         lambda v: v in ("auto", "pot") or (_is_real(v) and math.isfinite(v) and v > 0),
         "a finite number > 0, 'auto' or 'pot'",
