@@ -88,6 +88,10 @@ def parse_args(argv=None):
     parser.add_argument("--match-nodes", action="store_true",
                         help="checkpoint os_es_mccfr_py at deep_cfr's nodes touched (run deep_cfr first) "
                              "instead of at seconds: the equal-nodes comparison")  # fmt: skip
+    parser.add_argument("--deep_cfr_from", default="",
+                        help="with --match-nodes: take deep_cfr's checkpoints (rows, nodes touched) from this "
+                             "earlier run's fhp_curve.csv instead of running it (leave deep_cfr out of "
+                             "--algorithms); the output CSV holds both, as a --match-nodes run's does")  # fmt: skip
     parser.add_argument("--nfsp-step", type=int, default=500, help="NFSP episodes per step")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--deep_cfr", default="{}",
@@ -347,6 +351,28 @@ def plot(rows, uniform_mbb, path, title, x="seconds"):
     plt.close(fig)
 
 
+INTEGER_COLUMNS = ("steps", "nodes_touched")
+TEXT_COLUMNS = ("algorithm", "steps_unit")
+
+
+def deep_cfr_rows(path: str, args) -> list[dict]:
+    """deep_cfr's rows of an earlier run's fhp_curve.csv (`--deep_cfr_from`): its
+    checkpoints' nodes touched are the equal-nodes targets, without re-running it."""
+    if not args.match_nodes or "deep_cfr" in args.algorithms.split(","):
+        raise SystemExit("--deep_cfr_from takes deep_cfr's rows from a CSV: use it with --match-nodes and "
+                         "without deep_cfr in --algorithms")  # fmt: skip
+    try:
+        with open(path, encoding="utf-8") as f:
+            found = [r for r in csv.DictReader(f) if r.get("algorithm") == "deep_cfr"]
+    except OSError as e:
+        raise SystemExit(f"--deep_cfr_from: cannot read {path!r} ({e.strerror})") from None
+    if not found or not all(r.get("nodes_touched") for r in found):
+        raise SystemExit(f"--deep_cfr_from: {path!r} has no deep_cfr rows with nodes_touched (a bench_fhp_curve.py "
+                         "CSV of a run with deep_cfr)")  # fmt: skip
+    return [{k: v if k in TEXT_COLUMNS else int(v) if k in INTEGER_COLUMNS else float(v)
+             for k, v in r.items() if v != ""} for r in found]  # fmt: skip
+
+
 def main(argv=None):
     args = parse_args(argv)
     DEEP_CFR_SETTINGS.update(json.loads(args.deep_cfr))
@@ -368,7 +394,7 @@ def main(argv=None):
     else:
         uniform = poker_nash_conv(game, policy_lib.UniformRandomPolicy(game), return_details=True)
     print(f"{args.game}: uniform NashConv {uniform.nash_conv_mbb:.1f} mbb/g", flush=True)
-    rows = []
+    rows = deep_cfr_rows(args.deep_cfr_from, args) if args.deep_cfr_from else []
     for name in (n.strip() for n in args.algorithms.split(",")):
         targets = None
         if name == "os_es_mccfr_py" and args.match_nodes:
@@ -403,7 +429,7 @@ def main(argv=None):
           f"{r['nash_conv_mbb']:,.1f}", f"{r['br_gain_p0']:.2f} / {r['br_gain_p1']:.2f}",
           f"{r['eval_seconds']:.1f}"] for r in rows],
     )  # fmt: skip
-    deep = [r for r in rows if r["algorithm"] == "deep_cfr"]
+    deep = [r for r in rows if r["algorithm"] == "deep_cfr" and "memory" in r]  # (not rows read from a CSV)
     deep_lines = "".join(
         f"\n- deep_cfr @ {r['steps']} iterations: {r['nodes_touched']:,} nodes touched, "
         + (f"current iterate sigma^t NashConv {r['current_nash_conv_mbb']:,.1f} mbb/g (BR gains "
@@ -421,7 +447,8 @@ def main(argv=None):
         f"seed {args.seed}; algorithms run one after the other in one process.\n\n"
         f"Settings: deep_cfr `{DEEP_CFR_SETTINGS}`; os_es_mccfr {args.mccfr_step} iterations per "
         f"step; os_es_mccfr_py {args.mccfr_py_step} iterations per step"
-        f"{' (checkpoints at deep_cfr nodes touched)' if args.match_nodes else ''}; os_nfsp {args.nfsp_step} "
+        f"{' (checkpoints at deep_cfr nodes touched)' if args.match_nodes else ''}"
+        f"{f', deep_cfr rows read from {args.deep_cfr_from}' if args.deep_cfr_from else ''}; os_nfsp {args.nfsp_step} "
         "episodes per step, contenders.py hyperparameters.\n\n"
         f"{table}\n{deep_lines}\n\n![curves](fhp_curve/fhp_curve.png)\n"
         + ("![vs nodes](fhp_curve/fhp_curve_nodes.png)\n" if any(r.get("nodes_touched") for r in rows) else "")

@@ -1,0 +1,50 @@
+"""benchmarks/bench_fhp_curve.py --deep_cfr_from: the equal-nodes comparison from
+an earlier run's CSV (OpenSpiel's Python ES-MCCFR run to its node counts)."""
+
+import csv
+
+import pytest
+
+from benchmarks.bench_fhp_curve import main
+
+GAME = "--game=flop_holdem(num_ranks=4,num_suits=2)"
+FIELDS = ["algorithm", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds", "nash_conv_chips",
+          "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds", "nodes_touched", "current_nash_conv_mbb"]
+
+
+def test_deep_cfr_rows_from_a_csv_set_the_node_targets(tmp_path):
+    earlier = tmp_path / "earlier.csv"
+    with open(earlier, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=FIELDS)
+        writer.writeheader()
+        for steps, nodes, mbb in ((3, 4_000, 900.5), (9, 12_000, 600.25)):
+            writer.writerow(dict(zip(FIELDS, ["deep_cfr", steps, "iterations", 1.5, 0.0, 1.5, mbb / 10, mbb, 40.0,
+                                              50.0, 0.1, nodes, ""], strict=True)))  # fmt: skip
+        writer.writerow(dict(zip(FIELDS, ["os_es_mccfr", 100, "iterations", 1, 0, 1, 1, 10, 1, 1, 0, "", ""],
+                                 strict=True)))  # fmt: skip
+    out = tmp_path / "out"
+    main([GAME, "--algorithms=os_es_mccfr_py", "--match-nodes", f"--deep_cfr_from={earlier}", "--mccfr-py-step=20",
+          f"--out_dir={out}"])  # fmt: skip
+    with open(out / "fhp_curve" / "fhp_curve.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    deep = [r for r in rows if r["algorithm"] == "deep_cfr"]
+    es = [r for r in rows if r["algorithm"] == "os_es_mccfr_py"]
+    assert [(int(r["nodes_touched"]), float(r["nash_conv_mbb"])) for r in deep] == [(4_000, 900.5), (12_000, 600.25)]
+    assert len(es) == 2  # one checkpoint per Deep CFR row, at the first 20-iteration boundary past its nodes
+    assert int(es[0]["nodes_touched"]) >= 4_000 and int(es[1]["nodes_touched"]) >= 12_000
+    assert int(es[0]["nodes_touched"]) < 12_000
+    assert 0 < float(es[1]["nash_conv_mbb"]) < float(es[0]["nash_conv_mbb"])
+    assert "deep_cfr rows read from" in (out / "fhp_curve.md").read_text()
+
+
+def test_deep_cfr_from_is_refused_without_match_nodes_or_with_deep_cfr_run(tmp_path):
+    with pytest.raises(SystemExit, match="use it with --match-nodes and without deep_cfr"):
+        main([GAME, "--algorithms=os_es_mccfr_py", f"--deep_cfr_from={tmp_path / 'x.csv'}"])
+    with pytest.raises(SystemExit, match="use it with --match-nodes and without deep_cfr"):
+        main([GAME, "--algorithms=deep_cfr,os_es_mccfr_py", "--match-nodes", f"--deep_cfr_from={tmp_path / 'x.csv'}"])
+    with pytest.raises(SystemExit, match="cannot read"):
+        main([GAME, "--algorithms=os_es_mccfr_py", "--match-nodes", f"--deep_cfr_from={tmp_path / 'x.csv'}"])
+    empty = tmp_path / "empty.csv"
+    empty.write_text("algorithm,nodes_touched\nos_es_mccfr,\n")
+    with pytest.raises(SystemExit, match="has no deep_cfr rows"):
+        main([GAME, "--algorithms=os_es_mccfr_py", "--match-nodes", f"--deep_cfr_from={empty}"])
