@@ -358,7 +358,7 @@ TEXT_COLUMNS = ("algorithm", "steps_unit")
 def deep_cfr_rows(path: str, args) -> list[dict]:
     """deep_cfr's rows of an earlier run's fhp_curve.csv (`--deep_cfr_from`): its
     checkpoints' nodes touched are the equal-nodes targets, without re-running it."""
-    if not args.match_nodes or "deep_cfr" in args.algorithms.split(","):
+    if not args.match_nodes or "deep_cfr" in (n.strip() for n in args.algorithms.split(",")):
         raise SystemExit("--deep_cfr_from takes deep_cfr's rows from a CSV: use it with --match-nodes and "
                          "without deep_cfr in --algorithms")  # fmt: skip
     try:
@@ -369,8 +369,11 @@ def deep_cfr_rows(path: str, args) -> list[dict]:
     if not found or not all(r.get("nodes_touched") for r in found):
         raise SystemExit(f"--deep_cfr_from: {path!r} has no deep_cfr rows with nodes_touched (a bench_fhp_curve.py "
                          "CSV of a run with deep_cfr)")  # fmt: skip
-    return [{k: v if k in TEXT_COLUMNS else int(v) if k in INTEGER_COLUMNS else float(v)
-             for k, v in r.items() if v != ""} for r in found]  # fmt: skip
+    try:
+        return [{k: v if k in TEXT_COLUMNS else int(v) if k in INTEGER_COLUMNS else float(v)
+                 for k, v in r.items() if v != ""} for r in found]  # fmt: skip
+    except ValueError as e:
+        raise SystemExit(f"--deep_cfr_from: {path!r} has a non-numeric value in a deep_cfr row ({e})") from None
 
 
 def main(argv=None):
