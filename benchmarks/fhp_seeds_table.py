@@ -17,7 +17,9 @@ t-band, against the mean seconds (equal seconds) or nodes touched (equal nodes).
 
 Each CSV is one seed (in the order given: seeds 0, 1, 2, ...); Deep CFR's k-th
 checkpoint is paired with the other algorithm's k-th (taken at Deep CFR's node
-count, or at the same fraction of the same budget of seconds). Rows are keyed
+count, or at the same seconds). At equal seconds the C++ ES-MCCFR may stop
+earlier (a run to 300 s beside Deep CFR's 900 s: its checkpoints are Deep CFR's
+first ones); later rows show Deep CFR alone. Rows are keyed
 by checkpoint index, so runs whose iteration counts differ by seed (wall-clock
 budgets) line up by checkpoint.
 """
@@ -53,11 +55,12 @@ def read_pairs(paths: list[str], against: str) -> dict[int, list[tuple[int, dict
             data = list(csv.DictReader(f))
         deep = [r for r in data if r["algorithm"] == "deep_cfr"]
         other = [r for r in data if r["algorithm"] == against]
-        if not deep or len(deep) != len(other):
+        shorter_ok = against == "os_es_mccfr" and 0 < len(other) <= len(deep)  # ES-MCCFR run to an earlier budget
+        if not deep or (len(deep) != len(other) and not shorter_ok):
             raise SystemExit(f"{path}: {len(deep)} deep_cfr and {len(other)} {against} checkpoints; "
                              f"need the same non-zero number (pass the CSV of a run with both)")  # fmt: skip
-        for k, (d, e) in enumerate(zip(deep, other, strict=True)):
-            rows.setdefault(k, []).append((seed, d, e))
+        for k, d in enumerate(deep):
+            rows.setdefault(k, []).append((seed, d, other[k] if k < len(other) else None))
     return rows
 
 
@@ -66,9 +69,10 @@ def _mbb(row: dict) -> float:
 
 
 def _over_seeds(rows: dict):
-    """(checkpoint index, Deep CFR's NashConvs, the other's) over seeds."""
+    """(checkpoint index, Deep CFR's NashConvs, the other's) over seeds (the
+    other's empty past its last checkpoint)."""
     for k in sorted(rows):
-        yield k, [_mbb(r[1]) for r in rows[k]], [_mbb(r[2]) for r in rows[k]]
+        yield k, [_mbb(r[1]) for r in rows[k]], [_mbb(r[2]) for r in rows[k] if r[2] is not None]
 
 
 def equal_nodes(rows: dict) -> None:
@@ -102,8 +106,10 @@ def equal_seconds(rows: dict) -> None:
                 p = previous[seed]
                 fell = "yes" if all(float(d[c]) < float(p[c]) for c in ("nash_conv_mbb", "br_gain_p0", "br_gain_p1")) else "NO"  # fmt: skip
             previous[seed] = d
-            print(f"| {k + 1} | {seed} | {float(d['seconds']):.0f} / {float(e['seconds']):.0f} | {d['steps']} | "
-                  f"{_mbb(d):,.1f} | {_mbb(e):,.1f} | {_mbb(d) / _mbb(e):.2f}x | "
+            es = ("–", "–", "–") if e is None else (f"{float(e['seconds']):.0f}", f"{_mbb(e):,.1f}",
+                                                     f"{_mbb(d) / _mbb(e):.2f}x")  # fmt: skip
+            print(f"| {k + 1} | {seed} | {float(d['seconds']):.0f} / {es[0]} | {d['steps']} | "
+                  f"{_mbb(d):,.1f} | {es[1]} | {es[2]} | "
                   f"{float(d['br_gain_p0']):.2f} / {float(d['br_gain_p1']):.2f} | {fell} |")  # fmt: skip
     print()
     print("| checkpoint | seeds | seconds (mean) | Deep CFR mbb/g (mean ± 95%) | ES-MCCFR mbb/g (mean ± 95%) | "
@@ -111,7 +117,8 @@ def equal_seconds(rows: dict) -> None:
     print("|---|---|---|---|---|---|")
     for k, d, e in _over_seeds(rows):
         s = np.mean([float(r[1]["seconds"]) for r in rows[k]])
-        print(f"| {k + 1} | {len(d)} | {s:.0f} | {band(d)} | {band(e)} | {band(np.divide(d, e), 2, 'x')} |")
+        ratio = band(np.divide(d, e), 2, "x") if len(e) == len(d) else "–"
+        print(f"| {k + 1} | {len(d)} | {s:.0f} | {band(d)} | {band(e) if e else '–'} | {ratio} |")
 
 
 def plot(rows: dict, against: str, path: str) -> None:
@@ -127,8 +134,9 @@ def plot(rows: dict, against: str, path: str) -> None:
     checkpoints = sorted(rows)
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for which, name in ((1, "deep_cfr"), (2, against)):
-        x = [np.mean([float(r[1 if by_nodes else which][column]) for r in rows[k]]) for k in checkpoints]
-        y = [[_mbb(r[which]) for r in rows[k]] for k in checkpoints]
+        shown = [k for k in checkpoints if all(r[which] is not None for r in rows[k])]
+        x = [np.mean([float(r[1 if by_nodes else which][column]) for r in rows[k]]) for k in shown]
+        y = [[_mbb(r[which]) for r in rows[k]] for k in shown]
         mean = np.array([np.mean(v) for v in y])
         half = np.array([_half_width(v) for v in y])
         ax.plot(x, mean, "o-", label=f"{name} (mean of {len(y[0])} seeds)")

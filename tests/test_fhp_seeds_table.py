@@ -37,6 +37,20 @@ def test_equal_seconds_pairs_by_checkpoint_and_flags_a_rising_gain(tmp_path, cap
     assert summary and "2.00x ± 0.00" in summary[0] and "225.0 ± 317.7" in summary[0]  # sd 35.36 / sqrt 2 x 12.706
 
 
+def test_equal_seconds_against_a_shorter_es_run_shows_deep_cfr_alone_after_it(tmp_path, capsys):
+    rows = [("deep_cfr", 20, 45, 400.0, 20.0, 20.0, 6e6), ("deep_cfr", 60, 135, 200.0, 10.0, 10.0, 2e7),
+            ("deep_cfr", 90, 300, 150.0, 9.0, 8.0, 3e7), ("os_es_mccfr", 270000, 45, 800.0, 40.0, 40.0, ""),
+            ("os_es_mccfr", 990000, 135, 100.0, 5.0, 5.0, "")]  # fmt: skip
+    main(["--against=os_es_mccfr", f"--plot={tmp_path / 'bands.png'}", write(tmp_path / "s0.csv", rows)])
+    lines = capsys.readouterr().out.splitlines()
+    assert [line for line in lines if line.startswith("| 2 | 0 |")][0].count("2.00x") == 1
+    third = [line for line in lines if line.startswith("| 3 | 0 |")][0]
+    assert "| 300 / – |" in third and "| 150.0 | – | – |" in third and third.endswith("| yes |")
+    assert [line for line in lines if line.startswith("| 3 | 1 | 300 |")][0].endswith("| 150.0 | – | – |")
+    with pytest.raises(SystemExit, match="3 deep_cfr and 4 os_es_mccfr checkpoints"):  # longer is still refused
+        main(["--against=os_es_mccfr", write(tmp_path / "s1.csv", rows + [rows[-1]] * 2)])
+
+
 def test_refuses_a_csv_without_the_other_algorithm(tmp_path):
     only_deep = write(tmp_path / "s0.csv", [("deep_cfr", 20, 45, 400.0, 20.0, 20.0, 6e6)])
     with pytest.raises(SystemExit, match="1 deep_cfr and 0 os_es_mccfr_py checkpoints"):
