@@ -18,7 +18,7 @@ least-squares slope against seconds (per 100 s, with a 95% t-interval that
 treats the points as independent: they are not, each average contains the
 last, so the interval is too narrow; the sign is what "still falling" asks).
 
-    PYTHONPATH=. python benchmarks/fhp_tail.py --every=8 --out=DIR C0 C1 C2
+    PYTHONPATH=. python benchmarks/fhp_tail.py --every=8 --out=DIR C0 C1 C2 [--also=97,165]
 
 Writes DIR/<checkpoint name>.csv per run, DIR/tail.md (tables) and
 DIR/tail.png (both gains and the NashConv against seconds, one line per run).
@@ -43,12 +43,14 @@ from games.poker_exploitability import poker_nash_conv_prefixes  # noqa: E402
 FIELDS = ("iterations", "seconds", "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "run_checkpoint")
 
 
-def prefixes_of(iterations: int, every: int, checkpoints: list[int]) -> list[int]:
-    """Every `every`-th iteration count, the run's own checkpoints, and the last."""
-    return sorted(set(range(every, iterations + 1, every)) | set(checkpoints) | {iterations})
+def prefixes_of(iterations: int, every: int, checkpoints: list[int], also=()) -> list[int]:
+    """Every `every`-th iteration count, the run's own checkpoints, `also` (up
+    to the run's length) and the last."""
+    extra = {k for k in also if 1 <= k <= iterations}
+    return sorted(set(range(every, iterations + 1, every)) | set(checkpoints) | extra | {iterations})
 
 
-def run_curve(path: str, every: int) -> list[dict]:
+def run_curve(path: str, every: int, also=()) -> list[dict]:
     """The dense curve of one saved run (rows of FIELDS)."""
     from openspiel_cfrx.deep import DeepCFRSolver
 
@@ -59,7 +61,7 @@ def run_curve(path: str, every: int) -> list[dict]:
     bench_rows = (getattr(solver, "checkpoint_extra", None) or {}).get("rows", [])
     checkpoints = {int(r["steps"]): r for r in bench_rows}
     clock = np.cumsum([float(s["seconds"]) for s in solver.history])
-    ks = prefixes_of(len(clock), every, list(checkpoints))
+    ks = prefixes_of(len(clock), every, list(checkpoints), also)
     print(f"{path}: {len(clock)} iterations, {clock[-1]:.0f} s; {len(ks)} prefixes", flush=True)
     rows = []
     for k, result in zip(ks, poker_nash_conv_prefixes(solver.game, solver, ks), strict=True):
@@ -91,10 +93,16 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkpoints", nargs="+", help="bench_fhp_curve.py --checkpoint files (sd_cfr runs)")
     parser.add_argument("--every", type=int, default=8, help="evaluate after every this many iterations")
+    parser.add_argument("--also", default="", help="more iteration counts to evaluate, comma-separated (e.g. "
+                        "another run's checkpoints); those past a run's end are skipped")
     parser.add_argument("--from_fraction", type=float, default=0.6,
                         help="the stretch whose slopes are reported: from this fraction of each run's seconds")
     parser.add_argument("--out", required=True, help="output directory")
     args = parser.parse_args(argv)
+    try:
+        also = [int(k) for k in args.also.split(",") if k.strip()]
+    except ValueError:
+        raise SystemExit(f"--also takes comma-separated iteration counts, got {args.also!r}") from None
     if args.every < 1 or not 0.0 <= args.from_fraction < 1.0:
         raise SystemExit("--every must be >= 1 and --from_fraction in [0, 1)")
     for path in args.checkpoints:
@@ -105,7 +113,7 @@ def main(argv=None) -> None:
     curves = {}
     for path in args.checkpoints:
         name = os.path.splitext(os.path.basename(path))[0]
-        curves[name] = run_curve(path, args.every)
+        curves[name] = run_curve(path, args.every, also)
         with open(os.path.join(args.out, f"{name}.csv"), "w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=FIELDS)
             writer.writeheader()

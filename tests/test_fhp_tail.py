@@ -25,10 +25,10 @@ def test_dense_curve_of_a_saved_run_contains_its_checkpoints(tmp_path):
                           f"--checkpoint={ckpt}", f"--out_dir={tmp_path / 'bench'}",
                           f"--deep_cfr={json.dumps(SMALL)}"])  # fmt: skip
     run = read(tmp_path / "bench" / "fhp_curve" / "fhp_curve.csv")
-    fhp_tail.main([str(ckpt), "--every=2", "--from_fraction=0.3", f"--out={tmp_path / 'tail'}"])
+    fhp_tail.main([str(ckpt), "--every=2", "--also=5,9", "--from_fraction=0.3", f"--out={tmp_path / 'tail'}"])
     rows = read(tmp_path / "tail" / "run.csv")
-    assert [int(r["iterations"]) for r in rows] == [2, 3, 4, 6]
-    assert [int(r["run_checkpoint"]) for r in rows] == [0, 1, 0, 1]
+    assert [int(r["iterations"]) for r in rows] == [2, 3, 4, 5, 6]  # 9: past the end
+    assert [int(r["run_checkpoint"]) for r in rows] == [0, 1, 0, 0, 1]
     ours = {int(r["iterations"]): r for r in rows}
     for own in run:  # the run's rows, at its own iterations (the tool also checks this, to 1e-9 chips)
         k = int(own["steps"])
