@@ -12,6 +12,9 @@ its first k iterations' seconds (the solver's history; evaluations excluded,
 as in `bench_fhp_curve.py`). The run's own checkpoints are among the k and
 must agree with its CSV rows (checked, 1e-9 chips).
 
+`--weight_power=P` re-weights iteration t by t^P instead of t (a diagnosis of the
+averaging: 0 uniform, 2 quadratic); the run itself used w_t = t.
+
 Per run, over the stretch from `--from_fraction` of the run's seconds to its
 end: each player's gain and the NashConv at the first and last k, and the
 least-squares slope against seconds (per 100 s, with a 95% t-interval that
@@ -50,7 +53,23 @@ def prefixes_of(iterations: int, every: int, checkpoints: list[int], also=()) ->
     return sorted(set(range(every, iterations + 1, every)) | set(checkpoints) | extra | {iterations})
 
 
-def run_curve(path: str, every: int, also=()) -> list[dict]:
+class Reweighted:
+    """The solver's kept iterates with iteration t weighted t^power instead of t
+    (linear CFR, power 1): 0 is the uniform average, 2 quadratic (as DCFR's
+    gamma = 2). A diagnosis of the averaging; the run's checkpoints are
+    compared only at power 1."""
+
+    average_policy = "sd_cfr"
+
+    def __init__(self, solver, power: float):
+        self.solver, self.power = solver, power
+
+    def iterate_strategies(self, states):
+        for weight, strategy in self.solver.iterate_strategies(states):
+            yield weight**self.power, strategy  # weight = t: from_checkpoint builds linear weighting (the default)
+
+
+def run_curve(path: str, every: int, also=(), power: float = 1.0) -> list[dict]:
     """The dense curve of one saved run (rows of FIELDS)."""
     from openspiel_cfrx.deep import DeepCFRSolver
 
@@ -64,9 +83,10 @@ def run_curve(path: str, every: int, also=()) -> list[dict]:
     ks = prefixes_of(len(clock), every, list(checkpoints), also)
     print(f"{path}: {len(clock)} iterations, {clock[-1]:.0f} s; {len(ks)} prefixes", flush=True)
     rows = []
-    for k, result in zip(ks, poker_nash_conv_prefixes(solver.game, solver, ks), strict=True):
+    policy = solver if power == 1.0 else Reweighted(solver, power)
+    for k, result in zip(ks, poker_nash_conv_prefixes(solver.game, policy, ks), strict=True):
         own = checkpoints.get(k)
-        if own is not None and abs(own["nash_conv_chips"] - result.nash_conv) > 1e-9:
+        if own is not None and power == 1.0 and abs(own["nash_conv_chips"] - result.nash_conv) > 1e-9:
             raise AssertionError(f"{path}: prefix {k} gives {result.nash_conv!r} chips, the run's checkpoint "
                                  f"{own['nash_conv_chips']!r}")  # fmt: skip
         rows.append({"iterations": k, "seconds": float(clock[k - 1]), "nash_conv_mbb": result.nash_conv_mbb,
@@ -95,6 +115,8 @@ def main(argv=None) -> None:
     parser.add_argument("--every", type=int, default=8, help="evaluate after every this many iterations")
     parser.add_argument("--also", default="", help="more iteration counts to evaluate, comma-separated (e.g. "
                         "another run's checkpoints); those past a run's end are skipped")
+    parser.add_argument("--weight_power", type=float, default=1.0,
+                        help="weight iteration t by t^P in the average (1: the run's linear CFR; 0 uniform; 2 quadratic)")
     parser.add_argument("--from_fraction", type=float, default=0.6,
                         help="the stretch whose slopes are reported: from this fraction of each run's seconds")
     parser.add_argument("--out", required=True, help="output directory")
@@ -113,7 +135,7 @@ def main(argv=None) -> None:
     curves = {}
     for path in args.checkpoints:
         name = os.path.splitext(os.path.basename(path))[0]
-        curves[name] = run_curve(path, args.every, also)
+        curves[name] = run_curve(path, args.every, also, args.weight_power)
         with open(os.path.join(args.out, f"{name}.csv"), "w", newline="", encoding="utf-8") as f:
             writer = csv.DictWriter(f, fieldnames=FIELDS)
             writer.writeheader()
@@ -128,7 +150,8 @@ def main(argv=None) -> None:
                       f"{a['br_gain_p1']:.2f} -> {b['br_gain_p1']:.2f}",
                       *(f"{s[k][0]:+.3f} ± {s[k][1]:.3f}" for k in ("br_gain_p0", "br_gain_p1", "nash_conv_mbb")),
                       "yes" if s["br_gain_p0"][0] < 0 and s["br_gain_p1"][0] < 0 else "NO"])  # fmt: skip
-    text = (f"# Dense curves of saved Deep CFR runs\n\n{header}\n\nPrefixes every {args.every} iterations "
+    weights = "" if args.weight_power == 1.0 else f"Iteration t weighted t^{args.weight_power:g} (not the run's t). "
+    text = (f"# Dense curves of saved Deep CFR runs\n\n{header}\n\n{weights}Prefixes every {args.every} iterations "
             f"(and each run's own checkpoints, which agree to 1e-9 chips); stretch from {args.from_fraction:g} "
             "of each run's seconds. Slopes per 100 s, least squares, 95% t-interval as if independent.\n\n"
             + markdown_table(["run", "stretch: iterations (seconds)", "points", "NashConv mbb/g",

@@ -25,10 +25,10 @@ def test_dense_curve_of_a_saved_run_contains_its_checkpoints(tmp_path):
                           f"--checkpoint={ckpt}", f"--out_dir={tmp_path / 'bench'}",
                           f"--deep_cfr={json.dumps(SMALL)}"])  # fmt: skip
     run = read(tmp_path / "bench" / "fhp_curve" / "fhp_curve.csv")
-    fhp_tail.main([str(ckpt), "--every=2", "--also=5,9", "--from_fraction=0.3", f"--out={tmp_path / 'tail'}"])
+    fhp_tail.main([str(ckpt), "--every=2", "--also=1,5,9", "--from_fraction=0.3", f"--out={tmp_path / 'tail'}"])
     rows = read(tmp_path / "tail" / "run.csv")
-    assert [int(r["iterations"]) for r in rows] == [2, 3, 4, 5, 6]  # 9: past the end
-    assert [int(r["run_checkpoint"]) for r in rows] == [0, 1, 0, 0, 1]
+    assert [int(r["iterations"]) for r in rows] == [1, 2, 3, 4, 5, 6]  # 9: past the end
+    assert [int(r["run_checkpoint"]) for r in rows] == [0, 0, 1, 0, 0, 1]
     ours = {int(r["iterations"]): r for r in rows}
     for own in run:  # the run's rows, at its own iterations (the tool also checks this, to 1e-9 chips)
         k = int(own["steps"])
@@ -38,5 +38,11 @@ def test_dense_curve_of_a_saved_run_contains_its_checkpoints(tmp_path):
     assert seconds == sorted(seconds) and seconds[-1] == pytest.approx(float(run[-1]["solver_seconds"]), rel=0.05)
     assert "both slopes < 0?" in (tmp_path / "tail" / "tail.md").read_text()
     assert (tmp_path / "tail" / "tail.png").exists()
+    # Iteration t weighted t^0 (uniform): one iterate is the same average; two differ.
+    fhp_tail.main([str(ckpt), "--every=2", "--also=1", "--weight_power=0", f"--out={tmp_path / 'uniform'}"])
+    uniform = {int(r["iterations"]): r for r in read(tmp_path / "uniform" / "run.csv")}
+    assert float(uniform[1]["nash_conv_mbb"]) == pytest.approx(float(ours[1]["nash_conv_mbb"]), abs=1e-9)
+    assert abs(float(uniform[6]["nash_conv_mbb"]) - float(ours[6]["nash_conv_mbb"])) > 1e-6
+    assert "weighted t^0" in (tmp_path / "uniform" / "tail.md").read_text()
     with pytest.raises(SystemExit, match="no checkpoint at"):
         fhp_tail.main([str(tmp_path / "missing.pt"), f"--out={tmp_path / 'x'}"])
