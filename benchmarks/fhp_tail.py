@@ -77,7 +77,7 @@ def run_curve(path: str, every: int, also=(), power: float = 1.0) -> list[dict]:
     if solver.average_policy != "sd_cfr":
         raise SystemExit(f"{path}: average_policy is {solver.average_policy!r}; the dense curve needs the kept "
                          "iterates of average_policy='sd_cfr'")  # fmt: skip
-    bench_rows = (getattr(solver, "checkpoint_extra", None) or {}).get("rows", [])
+    bench_rows = (solver.checkpoint_extra or {}).get("rows", [])
     checkpoints = {int(r["steps"]): r for r in bench_rows}
     clock = np.cumsum([float(s["seconds"]) for s in solver.history])
     ks = prefixes_of(len(clock), every, list(checkpoints), also)
