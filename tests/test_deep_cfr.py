@@ -269,6 +269,51 @@ def test_linear_weights_are_rescaled_by_two_over_t(kuhn):
     np.testing.assert_allclose(uniform.numpy(), [1.0, 1.0, 1.0])
 
 
+def test_average_weighting_weighs_the_average_apart_from_the_regrets(kuhn, tmp_path):
+    """average_weighting="uniform" with linear regrets: the same run (training
+    does not read the average's weights), the sd_cfr mixture and the policy
+    network's loss weighted 1; checkpoints rebuild both weightings."""
+    settings = {**SMALL, "num_iterations": 3, "seed": 2, "average_policy": "sd_cfr"}
+    linear = DeepCFRSolver(kuhn, **settings)
+    uniform = DeepCFRSolver(kuhn, average_weighting="uniform", **settings)
+    for solver in (linear, uniform):
+        solver.solve()
+    np.testing.assert_array_equal(linear.iteration_networks.weights(), [1, 2, 3])
+    np.testing.assert_array_equal(uniform.iteration_networks.weights(), [1, 1, 1])
+    for (_, ours), (_, theirs) in zip(linear.iteration_networks.kept, uniform.iteration_networks.kept, strict=True):
+        for a, b in zip(ours, theirs, strict=True):
+            for key in a:
+                torch.testing.assert_close(a[key], b[key], rtol=0, atol=0)
+    assert uniform.linear_scale() == linear.linear_scale() == pytest.approx(2.0 / 4)
+    assert linear.average_scale() == pytest.approx(2.0 / 4) and uniform.average_scale() is None
+    # The uniform mixture by hand: sum_t pi_p^t sigma^t / sum_t pi_p^t at a player-0 infoset after a pass.
+    tree = get_tree(kuhn)
+    state = kuhn.new_initial_state().child(0).child(1).child(0).child(1)  # J, Q: pass, bet; player 0 to act
+    by_hand = np.zeros(2)
+    reach_sum = 0.0
+    root = [kuhn.new_initial_state().child(0).child(1)]
+    for (_, first), (_, second) in zip(uniform.iterate_strategies(root), uniform.iterate_strategies([state]),
+                                       strict=True):  # fmt: skip
+        by_hand += first[0, 0] * second[0]
+        reach_sum += first[0, 0]
+    played = uniform.action_probabilities(state)
+    np.testing.assert_allclose([played[0], played[1]], by_hand / reach_sum, atol=1e-12)
+    assert abs(uniform.nash_conv() - linear.nash_conv()) > 1e-6  # the two averages differ
+    assert uniform.strategy_array(tree).shape == linear.strategy_array(tree).shape
+    # Checkpoints remember both weightings (linear_weighting=False used to come back linear).
+    for kwargs, weights in (({"average_weighting": "uniform"}, [1, 1, 1]), ({"linear_weighting": False}, [1, 1, 1]),
+                            ({"linear_weighting": False, "average_weighting": "linear"}, [1, 2, 3])):  # fmt: skip
+        solver = DeepCFRSolver(kuhn, **kwargs, **settings)
+        solver.solve()
+        solver.save_checkpoint(path := str(tmp_path / "weights.pt"))
+        rebuilt = DeepCFRSolver.from_checkpoint(path)
+        np.testing.assert_array_equal(rebuilt.iteration_networks.weights(), weights)
+        assert rebuilt.linear_scale() == solver.linear_scale()
+        assert rebuilt.nash_conv() == pytest.approx(solver.nash_conv(), abs=1e-12)
+    with pytest.raises(ValueError, match="average_weighting must be one of 'linear', 'uniform', None"):
+        DeepCFRSolver(kuhn, average_weighting="quadratic", **SMALL)
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (run on a lent device machine)")
 def test_device_resident_memory_batches_draw_the_host_batches():
     """On an accelerator the memory lives on the device for a training phase;

@@ -24,6 +24,7 @@ from openspiel_cfrx.deep.traversal import legal_mask
 
 _EVAL_BATCH = 8192
 KINDS = ("network", "sd_cfr")
+AVERAGE_WEIGHTINGS = ("linear", "uniform")  # w_t = t (linear CFR, Section 5.3) or 1
 
 
 class IterationNetworks:
@@ -32,11 +33,13 @@ class IterationNetworks:
     Args:
       template: a module of the advantage networks' shape (weights replaced on use).
       fallback: regret matching's fallback (as the solver's).
-      linear_weighting: w_t = t (linear CFR) or 1.
+      weighting: "linear" (w_t = t, linear CFR) or "uniform" (w_t = 1).
     """
 
-    def __init__(self, template: torch.nn.Module, fallback: str, linear_weighting: bool):
-        self._template, self._fallback, self._linear = template, fallback, linear_weighting
+    def __init__(self, template: torch.nn.Module, fallback: str, weighting: str):
+        if weighting not in AVERAGE_WEIGHTINGS:
+            raise ValueError(f"weighting must be one of {AVERAGE_WEIGHTINGS}, got {weighting!r}")
+        self._template, self._fallback, self._linear = template, fallback, weighting == "linear"
         self.kept: list[tuple[int, list[dict]]] = []  # (iteration, [state_dict p0, p1])
 
     def __len__(self) -> int:

@@ -31,6 +31,7 @@ from open_spiel.python import policy as policy_lib
 
 from openspiel_cfrx.deep import checkpoint as checkpoint_lib
 from openspiel_cfrx.deep.average_strategy import (
+    AVERAGE_WEIGHTINGS,
     KINDS,
     AveragePolicy,
     AverageStrategy,
@@ -60,6 +61,7 @@ SETTING_RULES = {
     "batch_size_advantage": "int>=1|None", "batch_size_strategy": "int>=1|None", "memory_capacity": "int>=1",
     "policy_network_train_steps": "int>=0", "advantage_network_train_steps": "int>=0",
     "reinitialize_advantage_networks": "bool|unit", "seed": "int>=0", "linear_weighting": "bool",
+    "average_weighting": (*AVERAGE_WEIGHTINGS, None),
     "regret_scale": "real>0|auto|pot",
     "regret_matching_fallback": FALLBACKS, "strategy_memory_capacity": "int>=1|None",
     "gradient_clip": "real>0|None", "traversal_batch_size": "int>=1", "aggregate_duplicates": "bool",
@@ -81,6 +83,13 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
 
     Args (beyond OpenSpiel's):
       linear_weighting: weight samples by iteration t, rescaled by 2/T (Section 5.3); else uniform.
+      average_weighting: the average strategy's own weights w_t: "linear"
+        (w_t = t) or "uniform" (w_t = 1), for both averages (the strategy
+        memory's loss weights and the sd_cfr mixture); None (default) = as
+        the regrets' (`linear_weighting`), the paper's coupling (Section 5.3
+        weighs both by t). A departure for the average alone: on 5x2 flop
+        hold'em the uniform average of the same iterates is lower at 900 s
+        and still falling (`benchmarks/results/fhp_plateau.md`, session 29).
       regret_scale: sampled regrets are stored (and fitted) divided by this
         positive number; "auto" = the game's largest |utility|. Regret
         matching is invariant to it, so the strategies it implies are the
@@ -158,6 +167,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         print_nash_convs: bool = False,
         *,
         linear_weighting: bool = True,
+        average_weighting: str | None = None,
         regret_scale: float | str = 1.0,
         regret_matching_fallback: str = "argmax",
         memory: str = "reservoir",
@@ -196,14 +206,21 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         self._batch_size, self._reinitialize = batch_size_advantage, float(reinitialize_advantage_networks)
         self._device, self._print_nash_convs = torch.device(device), bool(print_nash_convs)
         self._linear_weighting, self._fallback = bool(linear_weighting), regret_matching_fallback
+        regrets_weighting = "linear" if self._linear_weighting else "uniform"
+        self._average_weighting = average_weighting or regrets_weighting
         self.regret_scale = (max(abs(game.max_utility()), abs(game.min_utility())) if regret_scale == "auto"
                              else regret_scale if regret_scale == "pot" else float(regret_scale))  # fmt: skip
         self._average_policy_kind, self._keep_iteration_networks = average_policy, keep
         self.config = _config(game, self._feature_size, self._num_actions, policy_network_layers,
                               advantage_network_layers, network, memory, memory_capacity, strategy_memory_capacity,
                               average_policy)  # fmt: skip
-        if self.regret_scale != 1.0:  # (absent at 1: checkpoints written before the option still match)
+        # Settings absent at their defaults, so checkpoints written before the options existed still match.
+        if self.regret_scale != 1.0:
             self.config["regret_scale"] = self.regret_scale
+        if not self._linear_weighting:
+            self.config["linear_weighting"] = False
+        if self._average_weighting != regrets_weighting:
+            self.config["average_weighting"] = self._average_weighting
         self._build_parts(dict(locals(), network_options=options))
         self._trained = [False, False]  # advantage net p trained at least once
         self._advantage_losses = {0: [], 1: []}
@@ -232,7 +249,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
             self._sampler = RaySampler(functools.partial(local, random.Random(0), np.random.default_rng(0)),
                                        int(a["num_workers"]), self._seed, a["ray_address"],
                                        min_share=smallest_share(a["traversal_backend"], a["traversal_batch_size"]))  # fmt: skip
-        self._kept = IterationNetworks(self._advantage[0].network, self._fallback, self._linear_weighting)
+        self._kept = IterationNetworks(self._advantage[0].network, self._fallback, self._average_weighting)
         self._average = AverageStrategy(self._game, self._encoder, self._num_actions, self._feature_size,
                                         trainer(a["policy_network_layers"], 2), self._memories[2], self._kept,
                                         int(a["policy_network_train_steps"]), a["batch_size_strategy"],
@@ -305,6 +322,10 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         iteration T (Section 5.3), so the mean weight stays near 1; None = uniform."""
         return 2.0 / self._iteration if self._linear_weighting else None
 
+    def average_scale(self) -> float | None:
+        """`linear_scale` for the strategy memory's samples (`average_weighting`)."""
+        return 2.0 / self._iteration if self._average_weighting == "linear" else None
+
     def train_advantage_network(self, player: int) -> float | None:
         """Fits V(I, a | theta_p) to M_V,p with loss t' * sum_a (r~(a) - V(I, a))^2
         over legal actions, from scratch (Algorithm 1 line 6), or from the
@@ -319,8 +340,9 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
 
     def train_policy_network(self) -> float | None:
         """Fits Pi(I, a) (a softmax over legal actions) from scratch to M_Pi with
-        loss t' * sum_a (sigma^t'(a) - Pi(I, a))^2 (Algorithm 1 line 8)."""
-        loss = self._average.train(self.linear_scale(), self.schedule)
+        loss t' * sum_a (sigma^t'(a) - Pi(I, a))^2 (Algorithm 1 line 8; weight 1
+        with average_weighting="uniform")."""
+        loss = self._average.train(self.average_scale(), self.schedule)
         check_loss(loss, "the average-strategy network", self._iteration)
         return loss
 
@@ -441,6 +463,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
             settings["regret_scale"] = scale if scale == "pot" else float(scale)
             if scale == "pot":  # (only the poker backend knows the pots)
                 settings["traversal_backend"] = "poker"
+        settings.update({key: config[key] for key in ("linear_weighting", "average_weighting") if key in config})
         return settings
 
 
