@@ -12,8 +12,10 @@ its first k iterations' seconds (the solver's history; evaluations excluded,
 as in `bench_fhp_curve.py`). The run's own checkpoints are among the k and
 must agree with its CSV rows (checked, 1e-9 chips).
 
-`--weight_power=P` re-weights iteration t by t^P instead of t (a diagnosis of the
-averaging: 0 uniform, 2 quadratic); the run itself used w_t = t.
+`--weight_power=P` re-weights iteration t by t^P instead of the run's own
+weights (`average_weighting`: t, or 1 for "uniform"); a diagnosis of the
+averaging: 0 uniform, 1 linear, 2 quadratic. Training never reads the
+average's weights, so this is the curve of the same run with that weighting.
 
 Per run, over the stretch from `--from_fraction` of the run's seconds to its
 end: each player's gain and the NashConv at the first and last k, and the
@@ -54,22 +56,24 @@ def prefixes_of(iterations: int, every: int, checkpoints: list[int], also=()) ->
 
 
 class Reweighted:
-    """The solver's kept iterates with iteration t weighted t^power instead of t
-    (linear CFR, power 1): 0 is the uniform average, 2 quadratic (as DCFR's
-    gamma = 2). A diagnosis of the averaging; the run's checkpoints are
-    compared only at power 1."""
+    """The solver's kept iterates with iteration t weighted t^power instead of
+    the run's weights: 0 is the uniform average, 1 linear CFR's, 2 quadratic
+    (as DCFR's gamma = 2). A diagnosis of the averaging; the run's checkpoints
+    are compared only with its own weights."""
 
     average_policy = "sd_cfr"
 
     def __init__(self, solver, power: float):
         self.solver, self.power = solver, power
+        self.iterations = [t for t, _ in solver.iteration_networks.kept]
 
     def iterate_strategies(self, states):
-        for weight, strategy in self.solver.iterate_strategies(states):
-            yield weight**self.power, strategy  # weight = t: from_checkpoint builds linear weighting (the default)
+        iterates = self.solver.iterate_strategies(states)
+        for t, (_, strategy) in zip(self.iterations, iterates, strict=True):
+            yield float(t) ** self.power, strategy
 
 
-def run_curve(path: str, every: int, also=(), power: float = 1.0) -> list[dict]:
+def run_curve(path: str, every: int, also=(), power: float | None = None) -> list[dict]:
     """The dense curve of one saved run (rows of FIELDS)."""
     from openspiel_cfrx.deep import DeepCFRSolver
 
@@ -83,10 +87,10 @@ def run_curve(path: str, every: int, also=(), power: float = 1.0) -> list[dict]:
     ks = prefixes_of(len(clock), every, list(checkpoints), also)
     print(f"{path}: {len(clock)} iterations, {clock[-1]:.0f} s; {len(ks)} prefixes", flush=True)
     rows = []
-    policy = solver if power == 1.0 else Reweighted(solver, power)
+    policy = solver if power is None else Reweighted(solver, power)
     for k, result in zip(ks, poker_nash_conv_prefixes(solver.game, policy, ks), strict=True):
         own = checkpoints.get(k)
-        if own is not None and power == 1.0 and abs(own["nash_conv_chips"] - result.nash_conv) > 1e-9:
+        if own is not None and power is None and abs(own["nash_conv_chips"] - result.nash_conv) > 1e-9:
             raise AssertionError(f"{path}: prefix {k} gives {result.nash_conv!r} chips, the run's checkpoint "
                                  f"{own['nash_conv_chips']!r}")  # fmt: skip
         rows.append({"iterations": k, "seconds": float(clock[k - 1]), "nash_conv_mbb": result.nash_conv_mbb,
@@ -115,8 +119,9 @@ def main(argv=None) -> None:
     parser.add_argument("--every", type=int, default=8, help="evaluate after every this many iterations")
     parser.add_argument("--also", default="", help="more iteration counts to evaluate, comma-separated (e.g. "
                         "another run's checkpoints); those past a run's end are skipped")
-    parser.add_argument("--weight_power", type=float, default=1.0,
-                        help="weight iteration t by t^P in the average (1: the run's linear CFR; 0 uniform; 2 quadratic)")
+    parser.add_argument("--weight_power", type=float, default=None,
+                        help="weight iteration t by t^P in the average instead of the run's own weights "
+                             "(0 uniform, 1 linear, 2 quadratic)")
     parser.add_argument("--from_fraction", type=float, default=0.6,
                         help="the stretch whose slopes are reported: from this fraction of each run's seconds")
     parser.add_argument("--out", required=True, help="output directory")
@@ -150,7 +155,7 @@ def main(argv=None) -> None:
                       f"{a['br_gain_p1']:.2f} -> {b['br_gain_p1']:.2f}",
                       *(f"{s[k][0]:+.3f} ± {s[k][1]:.3f}" for k in ("br_gain_p0", "br_gain_p1", "nash_conv_mbb")),
                       "yes" if s["br_gain_p0"][0] < 0 and s["br_gain_p1"][0] < 0 else "NO"])  # fmt: skip
-    weights = "" if args.weight_power == 1.0 else f"Iteration t weighted t^{args.weight_power:g} (not the run's t). "
+    weights = "" if args.weight_power is None else f"Iteration t weighted t^{args.weight_power:g} (not the run's own). "
     text = (f"# Dense curves of saved Deep CFR runs\n\n{header}\n\n{weights}Prefixes every {args.every} iterations "
             f"(and each run's own checkpoints, which agree to 1e-9 chips); stretch from {args.from_fraction:g} "
             "of each run's seconds. Slopes per 100 s, least squares, 95% t-interval as if independent.\n\n"

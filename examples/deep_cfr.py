@@ -85,6 +85,8 @@ flags.DEFINE_integer("threads", 1, "torch CPU threads (torch.set_num_threads).")
 flags.DEFINE_string("regret_scale", "1", "Sampled regrets are stored divided by this (> 0), 'auto' (the game's "
                     "largest |utility|) or 'pot' (each by the pot at its node; --traversal_backend=poker); regret "
                     "matching is invariant to it (DeepCFRSolver(regret_scale=...)).")
+flags.DEFINE_enum("average_weighting", None, ["linear", "uniform"], "The average strategy's weights w_t: t or 1 "
+                  "(default: as the regrets', t; DeepCFRSolver(average_weighting=...)).")
 flags.DEFINE_bool("sd_cfr", True, "Also evaluate the SD-CFR average (keeps every iteration's networks in memory).")
 flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/deep_cfr.pt after each evaluation and resume from "
                     "it when present (same flags needed); empty = no checkpoints.")
@@ -153,6 +155,7 @@ def main(argv):
             keep_iteration_networks=FLAGS.sd_cfr,
             traversal_backend=FLAGS.traversal_backend,
             regret_scale=_regret_scale(FLAGS.regret_scale),
+            average_weighting=FLAGS.average_weighting,
             **worker_settings(),
             log_every=0 if FLAGS.progress else 1,
             verbose=False,  # absl already shows the logging lines

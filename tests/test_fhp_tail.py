@@ -44,5 +44,19 @@ def test_dense_curve_of_a_saved_run_contains_its_checkpoints(tmp_path):
     assert float(uniform[1]["nash_conv_mbb"]) == pytest.approx(float(ours[1]["nash_conv_mbb"]), abs=1e-9)
     assert abs(float(uniform[6]["nash_conv_mbb"]) - float(ours[6]["nash_conv_mbb"])) > 1e-6
     assert "weighted t^0" in (tmp_path / "uniform" / "tail.md").read_text()
+    # The same run with average_weighting="uniform" (training does not read the average's weights): its own
+    # curve (checked against its own rows by the tool) is the linear run's re-weighted by t^0, and back.
+    uniform_run = tmp_path / "uniform_run.pt"
+    bench_fhp_curve.main([GAME, "--algorithms=deep_cfr", "--iterations=6", "--fractions=0.5,1",
+                          f"--checkpoint={uniform_run}", f"--out_dir={tmp_path / 'bench_u'}",
+                          f"--deep_cfr={json.dumps({**SMALL, 'average_weighting': 'uniform'})}"])  # fmt: skip
+    fhp_tail.main([str(uniform_run), "--every=2", "--also=1", f"--out={tmp_path / 'own'}"])
+    fhp_tail.main([str(uniform_run), "--every=2", "--also=1", "--weight_power=1", f"--out={tmp_path / 'back'}"])
+    own = {int(r["iterations"]): r for r in read(tmp_path / "own" / "uniform_run.csv")}
+    back = {int(r["iterations"]): r for r in read(tmp_path / "back" / "uniform_run.csv")}
+    for k in (1, 2, 4, 6):
+        for key in ("nash_conv_mbb", "br_gain_p0", "br_gain_p1"):
+            assert float(own[k][key]) == pytest.approx(float(uniform[k][key]), abs=1e-9)
+            assert float(back[k][key]) == pytest.approx(float(ours[k][key]), abs=1e-9)
     with pytest.raises(SystemExit, match="no checkpoint at"):
         fhp_tail.main([str(tmp_path / "missing.pt"), f"--out={tmp_path / 'x'}"])
