@@ -203,13 +203,13 @@ def compare(game, out_dir):
             next_eval[name] = clocks[name] + FLAGS.eval_every_seconds
         done[name] = finished
 
-    csv_path = os.path.join(out_dir, "deep_cfr", "leduc_compare.csv")
+    csv_path = os.path.join(out_dir, "deep_cfr_leduc", "leduc_compare.csv")
     os.makedirs(os.path.dirname(csv_path), exist_ok=True)
     with open(csv_path, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(records[0]))
         writer.writeheader()
         writer.writerows(records)
-    _plot(records, os.path.join(out_dir, "deep_cfr", "leduc_compare.png"))
+    _plot(records, os.path.join(out_dir, "deep_cfr_leduc", "leduc_compare.png"))
     return records
 
 

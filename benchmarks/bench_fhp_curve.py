@@ -54,9 +54,8 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers flop_holdem, hulh)
-from benchmarks.common import markdown_table  # noqa: E402
+from benchmarks.common import markdown_table, write_result  # noqa: E402
 from games.poker_exploitability import poker_nash_conv  # noqa: E402
-from openspiel_cfrx.eval.report import machine_header  # noqa: E402
 
 DEEP_CFR_SETTINGS = dict(
     advantage_network_layers=(64, 64),
@@ -74,7 +73,10 @@ DEEP_CFR_SETTINGS = dict(
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--game", default="flop_holdem(num_ranks=5,num_suits=2)")
+    parser.add_argument("--game", default="", help="default: the --preset's game, else flop_holdem(num_ranks=5,num_suits=2)")
+    parser.add_argument("--preset", default="",
+                        help="deep_cfr settings by name (openspiel_cfrx.presets: fhp_5x2, fhp_full); --deep_cfr "
+                             "JSON overrides single settings on top")  # fmt: skip
     parser.add_argument("--algorithms", default="deep_cfr,os_es_mccfr,os_nfsp")
     parser.add_argument("--seconds", type=float, default=300.0, help="compute budget per algorithm")
     parser.add_argument("--iterations", type=int, default=0,
@@ -378,12 +380,21 @@ def deep_cfr_rows(path: str, args) -> list[dict]:
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.preset:
+        from openspiel_cfrx.presets import deep_cfr_preset
+
+        try:
+            preset = deep_cfr_preset(args.preset)
+        except ValueError as e:
+            raise SystemExit(f"--preset: {e}") from None
+        DEEP_CFR_SETTINGS.update(preset.kwargs)
+        args.game = args.game or preset.game
+    args.game = args.game or "flop_holdem(num_ranks=5,num_suits=2)"
     DEEP_CFR_SETTINGS.update(json.loads(args.deep_cfr))
     torch.set_num_threads(args.threads)
     command = "python benchmarks/bench_fhp_curve.py " + " ".join(
         sys.argv[1:] if argv is None else argv
     )
-    header = machine_header(command)
     game = pyspiel.load_game(args.game)
     from open_spiel.python import policy as policy_lib
 
@@ -408,7 +419,8 @@ def main(argv=None):
         print(f"{name}: " + (f"to {targets[-1]:,} nodes touched" if targets else budget), flush=True)
         rows.extend(run_one(name, game, args, targets))
 
-    out = os.path.join(args.out_dir, "fhp_curve")
+    name = "full_fhp" if args.game == "flop_holdem" else "fhp_curve"  # the results page it writes
+    out = os.path.join(args.out_dir, name)
     os.makedirs(out, exist_ok=True)
     fields = ["algorithm", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds",
               "nash_conv_chips", "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds",
@@ -453,14 +465,11 @@ def main(argv=None):
         f"{' (checkpoints at deep_cfr nodes touched)' if args.match_nodes else ''}"
         f"{f', deep_cfr rows read from {args.deep_cfr_from}' if args.deep_cfr_from else ''}; os_nfsp {args.nfsp_step} "
         "episodes per step, contenders.py hyperparameters.\n\n"
-        f"{table}\n{deep_lines}\n\n![curves](fhp_curve/fhp_curve.png)\n"
-        + ("![vs nodes](fhp_curve/fhp_curve_nodes.png)\n" if any(r.get("nodes_touched") for r in rows) else "")
+        f"{table}\n{deep_lines}\n\n![curves]({name}/fhp_curve.png)\n"
+        + (f"![vs nodes]({name}/fhp_curve_nodes.png)\n" if any(r.get("nodes_touched") for r in rows) else "")
     )
-    path = os.path.join(args.out_dir, "fhp_curve.md")
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(f"# Flop hold'em: Deep CFR vs ES-MCCFR vs NFSP at equal compute\n\n{header}\n\n{body}")
-    print(f"wrote {path}, {out}/fhp_curve.csv, {out}/fhp_curve.png")
-
+    write_result(os.path.join(args.out_dir, f"{name}.md"), "Flop hold'em: Deep CFR vs ES-MCCFR vs NFSP at equal "
+                 "compute", header_command=command, body=body)  # fmt: skip
 
 if __name__ == "__main__":
     main()

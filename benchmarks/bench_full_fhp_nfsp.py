@@ -41,6 +41,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers flop_holdem)
+from benchmarks.common import markdown_table, write_result  # noqa: E402
 from examples.contenders import make_contender  # noqa: E402
 
 FIELDS = ["algorithm", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds", "nash_conv_chips",
@@ -55,7 +56,8 @@ def parse_args(argv=None):
     parser.add_argument("--episodes_per_step", type=int, default=1000, help="self-play episodes between clock checks")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
-    parser.add_argument("--out_dir", required=True)
+    parser.add_argument("--out_dir", required=True, help="checkpoints and nfsp.csv (resumable)")
+    parser.add_argument("--output", default="", help="also write this results page (markdown) from nfsp.csv")
     return parser.parse_args(argv)
 
 
@@ -153,6 +155,16 @@ def main(argv=None):
               f"{result['nash_conv_mbb']:,.1f} mbb/g, BR gains {result['br_gain_p0']:.2f} / "
               f"{result['br_gain_p1']:.2f} chips ({result['queries']:,} queries, {result['eval_seconds']:.0f} s)",
               flush=True)  # fmt: skip
+    with open(table, encoding="utf-8") as f:
+        rows = sorted(csv.DictReader(f), key=lambda r: int(r["steps"]))
+    body = (f"OpenSpiel's PyTorch NFSP (`examples.contenders` `os_nfsp`) on `{args.game}`, {args.seconds:g} s of "
+            "self-play, evaluated exactly on every board (`openspiel_cfrx.poker.PublicTree`, no isomorphism: "
+            "NFSP's network is not suit-symmetric).\n\n" + markdown_table(
+                ["episodes", "seconds", "nodes touched", "NashConv (mbb/g)", "BR gain P0 / P1 (chips)", "eval s"],
+                [[f"{int(r['steps']):,}", f"{float(r['seconds']):.0f}", f"{int(float(r['nodes_touched'])):,}",
+                  f"{float(r['nash_conv_mbb']):,.1f}", f"{float(r['br_gain_p0']):.2f} / {float(r['br_gain_p1']):.2f}",
+                  f"{float(r['eval_seconds']):.0f}"] for r in rows]))  # fmt: skip
+    write_result(args.output, f"NFSP on {args.game}, evaluated exactly", body)
 
 
 if __name__ == "__main__":

@@ -45,9 +45,8 @@ from open_spiel.python import policy as policy_lib
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers flop_holdem, hulh)
-from benchmarks.common import markdown_table  # noqa: E402
+from benchmarks.common import markdown_table, write_result  # noqa: E402
 from openspiel_cfrx.eval.head_to_head import always_call, always_raise, play_match  # noqa: E402
-from openspiel_cfrx.eval.report import machine_header  # noqa: E402
 from openspiel_cfrx.poker.lbr import LocalBestResponse  # noqa: E402
 
 DEFAULT_PAIRS = "deep_cfr:nfsp,deep_cfr:call,deep_cfr:uniform,deep_cfr:raise,nfsp:call,nfsp:uniform"
@@ -206,7 +205,6 @@ def main(argv=None):
     command = "python benchmarks/bench_hulh_head_to_head.py " + " ".join(
         sys.argv[1:] if argv is None else argv
     )
-    header = machine_header(command)
     game = pyspiel.load_game(args.game)
     pairs = [tuple(p.split(":")) for p in args.pairs.split(",")]
     lbr_agents = [a for a in args.lbr_agents.split(",") if a]
@@ -296,10 +294,8 @@ def main(argv=None):
     )
     print(body)
     if args.out:
-        os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(f"# HULH head-to-head: short-trained Deep CFR and NFSP\n\n{header}\n\n{body}")
-        print(f"wrote {args.out}")
+        write_result(args.out, "HULH head-to-head: short-trained Deep CFR and NFSP", header_command=command,
+                     body=body)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import print_and_write, run_header  # noqa: E402
+from benchmarks.common import print_and_write  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "", "Markdown file for the table (printed anyway).")
@@ -90,7 +90,6 @@ def main(argv):
 
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     checkouts = [("this checkout", here)] + ([("base", os.path.abspath(FLAGS.base))] if FLAGS.base else [])
-    load = os.getloadavg()[0]
     lines = ["| network | d | parameters | checkout | seconds per step (best) | ratio to the MLP |", "|---|---:|---:|---|---:|---:|"]
     for dim in (int(d) for d in FLAGS.dims):
         mlp = min(_time(here, "mlp", dim)["seconds"] for _ in range(FLAGS.repeats))
@@ -110,8 +109,8 @@ def main(argv):
         import torch
 
         where += f" ({torch.cuda.get_device_name()})"
-    text = (f"# One SGD step of the Appendix C network (issue 21)\n\n"
-            f"{run_header(load)}. Batch "
+    text = (f"# One SGD step of the Appendix C network\n\n"
+            f"Batch "
             f"{FLAGS.batch:,}, {where}, Adam, float32; best of {FLAGS.repeats} fresh processes x {FLAGS.steps} "
             f"steps.\n\n" + "\n".join(lines) + "\n")  # fmt: skip
     print_and_write(text, FLAGS.output)

@@ -87,6 +87,9 @@ flags.DEFINE_string("regret_scale", "1", "Sampled regrets are stored divided by 
                     "matching is invariant to it (DeepCFRSolver(regret_scale=...)).")
 flags.DEFINE_enum("average_weighting", None, ["linear", "uniform"], "The average strategy's weights w_t: t or 1 "
                   "(default: as the regrets', t; DeepCFRSolver(average_weighting=...)).")
+flags.DEFINE_string("preset", "", "Named settings behind a committed result (openspiel_cfrx.presets: "
+                    "kuhn_demo, fhp_5x2, fhp_full): the solver's settings and, unless --game is given, its game; "
+                    "the network/training flags above cannot be combined with it.")
 flags.DEFINE_bool("sd_cfr", True, "Also evaluate the SD-CFR average (keeps every iteration's networks in memory).")
 flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/deep_cfr.pt after each evaluation and resume from "
                     "it when present (same flags needed); empty = no checkpoints.")
@@ -108,8 +111,54 @@ def _regret_scale(text: str):
         usage_error(f"--regret_scale must be a number > 0, 'auto' or 'pot', got {text!r}")
 
 
+# Flags that set what a --preset sets.
+_PRESET_FLAGS = ("traversals", "advantage_steps", "policy_steps", "batch", "memory", "layers", "network",
+                 "learning_rate", "learning_rate_schedule", "traversal_backend", "regret_scale", "average_weighting")
+
+
+def _solver_settings() -> dict:
+    """DeepCFRSolver's training settings: the --preset's, or the flags'."""
+    if FLAGS.preset:
+        from openspiel_cfrx.presets import deep_cfr_preset
+
+        clash = [f"--{name}" for name in _PRESET_FLAGS if FLAGS[name].present]
+        if clash:
+            usage_error(f"--preset={FLAGS.preset} sets {', '.join(clash)}; drop them or the preset")
+        try:
+            settings = dict(deep_cfr_preset(FLAGS.preset, FLAGS.device).kwargs)
+        except ValueError as e:
+            usage_error(str(e))
+        return dict(settings, num_iterations=FLAGS.iterations)
+    try:
+        layers = tuple(int(w) for w in FLAGS.layers)
+    except ValueError:
+        usage_error(f"--layers must be integers, got {FLAGS.layers}")
+    return dict(
+        policy_network_layers=layers,
+        advantage_network_layers=layers,
+        num_iterations=FLAGS.iterations,
+        num_traversals=FLAGS.traversals,
+        learning_rate=FLAGS.learning_rate,
+        schedule=Schedule(learning_rate=FLAGS.learning_rate_schedule),
+        batch_size_advantage=FLAGS.batch,
+        batch_size_strategy=FLAGS.batch,
+        memory_capacity=FLAGS.memory,
+        policy_network_train_steps=FLAGS.policy_steps,
+        advantage_network_train_steps=FLAGS.advantage_steps,
+        network=FLAGS.network,
+        traversal_backend=FLAGS.traversal_backend,
+        regret_scale=_regret_scale(FLAGS.regret_scale),
+        average_weighting=FLAGS.average_weighting,
+    )
+
+
 def main(argv):
     del argv
+    if FLAGS.preset and not FLAGS["game"].present:
+        from openspiel_cfrx.presets import DEEP_CFR_PRESETS
+
+        if FLAGS.preset in DEEP_CFR_PRESETS:
+            FLAGS.game = DEEP_CFR_PRESETS[FLAGS.preset].game
     check_device(FLAGS.device, torch_device=True)
     if FLAGS.iterations < 1 or FLAGS.eval_every < 0:
         usage_error("--iterations must be >= 1 and --eval_every >= 0")
@@ -121,7 +170,8 @@ def main(argv):
     from openspiel_cfrx.deep import CheckpointError, DeepCFRSolver
     from openspiel_cfrx.tree import TreeTooLargeError, get_tree, nash_conv
 
-    if FLAGS.evaluate or FLAGS.traversal_backend not in ("state", "poker"):
+    settings = _solver_settings()
+    if FLAGS.evaluate or settings.get("traversal_backend", "vectorized") not in ("state", "poker"):
         try:
             get_tree(game)  # extracted once up front (evaluations and tree backends reuse it)
         except TreeTooLargeError as e:
@@ -131,31 +181,13 @@ def main(argv):
             )
 
     try:
-        layers = tuple(int(w) for w in FLAGS.layers)
-    except ValueError:
-        usage_error(f"--layers must be integers, got {FLAGS.layers}")
-    try:
         solver = DeepCFRSolver(
             game,
-            policy_network_layers=layers,
-            advantage_network_layers=layers,
-            num_iterations=FLAGS.iterations,
-            num_traversals=FLAGS.traversals,
-            learning_rate=FLAGS.learning_rate,
-            schedule=Schedule(learning_rate=FLAGS.learning_rate_schedule),
-            batch_size_advantage=FLAGS.batch,
-            batch_size_strategy=FLAGS.batch,
-            memory_capacity=FLAGS.memory,
-            policy_network_train_steps=FLAGS.policy_steps,
-            advantage_network_train_steps=FLAGS.advantage_steps,
+            **settings,
             device=FLAGS.device,
             seed=FLAGS.seed,
-            network=FLAGS.network,
             num_threads=FLAGS.threads,
             keep_iteration_networks=FLAGS.sd_cfr,
-            traversal_backend=FLAGS.traversal_backend,
-            regret_scale=_regret_scale(FLAGS.regret_scale),
-            average_weighting=FLAGS.average_weighting,
             **worker_settings(),
             log_every=0 if FLAGS.progress else 1,
             verbose=False,  # absl already shows the logging lines

@@ -328,7 +328,7 @@ class HulhGame(pyspiel.Game):
     2^31 - 1 minus the contribution under limit betting). Random playouts run
     at ~0.8-0.9x the raw C++ game's steps/s, ~0.7x when every decision also
     asks the information state string or tensor
-    (benchmarks/results/hulh_information_state.md). With the merged board,
+    (docs/decisions.md, "`hulh` as a `pyspiel.State` wrapper"). With the merged board,
     `openspiel_cfrx.get_tree` refuses raw universal_poker HULH as imperfect
     recall; `hulh`'s infosets are `game_size`'s perfect-recall count.
 

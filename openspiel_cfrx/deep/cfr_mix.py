@@ -128,7 +128,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         docs/cfr_mix_audit.md, "Target scale"); False: fixed at the network's
         first fit. Average-strategy networks always re-choose theirs (their
         linearly weighted targets grow like t^2; a fixed scale breaks them,
-        measured in benchmarks/results/cfr_mix_factors.md).
+        measured in docs/decisions.md, "CFR-MIX's product form").
       alternating_updates: True (default): the team traverses and trains,
         then the adversary traverses against the team's new network; False:
         Algorithm 1's simultaneous updates (both players traverse against
@@ -138,7 +138,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         Adam state, loss and gradients stay float32: `deep.trainer`); the
         mixing layer's product (eq. 4) takes the agents' outputs in float32,
         and every query (strategies, probe traversals) runs in float32. On
-        CPU it does not pay (benchmarks/results/cfr_mix_precision.md).
+        CPU it does not pay (docs/decisions.md, "bfloat16 training").
       infoset_encoding: "tensor" (`information_state_tensor(player)`) or
         "compact": the game's own lossy network input
         (`compact_information_state_size()` / `compact_information_state_array`,

@@ -89,8 +89,8 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         the regrets' (`linear_weighting`), the paper's coupling (Section 5.3
         weighs both by t). A departure for the average alone: on 5x2 flop
         hold'em the uniform average of the same iterates is lower at 900 s
-        and still falling (`benchmarks/results/fhp_plateau.md`, session 29;
-        `fhp_curve.md`, session 30).
+        and still falling (`docs/decisions.md`, "A uniform average";
+        `benchmarks/results/fhp_curve.md`).
       regret_scale: sampled regrets are stored (and fitted) divided by this
         positive number; "auto" = the game's largest |utility|. Regret
         matching is invariant to it, so the strategies it implies are the

@@ -41,7 +41,7 @@ def forward_in_chunks(fn: Callable[..., torch.Tensor], *inputs: torch.Tensor, de
     lengths), outputs concatenated: the same rows as one call. On CPU a pass
     over 10^5 rows at once spends much of its time in page faults on fresh
     [B, width] temporaries; in chunks of ~2,048 rows they stay in cache and the
-    allocator reuses them (`benchmarks/results/inference_chunks.md`: MLP
+    allocator reuses them (`docs/decisions.md`, "chunks of 2,048 rows": MLP
     traversals 1.14-1.30x faster, the Appendix C network's unchanged). On an
     accelerator (`device` not CPU) one call."""
     n, chunk = int(inputs[0].shape[0]), int(chunk or INFERENCE_CHUNK)
@@ -200,7 +200,7 @@ class FlatAdam:
     information state) the update of the flat buffer is torch's own fused
     `torch.optim.Adam(fused=True)`, which is faster there.
 
-    Why not `torch.optim.Adam` on the module (`benchmarks/results/optimizer.md`):
+    Why not `torch.optim.Adam` on the module (`docs/decisions.md`, "FlatAdam"):
     on the project's small networks (Kuhn, Leduc, team Goofspiel) a whole SGD
     step takes 0.5-0.85x the time with torch's foreach Adam and 0.55-1.0x with
     its fused Adam.

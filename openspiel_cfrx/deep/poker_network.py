@@ -274,8 +274,8 @@ class PokerNetwork(nn.Module):
         and e_g sums the group's rows of T_g (card + rank + suit embedding of each
         card), so card1's pre-activation is one embedding bag over all slots of
         the projected table W1_g T_g (G x cards rows of d); skips as one matmul
-        with A + I, ReLUs in place (`benchmarks/results/poker_traversal.md`,
-        session 23)."""
+        with A + I, ReLUs in place (the same outputs as `card_part`, checked in
+        tests/test_poker_network.py)."""
         if cards.is_floating_point():
             cards = cards.round().to(torch.int64)
         d, S = self.dim, self.num_suits
@@ -310,7 +310,7 @@ class PokerNetwork(nn.Module):
 
     def _trunk_inference(self, pre: torch.Tensor) -> torch.Tensor:
         """`trunk` without autograd (sigma^t queries), the same function in fewer
-        passes over [B, d] (`benchmarks/results/poker_traversal.md`, session 20):
+        passes over [B, d]:
         each skip relu(A z + b + z) is one matmul with A + I, ReLUs in place, and
         the normalisation is folded into the head: with c = z - mean(z) and s
         the standard deviation, head(c / s) = (H c) / s + bias, s from ||c||

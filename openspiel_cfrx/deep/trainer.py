@@ -1,7 +1,7 @@
 """Fitting a network to weighted targets: the one SGD loop of both neural solvers.
 
 A `Trainer` owns one network and its Adam optimiser (`FlatAdam`, the project's
-one optimiser: see its docstring and `benchmarks/results/optimizer.md`) and
+one optimiser: see its docstring and `docs/decisions.md`, "FlatAdam") and
 runs `steps` Adam steps on batches it is handed, with the learning rates of
 the solver's `Schedule`. The solver owns everything algorithmic: which targets,
 which weights (Deep CFR's linear weighting t * 2/T is written once, in the
@@ -24,15 +24,15 @@ Precision: "float32" (default) or "bfloat16", mixed precision by
 AVX-512 BF16 several times faster than float32), while its parameters, Adam's
 moments, the loss and the gradients stay float32. Only the training forward
 pass is affected; the networks answer queries (sigma^t, the average policy)
-in float32. `benchmarks/results/sgd_step.md` measures the step (1.6-2.2x
-for MLPs on an AMX CPU), `fhp_plateau.md` (session 21) its effect on Deep
-CFR's convergence (none visible on 5x2 FHP at equal iterations).
+in float32. `docs/decisions.md` ("bfloat16 training") records the step's speed-up
+(1.6-2.2x for MLPs on an AMX CPU, none without bfloat16 instructions) and
+why float32 stays the default.
 
 On a CUDA device a fit keeps its memory (or arrays) on the device and, from
 GRAPH_MIN_STEPS steps on, replays one captured step as a CUDA graph (`fit`):
 the project's networks are small, so an eager GPU step is a few hundred
 kernel launches and costs ~5x the replayed one on an H100
-(benchmarks/results/device/README.md, session 24).
+(`benchmarks/results/poker_network_step.md`).
 """
 
 from __future__ import annotations
@@ -169,8 +169,7 @@ class Trainer:
         """`steps` as replays of one CUDA graph of a whole step (zero the
         gradients, forward, loss, backward, clip + Adam): a step of the
         project's small networks launches a few hundred kernels that each cost
-        more to launch than to run (benchmarks/results/device/README.md,
-        session 24). Each step copies its batch into the graph's input tensors
+        more to launch than to run (`benchmarks/results/poker_network_step.md`). Each step copies its batch into the graph's input tensors
         and writes its learning rate and count first (`FlatAdam.prepare`; the
         update is the eager step's `FlatAdam.update`). A step whose batch has
         another shape runs eagerly."""
@@ -231,7 +230,7 @@ def memory_batches(memory, batch_size, rng, linear_scale, device) -> Callable[[i
     (`_resident`) and each step gathers its rows there (sampling the rows on
     the host and copying each minibatch over cost 15% of the Appendix C
     network's eager step at the paper's batch on an H100, and more against a
-    replayed CUDA graph: benchmarks/results/device/README.md, session 24). The
+    replayed CUDA graph: `benchmarks/results/poker_network_step.md`). The
     indices are drawn on the host either way, so both paths see the same rows."""
     arrays = (memory.features, memory.targets, memory.legal_mask, memory.iteration)
     resident = _resident(arrays, len(memory), device)

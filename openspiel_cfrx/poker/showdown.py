@@ -19,7 +19,7 @@ compiled (numba) and both players' values (each against its own reach row)
 share one sweep's index loads; a numpy formulation needed a dozen gathers and
 two cumulative sums over [boards x hands] and [boards x cards x 51] arrays
 (on 48 river boards, ~1.5 ms per player against ~0.6 ms for one player or both,
-an uncommitted microbenchmark; whole walks: `benchmarks/results/endgame_speed.md`).
+an uncommitted microbenchmark; whole walks: `docs/decisions.md`, "unsigned gather indices").
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def kernel_cards(hand_cards: np.ndarray, num_cards: int) -> np.ndarray:
 def _index_type(size: int):
     """The smallest unsigned type for indices below `size`: the kernels' gathers with
     unsigned indices skip numba's negative-index wraparound (~1.6x on the showdown
-    sweep, ~1.35x on the fold sweep: `benchmarks/results/endgame_speed.md`)."""
+    sweep, ~1.35x on the fold sweep: `docs/decisions.md`, "unsigned gather indices")."""
     return next(t for t in (np.uint8, np.uint16, np.uint32, np.uint64) if size <= np.iinfo(t).max + 1)
 
 

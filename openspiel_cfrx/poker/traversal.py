@@ -101,7 +101,7 @@ class PokerSampler(Sampler):
         `information_state_tensor` has universal_poker's layout (flop_holdem;
         hulh with its per-street card blocks).
       batch_size: traversals advanced together (at least `MIN_BATCH`: smaller
-        arrays are dominated by the per-depth overhead; full FHP, session 14:
+        arrays are dominated by the per-depth overhead; measured on full FHP:
         14x the state backend's nodes/s at 1,024, 22x at 4,096 and 16,384).
       rng: numpy Generator (deals, opponent actions).
       encoder: None for `information_state_tensor` inputs, or a Deep CFR

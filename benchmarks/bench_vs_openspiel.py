@@ -1,0 +1,127 @@
+"""Our algorithms against OpenSpiel's CFR, MCCFR, NFSP and Deep CFR at equal compute.
+
+Runs the equal-budget harness `examples/benchmark.py` (each algorithm gets
+the same seconds of its own compute; exact evaluation is not charged) on
+Kuhn, Leduc, a small flop hold'em and a team game, once per seed, and
+reports each algorithm's final exploitability as the mean and 95% t-interval
+over seeds (the CFR family is deterministic: its interval is 0), the ratio to
+the best OpenSpiel algorithm, and plots of the mean curve with its band.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/bench_vs_openspiel.py [--quick] [--seeds=0,1,2]
+
+Writes benchmarks/results/vs_openspiel.md and vs_openspiel/<game>.png
+(with --quick: seconds cut 10x, one seed, under benchmarks/results/quick/).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+from absl import app, flags
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.common import ROOT, markdown_table, mean_and_interval, write_result  # noqa: E402
+
+# (label, game string, seconds per algorithm, algorithms): the committed settings.
+GAMES = [
+    ("kuhn_poker", "kuhn_poker", 30,
+     "cfr+,dcfr,pcfr+,deep_cfr,os_cpp_cfr,os_cfr,os_es_mccfr,os_nfsp,os_deep_cfr"),
+    ("leduc_poker", "leduc_poker", 60, "cfr+,dcfr,deep_cfr,os_cpp_cfr,os_cfr,os_es_mccfr,os_nfsp,os_deep_cfr"),
+    ("flop_holdem_7r1s", "flop_holdem(num_ranks=7,num_suits=1)", 45, "cfr+,dcfr,deep_cfr,os_cpp_cfr,os_es_mccfr,os_nfsp"),
+    ("team_goofspiel_3c2a2t", "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)", 30,
+     "cfr+,dcfr,cfr_mix,deep_cfr,os_cpp_cfr,os_es_mccfr"),
+]  # fmt: skip
+
+FLAGS = flags.FLAGS
+flags.DEFINE_bool("quick", False, "Quick tier: a tenth of the seconds, one seed, results under results/quick/.")
+flags.DEFINE_list("seeds", ["0", "1", "2"], "Seeds (the sampling-based algorithms differ per seed).")
+flags.DEFINE_list("games", [g[0] for g in GAMES], "Games to run, by label.")
+flags.DEFINE_string("output_dir", "", "Where vs_openspiel.md goes (default benchmarks/results[/quick]).")
+
+
+def run_harness(game: str, seconds: float, algorithms: str, seed: int, out: str) -> list[dict]:
+    command = [sys.executable, os.path.join(ROOT, "examples", "benchmark.py"), f"--game={game}",
+               f"--seconds={seconds:g}", "--eval_points=6", f"--algorithms={algorithms}", f"--seed={seed}",
+               f"--output_dir={out}", "--quiet"]  # fmt: skip
+    print("$", " ".join(command[1:]), flush=True)
+    subprocess.run(command, check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
+    with open(os.path.join(out, "benchmark.csv"), encoding="utf-8") as f:
+        return [{k: (v if k == "solver" else float(v) if v else None) for k, v in r.items()} for r in csv.DictReader(f)]
+
+
+def plot(label: str, runs: list[list[dict]], path: str, seconds: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    names = list(dict.fromkeys(r["solver"] for r in runs[0]))
+    for i, name in enumerate(names):
+        series = [[r for r in run if r["solver"] == name] for run in runs]
+        n = min(len(s) for s in series)
+        xs = np.mean([[r["seconds"] for r in s[:n]] for s in series], axis=0)
+        ys = np.array([[max(r["exploitability"], 1e-12) for r in s[:n]] for s in series])
+        colour = plt.get_cmap("tab10")(i % 10)
+        style = "o-" if name.startswith("os_") else "-"
+        ax.loglog(xs, ys.mean(axis=0), style, color=colour, markersize=3, label=name)
+        if len(runs) > 1:
+            half = np.array([mean_and_interval(list(col))[1] for col in ys.T])
+            ax.fill_between(xs, np.maximum(ys.mean(axis=0) - half, 1e-12), ys.mean(axis=0) + half, color=colour,
+                            alpha=0.2)  # fmt: skip
+    ax.set_xlabel("seconds of the algorithm's own compute")
+    ax.set_ylabel("exploitability (NashConv / 2)")
+    ax.set_title(f"{label}, {seconds:g} s each; mean over {len(runs)} seed(s), 95% band", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments {argv[1:]}; flags only (--helpfull)")
+    seeds = [0] if FLAGS.quick else [int(s) for s in FLAGS.seeds]
+    out_dir = FLAGS.output_dir or os.path.join(ROOT, "benchmarks", "results", *(["quick"] if FLAGS.quick else []))
+    unknown = set(FLAGS.games) - {g[0] for g in GAMES}
+    if unknown:
+        raise app.UsageError(f"unknown --games {sorted(unknown)}; choose from {[g[0] for g in GAMES]}")
+    sections = []
+    for label, game, seconds, algorithms in (g for g in GAMES if g[0] in FLAGS.games):
+        seconds = seconds / 10 if FLAGS.quick else seconds
+        with tempfile.TemporaryDirectory() as tmp:
+            runs = [run_harness(game, seconds, algorithms, s, os.path.join(tmp, str(s))) for s in seeds]
+        plot(label, runs, os.path.join(out_dir, "vs_openspiel", f"{label}.png"), seconds)
+        finals = {}
+        for run in runs:
+            for name in dict.fromkeys(r["solver"] for r in run):
+                finals.setdefault(name, []).append([r for r in run if r["solver"] == name][-1])
+        best_os = min((np.mean([r["exploitability"] for r in rs]), n) for n, rs in finals.items() if n.startswith("os_"))
+        rows = []
+        for name, rs in finals.items():
+            mean, half = mean_and_interval([r["exploitability"] for r in rs])
+            rows.append([name, f"{np.mean([r['iteration'] for r in rs]):,.0f}",
+                         f"{np.mean([r['seconds'] for r in rs]):.1f}", f"{mean:.4g} ± {half:.2g}",
+                         f"{mean / best_os[0]:.3g}"])  # fmt: skip
+        sections.append(f"## {label}: `{game}`, {seconds:g} s per algorithm\n\n" + markdown_table(
+            ["algorithm", "steps (mean)", "seconds (mean)", "exploitability: mean ± 95% CI",
+             f"ratio to the best OpenSpiel ({best_os[1]})"], rows) + f"\n\n![{label}](vs_openspiel/{label}.png)\n")
+    intro = (f"Equal-budget harness (`examples/benchmark.py`), seeds {seeds}; exploitability = NashConv / 2 of "
+             "each algorithm's average policy after its budget of its own compute (exact evaluation not "
+             "charged). A neural algorithm's last iteration may overrun the budget: see its seconds. "
+             "Steps: iterations (CFR family, deep_cfr, cfr_mix, os_deep_cfr), 100 iterations (os_es_mccfr), "
+             "100 episodes (os_nfsp).")  # fmt: skip
+    write_result(os.path.join(out_dir, "vs_openspiel.md"), "Equal compute against OpenSpiel's algorithms",
+                 intro + "\n\n" + "\n".join(sections))
+
+
+if __name__ == "__main__":
+    app.run(main)

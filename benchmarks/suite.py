@@ -1,0 +1,110 @@
+"""The benchmark suite: one program per headline claim, run in a quick tier
+(`make bench`: every program at a reduced budget, <= 30 min on 2 cores,
+results under benchmarks/results/quick/) or at the committed settings
+(`make bench-full`: hours; rewrites benchmarks/results/<name>.md).
+
+    PYTHONPATH=. .venv/bin/python benchmarks/suite.py --tier=quick [--only=tabular,deep_cfr_leduc]
+
+Each program writes its results file itself, with the generated header
+(`benchmarks.common.generated_header`: date, CPU, cores, load at start and
+end, versions, commit, exact command). The programs run one after the other
+(never two timings at once); the suite prints each one's wall-clock seconds
+and the machine's load before it starts, and warns when the load is above 1.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from absl import app, flags
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+QUICK = "benchmarks/results/quick"
+FULL = "benchmarks/results"
+
+# name (the results page) -> (program, quick-tier arguments, committed-settings arguments)
+PROGRAMS = {
+    "tabular": ("bench_tabular.py",
+                ["--games=leduc_poker", "--iterations=100", "--speed_seconds=3", f"--output_dir={QUICK}"],
+                [f"--output_dir={FULL}"]),
+    "exploitability_engine": ("bench_exploitability.py",
+                              ["--repeat=1", f"--output={QUICK}/exploitability_engine.md"],
+                              [f"--output={FULL}/exploitability_engine.md"]),
+    "deep_cfr_leduc": ("bench_deep_cfr.py",
+                       ["--mode=throughput,compare", "--seconds=60", "--eval_every_seconds=20", f"--output_dir={QUICK}"],
+                       ["--mode=throughput,compare", "--seconds=600", "--eval_every_seconds=50",
+                        f"--output_dir={FULL}"]),
+    "vs_openspiel": ("bench_vs_openspiel.py", ["--quick"], []),
+    "poker_engine": ("bench_poker_engine.py", ["--noevery_board", f"--output={QUICK}/poker_engine.md"],
+                     [f"--output={FULL}/poker_engine.md"]),
+    "lossless_fhp": ("bench_lossless_fhp.py", ["--quick"], []),
+    "fhp_curve": ("bench_fhp_curve.py",
+                  ["--preset=fhp_5x2", "--deep_cfr={\"num_traversals\": 1500, \"policy_network_train_steps\": 500}",
+                   "--algorithms=deep_cfr,os_es_mccfr", "--seconds=60", "--fractions=0.5,1", "--evaluator=engine",
+                   f"--out_dir={QUICK}"],
+                  ["--preset=fhp_5x2", "--algorithms=deep_cfr,os_es_mccfr", "--seconds=900",
+                   "--fractions=0.3334,0.6,1", "--evaluator=engine", f"--out_dir={FULL}"]),
+    "full_fhp_nfsp": ("bench_full_fhp_nfsp.py",
+                      ["--game=flop_holdem(num_ranks=5,num_suits=2)", "--seconds=30", "--out_dir=out/bench/full_fhp_nfsp",
+                       f"--output={QUICK}/full_fhp_nfsp.md"],
+                      ["--seconds=3600", "--out_dir=out/bench-full/full_fhp_nfsp", f"--output={FULL}/full_fhp_nfsp.md"]),
+    "hulh_head_to_head": ("bench_hulh_head_to_head.py",
+                          ["--deep-seconds=30", "--nfsp-seconds=30", "--deals=200", "--lbr-deals=10",
+                           "--lbr-completions=10", f"--out={QUICK}/hulh_head_to_head.md"],
+                          ["--lbr-deals=200", f"--out={FULL}/hulh_head_to_head.md"]),
+    "cfr_mix": ("bench_cfr_mix.py", ["--quick", "--parts=goofspiel_3c2p2r", f"--out={QUICK}"], [f"--out={FULL}"]),
+    "endgames": ("bench_endgames.py", ["--quick"], []),
+    "distributed": ("bench_distributed.py",
+                    ["--workloads=leduc", "--iterations=1", f"--output={QUICK}/distributed.md"],
+                    ["--iterations=5", f"--output={FULL}/distributed.md"]),
+    "poker_network_step": ("bench_poker_network_step.py",
+                           ["--dims=96", "--repeats=1", "--steps=2", f"--output={QUICK}/poker_network_step.md"],
+                           [f"--output={FULL}/poker_network_step.md"]),
+}  # fmt: skip
+
+FLAGS = flags.FLAGS
+flags.DEFINE_enum("tier", "quick", ["quick", "full"], "quick: reduced budgets (results/quick/); full: the "
+                  "committed settings (results/).")  # fmt: skip
+flags.DEFINE_list("only", [], f"Run only these, by name: {', '.join(PROGRAMS)}.")
+flags.DEFINE_bool("dry_run", False, "Print the commands without running them.")
+
+
+def command(name: str, tier: str) -> list[str]:
+    program, quick, full = PROGRAMS[name]
+    return [sys.executable, os.path.join("benchmarks", program), *(quick if tier == "quick" else full)]
+
+
+def main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments {argv[1:]}; flags only (--helpfull)")
+    unknown = [n for n in FLAGS.only if n not in PROGRAMS]
+    if unknown:
+        raise app.UsageError(f"unknown --only {unknown}; choose from {', '.join(PROGRAMS)}")
+    names = FLAGS.only or list(PROGRAMS)
+    os.makedirs(os.path.join(ROOT, QUICK), exist_ok=True)
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    failed, start = [], time.perf_counter()
+    for i, name in enumerate(names, 1):
+        cmd = command(name, FLAGS.tier)
+        load = os.getloadavg()[0]
+        print(f"[{i}/{len(names)}] {name}: load {load:.2f}{' (above 1: timings will be noisy)' if load > 1 else ''}"
+              f"\n$ {' '.join(cmd[1:])}", flush=True)  # fmt: skip
+        if FLAGS.dry_run:
+            continue
+        t0 = time.perf_counter()
+        code = subprocess.run(cmd, cwd=ROOT, env=env, check=False).returncode
+        print(f"[{i}/{len(names)}] {name}: {'ok' if code == 0 else f'FAILED (exit {code})'} in "
+              f"{time.perf_counter() - t0:.0f} s", flush=True)  # fmt: skip
+        if code:
+            failed.append(name)
+    print(f"suite ({FLAGS.tier}): {len(names) - len(failed)}/{len(names)} programs ok in "
+          f"{(time.perf_counter() - start) / 60:.1f} min" + (f"; failed: {', '.join(failed)}" if failed else ""))
+    if failed:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    app.run(main)
