@@ -1,26 +1,28 @@
 # Two commands do everything on a fresh machine:
-#   make demo   - the main job: Deep CFR on Kuhn poker, exact exploitability, PNG
-#   make demo-tabular - CFR family + OFTRL-CFR on Leduc vs OpenSpiel's C++ CFR
-#   make test   - the test suite (slow tests excluded; `make test-slow` runs them)
+#   make demo   - the main job: Deep CFR on Kuhn poker, exact exploitability, PNG (~1 min on 2 cores)
+#   make test   - the test suite over 2 pytest-xdist workers (slow tier excluded; `make test-slow` runs it)
 # Both create ./.venv and install the pinned dependencies (constraints.txt) on first use.
+# Also: make demo-tabular, make bench (quick tier of the benchmark suite, <= 30 min on 2 cores),
+# make bench-full (the committed settings, hours), make docs (strict mkdocs build into site/),
+# make wheel-check (builds the wheel, installs it in a fresh venv, runs it from outside the checkout).
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+PYTEST_WORKERS ?= 2
 
-.PHONY: demo demo-tabular test test-slow lint clean venv
+.PHONY: demo demo-tabular test test-slow bench bench-full docs wheel-check lint clean venv
 
 venv: $(STAMP)
 
 $(STAMP): setup.py constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,ray]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,ray,docs]'
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python examples/deep_cfr.py --game=kuhn_poker --iterations=40 --traversals=2000 \
-		--advantage_steps=100 --policy_steps=500 --layers=32,32 --eval_every=10 --progress \
+	$(BIN)/python examples/deep_cfr.py --preset=kuhn_demo --iterations=40 --eval_every=10 --progress \
 		--output_dir=out/demo
 
 demo-tabular: $(STAMP)
@@ -29,13 +31,25 @@ demo-tabular: $(STAMP)
 		--openspiel_baselines=cpp_cfr --baseline_seconds=20 --output_dir=out/demo_tabular
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow" tests
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow" tests
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -m slow tests
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m slow tests
+
+bench: $(STAMP)
+	PYTHONPATH=. $(BIN)/python benchmarks/suite.py --tier=quick
+
+bench-full: $(STAMP)
+	PYTHONPATH=. $(BIN)/python benchmarks/suite.py --tier=full
+
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
+wheel-check: $(STAMP)
+	bash .ci/wheel_check.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build site *.egg-info .pytest_cache .ruff_cache
