@@ -159,9 +159,9 @@ def write_csv_rows(path: str, rows: list[dict], fields: list[str] | None = None)
 
     from openspiel_cfrx.checkpoint_io import atomic_write
 
-    fields = fields or (list(rows[0]) if rows else [])
-    buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=fields)
+    fields = fields or list(dict.fromkeys(key for row in rows for key in row))  # rows of a resumed older run
+    buffer = io.StringIO()                                                     # may lack a newer column
+    writer = csv.DictWriter(buffer, fieldnames=fields, restval="")
     writer.writeheader()
     writer.writerows(rows)
     data = buffer.getvalue().encode("utf-8")

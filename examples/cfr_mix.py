@@ -212,9 +212,14 @@ def run_variants(game, variants, seconds, iterations, traversals, hidden, train_
 
 def write_csv(points: list[Point], output_dir: str) -> None:
     """curves.csv, written atomically (an interrupted run never leaves half a file)."""
+    # nash_conv / exploitability (= NashConv / 2, the team as one player against the adversary) are filled
+    # where the exact metric was used, as every example's CSV carries them.
     rows = [dict(variant=p.variant, iteration=p.iteration, seconds=f"{p.seconds:.3f}", metric=p.metric,
-                 value=f"{p.value:.6g}", ci95=f"{p.ci95:.4g}", current=f"{p.current:.6g}") for p in points]  # fmt: skip
-    write_csv_rows(os.path.join(output_dir, "curves.csv"), rows, [f.name for f in dataclasses.fields(Point)])
+                 value=f"{p.value:.6g}", ci95=f"{p.ci95:.4g}", current=f"{p.current:.6g}",
+                 nash_conv=f"{p.value:.6g}" if p.metric == "nash_conv" else "",
+                 exploitability=f"{p.value / 2:.6g}" if p.metric == "nash_conv" else "") for p in points]  # fmt: skip
+    write_csv_rows(os.path.join(output_dir, "curves.csv"), rows,
+                   [f.name for f in dataclasses.fields(Point)] + ["nash_conv", "exploitability"])
 
 
 def read_csv(output_dir: str) -> list[Point]:

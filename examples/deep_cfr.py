@@ -251,7 +251,8 @@ def _train(game, solver, rows, csv_path, checkpoint, nash_conv):
                 sd_cfr = solver.nash_conv("sd_cfr") if FLAGS.sd_cfr else float("nan")
                 rows.append(dict(iteration=t, traversals=2 * FLAGS.traversals * t, nodes=solver.nodes_touched,
                                  seconds=f"{solver.traversal_seconds + solver.training_seconds:.3f}",
-                                 nash_conv=f"{value:.6g}", sd_cfr_nash_conv=f"{sd_cfr:.6g}"))  # fmt: skip
+                                 nash_conv=f"{value:.6g}", exploitability=f"{value / game.num_players():.6g}",
+                                 sd_cfr_nash_conv=f"{sd_cfr:.6g}"))  # fmt: skip
                 write_csv_rows(csv_path, rows)
                 print(f"iteration {t}: NashConv {value:.4f} (policy network), {sd_cfr:.4f} (SD-CFR); "
                       f"evaluation {time.perf_counter() - start:.1f}s", flush=True)  # fmt: skip
