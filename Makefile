@@ -43,7 +43,7 @@ bench-full: $(STAMP)
 	PYTHONPATH=. $(BIN)/python benchmarks/suite.py --tier=full
 
 docs: $(STAMP)
-	$(BIN)/mkdocs build --strict --site-dir site
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 wheel-check: $(STAMP)
 	bash .ci/wheel_check.sh
