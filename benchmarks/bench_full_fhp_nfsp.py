@@ -20,7 +20,7 @@ same command resumes: finished checkpoints are not retrained, evaluated rows
 are not recomputed (a run stopped mid-training starts its training again).
 
     nice -n 10 .venv/bin/python benchmarks/bench_full_fhp_nfsp.py --seconds=3600 --fractions=1 \\
-        --out_dir=benchmarks/results/full_fhp/nfsp
+        --out_dir=out/full_fhp_nfsp --output=benchmarks/results/full_fhp_nfsp.md
     # smoke test (a minute):
     .venv/bin/python benchmarks/bench_full_fhp_nfsp.py --game="flop_holdem(num_ranks=5,num_suits=2)" \\
         --seconds=5 --fractions=0.5,1 --episodes_per_step=100 --out_dir=/tmp/nfsp_smoke

@@ -25,7 +25,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUICK = "benchmarks/results/quick"
 FULL = "benchmarks/results"
 
-# name (the results page) -> (program, quick-tier arguments, committed-settings arguments)
+# name (the results page) -> (program, quick-tier arguments or None (not in the quick tier: the same
+# program's quick run covers it), committed-settings arguments)
 PROGRAMS = {
     "tabular": ("bench_tabular.py",
                 ["--games=leduc_poker", "--iterations=100", "--speed_seconds=3", f"--output_dir={QUICK}"],
@@ -47,6 +48,9 @@ PROGRAMS = {
                    f"--out_dir={QUICK}"],
                   ["--preset=fhp_5x2", "--algorithms=deep_cfr,os_es_mccfr", "--seconds=900",
                    "--fractions=0.3334,0.6,1", "--evaluator=engine", f"--out_dir={FULL}"]),
+    "full_fhp": ("bench_fhp_curve.py", None,
+                 ["--preset=fhp_full", "--deep_cfr={\"num_workers\": 2}", "--algorithms=deep_cfr", "--seconds=3600",
+                  "--fractions=0.03,0.1,0.25,0.5,0.75,1", "--evaluator=engine", f"--out_dir={FULL}"]),
     "full_fhp_nfsp": ("bench_full_fhp_nfsp.py",
                       ["--game=flop_holdem(num_ranks=5,num_suits=2)", "--seconds=30", "--out_dir=out/bench/full_fhp_nfsp",
                        f"--output={QUICK}/full_fhp_nfsp.md"],
@@ -74,6 +78,8 @@ flags.DEFINE_bool("dry_run", False, "Print the commands without running them.")
 
 def command(name: str, tier: str) -> list[str]:
     program, quick, full = PROGRAMS[name]
+    if tier == "quick" and quick is None:
+        raise app.UsageError(f"{name} has no quick tier (the quick run of {program} covers it)")
     return [sys.executable, os.path.join("benchmarks", program), *(quick if tier == "quick" else full)]
 
 
@@ -83,7 +89,7 @@ def main(argv):
     unknown = [n for n in FLAGS.only if n not in PROGRAMS]
     if unknown:
         raise app.UsageError(f"unknown --only {unknown}; choose from {', '.join(PROGRAMS)}")
-    names = FLAGS.only or list(PROGRAMS)
+    names = FLAGS.only or [n for n in PROGRAMS if FLAGS.tier == "full" or PROGRAMS[n][1] is not None]
     os.makedirs(os.path.join(ROOT, QUICK), exist_ok=True)
     env = {**os.environ, "PYTHONPATH": ROOT}
     failed, start = [], time.perf_counter()

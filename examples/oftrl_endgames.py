@@ -18,8 +18,8 @@ conditional on the root, divided by their bound 3 x max utility: scale 1);
 counterfactual losses with the data's unnormalised reach weights, i.e. scale
 3 x max utility x (sum of compatible reach pairs) — the convention under
 which the paper's Section 6 statements reproduce on subgames 3 and 4
-(`benchmarks/results/endgames/oftrl_scale.md`; inferred, not from the
-paper's code).
+(`benchmarks/results/endgames.md`, its stepsize scan; inferred, not from
+the paper's code).
 
 The saddle-point gap is NashConv (the sum of both players' best-response
 gains) in mbb/g with the big blind = 100, measured exactly at log-spaced
@@ -59,7 +59,8 @@ flags.DEFINE_enum("oftrl_units", "chips", ["chips", "bounded"], "What 'OFTRL the
 flags.DEFINE_integer("evaluations", 25, "Log-spaced exact evaluations per run.")
 flags.DEFINE_integer("threads", 2, "Threads over board chunks (with --jobs=1; one per job otherwise).")
 flags.DEFINE_integer("jobs", 1, "Runs in parallel, one process each (the grid's runs are independent).")
-flags.DEFINE_string("data_dir", "", "Directory of subgame1.txt..subgame4.txt (default ../shared/data/libratus_endgames).")
+flags.DEFINE_string("data_dir", "", "Directory of subgame1.txt..subgame4.txt (default: the data packaged with `games`, "
+                    "games/data/libratus_endgames).")  # fmt: skip
 flags.DEFINE_string("output_dir", "out/oftrl_endgames", "Outputs: curves.csv, <subgame>_<mode>.png, summary.md.")
 
 LABELS = {"cfr": "CFR", "dcfr": "DCFR", "oftrl_theory": "OFTRL theory", "oftrl_tuned": "OFTRL tuned"}
@@ -89,7 +90,7 @@ def _tree(subgame: int, data_dir: str, threads: int, units: str):
     if subgame not in _TREES:
         from games.libratus_endgames import load_endgame
 
-        tree = load_endgame(subgame, data_dir).tree(threads=threads)
+        tree = load_endgame(subgame, data_dir or None).tree(threads=threads)  # "": the packaged data
         theory = 1.0 if units == "bounded" else 3 * tree.max_abs_utility / tree.chance[tree.root_round]
         _TREES[subgame] = tree, theory
     return _TREES[subgame]
@@ -123,8 +124,6 @@ def grid(subgames: list[int], data_dir: str, jobs: int) -> list[dict]:
 
 def main(argv):
     del argv
-    from games.libratus_endgames import DEFAULT_DIR
-
     if FLAGS.iterations < 10:
         usage_error("--iterations must be >= 10")
     if FLAGS.jobs < 1:
@@ -136,7 +135,10 @@ def main(argv):
         usage_error("--update_modes are simultaneous and/or alternating")
     check_writable_dir(FLAGS.output_dir, "output_dir")
     subgames = [int(s) for s in FLAGS.subgames]
-    tasks = grid(subgames, FLAGS.data_dir or DEFAULT_DIR, FLAGS.jobs)
+    missing = [f"subgame{s}.txt" for s in subgames if FLAGS.data_dir and not os.path.isfile(os.path.join(FLAGS.data_dir, f"subgame{s}.txt"))]
+    if missing:
+        usage_error(f"--data_dir={FLAGS.data_dir} has no {', '.join(missing)}")
+    tasks = grid(subgames, FLAGS.data_dir, FLAGS.jobs)
     results, rows = [], []
     started = time.perf_counter()
 
