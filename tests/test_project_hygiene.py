@@ -1,0 +1,91 @@
+"""The repository as a product: no work-log words, no paths outside the
+checkout, every benchmark file reachable from the suite or the README, and
+the README's "Reproducing the papers" numbers equal to the results files
+they cite."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TEXT = (".py", ".md", ".txt", ".toml", ".cfg", ".yml", ".yaml", ".sh", ".in", "Makefile", ".csv", "run")
+
+
+def tracked_files() -> list[str]:
+    try:
+        out = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("not a git checkout (the hygiene checks read `git ls-files`)")
+    return [p for p in out.splitlines() if p.endswith(TEXT) and os.path.isfile(os.path.join(ROOT, p))]
+
+
+def read(path: str) -> str:
+    with open(os.path.join(ROOT, path), encoding="utf-8", errors="replace") as f:
+        return f.read()
+
+
+def test_no_work_log_words_in_tracked_files():
+    pattern = re.compile(r"session ?[0-9]", re.IGNORECASE)
+    hits = [f"{p}:{n}" for p in tracked_files() for n, line in enumerate(read(p).splitlines(), 1)
+            if pattern.search(line)]  # fmt: skip
+    assert not hits, f"work-log references (say what the fact is and where its evidence lives): {hits[:20]}"
+
+
+def test_no_paths_outside_the_repository():
+    pattern = re.compile(r"(/work/shared|\.\./shared|/work/main)")
+    hits = [f"{p}:{n}" for p in tracked_files() if p != "tests/test_project_hygiene.py"
+            for n, line in enumerate(read(p).splitlines(), 1) if pattern.search(line)]  # fmt: skip
+    assert not hits, f"paths outside the checkout: {hits[:20]}"
+
+
+def test_every_benchmark_file_is_reachable():
+    suite = read("benchmarks/suite.py") + read("Makefile") + read("README.md")
+    programs = [p for p in tracked_files() if p.startswith("benchmarks/") and p.endswith((".py", ".sh"))]
+    support = {"benchmarks/__init__.py", "benchmarks/common.py", "benchmarks/suite.py"}
+    unreachable = [p for p in programs if p not in support and os.path.basename(p) not in suite]
+    assert not unreachable, f"benchmark programs neither in benchmarks/suite.py, the Makefile nor the README: {unreachable}"
+
+
+def reproduction_rows() -> list[tuple[str, str, str]]:
+    """(claim, our cell, results file) of each row of the README's
+    "Reproducing the papers" table."""
+    text = read("README.md")
+    start = text.index("## Reproducing the papers")
+    end = text.find("\n## ", start + 1)
+    rows = []
+    for line in text[start:end if end > 0 else None].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 5 or set(cells[0]) <= {"-", ":"} or cells[0] == "paper":
+            continue
+        files = re.findall(r"\(?(benchmarks/results/[\w/.-]+\.md)", line)
+        rows.append((cells[1], cells[3], files[0] if files else ""))
+    return rows
+
+
+def numbers(cell: str) -> list[str]:
+    """The numbers of a cell as written (1,712 / 119.8 / 3.3x / ±75 -> 75)."""
+    return re.findall(r"\d[\d,]*(?:\.\d+)?", cell)
+
+
+def test_readme_reproduction_table_numbers_equal_the_results_files():
+    rows = reproduction_rows()
+    assert len(rows) >= 8, "the README's 'Reproducing the papers' table is missing or short"
+    problems = []
+    for claim, ours, path in rows:
+        if not numbers(ours):
+            continue  # "not attempted" and similar
+        if not path:
+            problems.append(f"{claim!r}: numbers {numbers(ours)} without a cited benchmarks/results/*.md")
+            continue
+        if not os.path.exists(os.path.join(ROOT, path)):
+            problems.append(f"{claim!r}: cites {path}, which does not exist")
+            continue
+        page = read(path)
+        missing = [n for n in numbers(ours) if n not in page]
+        if missing:
+            problems.append(f"{claim!r}: {missing} not in {path}")
+    assert not problems, "\n".join(problems)
