@@ -1,6 +1,7 @@
 """The Libratus endgames (heads-up no-limit hold'em subgames) of the OFTRL-CFR
-paper's Section 6, read from the public data files
-(`../shared/data/libratus_endgames/`, format in its README.md):
+paper's Section 6, read from the public data files shipped in this package
+(`games/data/libratus_endgames/`, read with `importlib.resources`; source,
+licence and format in its SOURCE.md and README.md):
 
     -round 3|4     (3: turn + river, 4: river; 1-based like the data)
     -board 7s9h9cTc
@@ -16,6 +17,7 @@ order), so the reach vectors are permuted into the engine's hand order here.
 from __future__ import annotations
 
 import dataclasses
+import importlib.resources
 import itertools
 import os
 
@@ -27,8 +29,8 @@ from openspiel_cfrx.poker.nolimit import BetAbstraction, NoLimitRules, nolimit_b
 RANKS = "23456789TJQKA"
 DATA_SUITS = "shdc"  # the data's suit order within a rank
 ENGINE_SUITS = "cdhs"  # universal_poker's (the engine's) suit order
-DEFAULT_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "..", "shared", "data",
-                           "libratus_endgames")  # fmt: skip
+# The packaged data (a Traversable: a directory of an installed wheel, or of the checkout).
+DATA = importlib.resources.files("games") / "data" / "libratus_endgames"
 
 
 def engine_card(text: str) -> int:
@@ -103,11 +105,16 @@ def read_endgame(path: str) -> Endgame:
     return Endgame(name, data_round - 1, board, pot, ranges)
 
 
-def load_endgame(number: int, directory: str = DEFAULT_DIR) -> Endgame:
-    """Subgame 1-4 of the paper from the data directory."""
+def load_endgame(number: int, directory: str | os.PathLike | None = None) -> Endgame:
+    """Subgame 1-4 of the paper: from the data packaged with `games`, or
+    from `directory` (subgame1.txt..subgame4.txt) if given."""
     if number not in (1, 2, 3, 4):
         raise ValueError(f"the Libratus endgames are numbered 1-4, got {number}")
-    return read_endgame(os.path.join(directory, f"subgame{number}.txt"))
+    name = f"subgame{number}.txt"
+    if directory:
+        return read_endgame(os.path.join(directory, name))
+    with importlib.resources.as_file(DATA / name) as path:  # a real file even from a zipped install
+        return read_endgame(str(path))
 
 
 def _is_number(token: str) -> bool:

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
-from games.libratus_endgames import engine_card, load_endgame, read_endgame
+import games
+from games.libratus_endgames import DATA, engine_card, load_endgame, read_endgame
 from openspiel_cfrx.poker import Deck, VectorCFR
 from openspiel_cfrx.poker.nolimit import BetAbstraction, NoLimitRules, nolimit_betting_tree
 
@@ -21,6 +27,61 @@ def test_data_hand_order_maps_to_engine_hands(number):
     assert np.all((endgame.reach[:, ~conflicts] > 0).sum(axis=1) > 300)
     assert endgame.round == {1: 2, 2: 2, 3: 3, 4: 3}[number]
     assert endgame.pot == {1: 500, 2: 4780, 3: 500, 4: 3750}[number]
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FILES = ["README.md", "SOURCE.md", "subgame1.txt", "subgame2.txt", "subgame3.txt", "subgame4.txt"]
+
+
+def test_data_ships_inside_the_games_package():
+    """The data files (and their source and licence note) are package data of
+    `games`, found with importlib.resources, not a path outside the package."""
+    package = os.path.dirname(os.path.abspath(games.__file__))
+    assert sorted(entry.name for entry in DATA.iterdir() if entry.is_file()) == sorted(FILES)
+    assert os.path.commonpath([package, os.path.abspath(str(DATA))]) == package
+    assert "Sandholm-Lab/LibratusEndgames" in (DATA / "SOURCE.md").read_text(encoding="utf-8")
+
+
+def test_loading_opens_only_the_packaged_file():
+    """An audit hook records every file `load_endgame` opens: the packaged
+    subgame file and nothing under another directory."""
+    code = (
+        "import os, sys\n"
+        "opened = []\n"
+        "sys.addaudithook(lambda event, args: opened.append(os.path.abspath(str(args[0])))"
+        " if event == 'open' and isinstance(args[0], str) and 'subgame' in args[0] else None)\n"
+        "from games.libratus_endgames import load_endgame\n"
+        "load_endgame(4)\n"
+        "print('\\n'.join(opened))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+                          env={**os.environ, "PYTHONPATH": ROOT}, check=True)  # fmt: skip
+    package = os.path.dirname(os.path.abspath(games.__file__))
+    assert done.stdout.split() == [os.path.join(package, "data", "libratus_endgames", "subgame4.txt")]
+
+
+def test_a_directory_overrides_the_packaged_data(tmp_path):
+    shutil.copy(str(DATA / "subgame3.txt"), tmp_path / "subgame3.txt")
+    packaged, copied = load_endgame(3), load_endgame(3, str(tmp_path))
+    assert copied.board == packaged.board and copied.pot == packaged.pot
+    assert np.array_equal(copied.reach, packaged.reach)
+    with pytest.raises(ValueError, match="cannot read endgame file"):
+        load_endgame(4, str(tmp_path))
+
+
+def test_no_code_refers_to_data_outside_the_repository():
+    """games/, openspiel_cfrx/ and examples/ name no path outside the checkout
+    (the data used to be read from a directory beside it)."""
+    offenders = []
+    for top in ("games", "openspiel_cfrx", "examples"):
+        for folder, _, names in os.walk(os.path.join(ROOT, top)):
+            for name in names:
+                if name.endswith(".py"):
+                    with open(os.path.join(folder, name), encoding="utf-8") as f:
+                        text = f.read()
+                    offenders += [f"{folder}/{name}: {word}" for word in ("shared/data", '"shared"', "/work/")
+                                  if word in text]  # fmt: skip
+    assert offenders == []
 
 
 def test_cards_use_the_engines_suit_order():
@@ -101,13 +162,19 @@ def test_small_river_endgame_engine_equals_openspiel_nash_conv():
 
 def test_oftrl_endgames_example_writes_curves_and_summary(tmp_path):
     import csv
-    import subprocess
-    import sys
 
-    subprocess.run([sys.executable, "examples/oftrl_endgames.py", "--subgames=4", "--iterations=10", "--evaluations=3",
+    subprocess.run([sys.executable, os.path.join(ROOT, "examples", "oftrl_endgames.py"), "--subgames=4", "--iterations=10", "--evaluations=3",
                     "--update_modes=simultaneous", "--tuned_scales=10", f"--output_dir={tmp_path}"],
                    check=True, timeout=300, capture_output=True)  # fmt: skip
     rows = list(csv.DictReader(open(tmp_path / "curves.csv")))
     assert {r["algorithm"] for r in rows} == {"CFR", "DCFR", "OFTRL theory", "OFTRL tuned (theory x10)"}
     assert all(float(r["saddle_point_gap_mbb"]) > 0 for r in rows)
     assert (tmp_path / "subgame4_simultaneous.png").exists() and "iterations/s" in (tmp_path / "summary.md").read_text()
+
+
+def test_oftrl_endgames_example_refuses_a_data_dir_without_the_subgame(tmp_path):
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "oftrl_endgames.py"), "--subgames=4",
+                           f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'out'}"],
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    assert done.returncode != 0 and lines == [f"error: --data_dir={tmp_path} has no subgame4.txt"], lines
