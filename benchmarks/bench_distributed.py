@@ -1,4 +1,4 @@
-r"""Deep CFR traversals on Ray workers (issue 20): throughput, per-iteration
+r"""Deep CFR traversals on Ray workers: throughput, per-iteration
 wall clock and the learner's overhead, 1 (in-process) vs N workers.
 
 Each case is a fresh process (its own local Ray instance with N > 1). After
@@ -179,7 +179,7 @@ def main(argv):
     if FLAGS.train_steps:
         traversals += f", {FLAGS.train_steps:,} advantage SGD steps per player and iteration"
     lines = [
-        "# Deep CFR traversals on Ray workers (issue 20)",
+        "# Deep CFR traversals on Ray workers",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores"
         f"{', ' + torch.cuda.get_device_name() if torch.cuda.is_available() else ''}; Python {platform.python_version()}, "
