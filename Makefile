@@ -31,10 +31,10 @@ demo-tabular: $(STAMP)
 		--openspiel_baselines=cpp_cfr --baseline_seconds=20 --output_dir=out/demo_tabular
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m "not slow" tests
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not slow" tests
 
 test-slow: $(STAMP)
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) -m slow tests
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m slow tests
 
 bench: $(STAMP)
 	PYTHONPATH=. $(BIN)/python benchmarks/suite.py --tier=quick
