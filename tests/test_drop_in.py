@@ -13,6 +13,7 @@ docs/tabular.md, "Exact ties".)
 
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import numpy as np
@@ -39,14 +40,21 @@ LAYOUT_GAMES = [
 ]
 
 
-@pytest.mark.parametrize("game_string", LAYOUT_GAMES)
-@pytest.mark.parametrize("which", ["average_policy", "current_policy"])
-def test_tabular_policy_layout_is_openspiels(game_string, which):
+@functools.cache
+def _one_iteration_and_openspiels_layout(game_string):
+    """CFR+ after one iteration and OpenSpiel's TabularPolicy of the game,
+    built once for both policies (liars_dice 1x6: ~5 s)."""
     game = pyspiel.load_game(game_string)
     solver = openspiel_cfrx.CFRPlusSolver(game)
     solver.evaluate_and_update_policy()
+    return solver, policy_lib.TabularPolicy(game)
+
+
+@pytest.mark.parametrize("game_string", LAYOUT_GAMES)
+@pytest.mark.parametrize("which", ["average_policy", "current_policy"])
+def test_tabular_policy_layout_is_openspiels(game_string, which):
+    solver, reference = _one_iteration_and_openspiels_layout(game_string)
     ours = getattr(solver, which)()
-    reference = policy_lib.TabularPolicy(game)
     assert list(ours.state_lookup.items()) == list(reference.state_lookup.items())
     assert np.array_equal(ours.legal_actions_mask, reference.legal_actions_mask)
     assert ours.states_per_player == reference.states_per_player

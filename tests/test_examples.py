@@ -68,7 +68,8 @@ def test_benchmark_example(tmp_path):
 @pytest.mark.parametrize(
     "script, flags, message",
     [
-        ("oftrl_cfr.py", ["--game=leduc_poker(foo=1)"], "cannot load game"),
+        # Slow: test_sharp_edges_examples.py's bad-parameter case runs oftrl_cfr.py on kuhn_poker(foo=1).
+        pytest.param("oftrl_cfr.py", ["--game=leduc_poker(foo=1)"], "cannot load game", marks=pytest.mark.slow),
         ("oftrl_cfr.py", ["--game=matrix_rps"], "simultaneous"),
         ("benchmark.py", ["--game=kuhn_poker(players=3)"], "3 players"),
         ("benchmark.py", ["--algorithms=nope"], "unknown algorithm"),
@@ -86,7 +87,10 @@ BINARIES = ["oftrl_cfr.py", "deep_cfr.py", "cfr_mix.py", "head_to_head.py", "ben
 COMMON_FLAGS = ["game", "iterations", "seed", "output_dir", "eval_every", "device"]
 
 
-@pytest.mark.parametrize("script", BINARIES)
+# Fast tier: one binary with a torch --device, one CPU-only; the three others define the flags through the
+# same examples._common.define_common_flags (their runs in the tests below pass the common flags).
+@pytest.mark.parametrize("script", [s if s in ("deep_cfr.py", "head_to_head.py") else pytest.param(s, marks=pytest.mark.slow)
+                                    for s in BINARIES])  # fmt: skip
 def test_binaries_define_the_common_flags(script):
     """--helpshort lists the binary's own flags: the six common ones must be
     there (not only under examples._common), each with a help text."""
@@ -99,7 +103,10 @@ def test_binaries_define_the_common_flags(script):
         assert len(match.group(1)) > 20, f"{script} --{name} has no real help text"
 
 
-@pytest.mark.parametrize("script", BINARIES)
+# Fast tier: benchmark.py. The other binaries call the same check (examples._common.check_device), and
+# each one's call is exercised by test_cpu_only_binaries_reject_cuda or test_cuda_without_gpu_gives_one_line_error.
+@pytest.mark.parametrize("script", [s if s == "benchmark.py" else pytest.param(s, marks=pytest.mark.slow)
+                                    for s in BINARIES])  # fmt: skip
 def test_bad_device_gives_one_line_error(script, tmp_path):
     proc = _run(script, "--device=tpu", f"--output_dir={tmp_path}", expect_ok=False)
     assert proc.returncode != 0
@@ -151,8 +158,8 @@ def test_head_to_head_eval_every_must_be_zero(tmp_path):
     assert proc.stderr.strip().startswith("error: --eval_every must be 0")
 
 
-def test_openspiel_swap_example():
-    proc = _run("openspiel_swap.py", "--game=kuhn_poker", "--iterations=20", "--episodes=10")
+def test_openspiel_swap_example(tmp_path):
+    proc = _run("openspiel_swap.py", "--game=kuhn_poker", "--iterations=20", "--episodes=10", f"--output_dir={tmp_path}")
     lines = [line.split() for line in proc.stdout.splitlines() if line.startswith(("openspiel", "cfrx"))]
     assert [line[0] for line in lines] == ["openspiel", "cfrx"]
     # Same NashConv through OpenSpiel's evaluator for both implementations.

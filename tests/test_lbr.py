@@ -15,7 +15,11 @@ from openspiel_cfrx.poker.lbr import LocalBestResponse
 SMALL = "flop_holdem(num_ranks=5,num_suits=2)"
 
 
-@pytest.mark.parametrize("name", ["uniform", "call", "raise"])
+@pytest.mark.parametrize("name", [
+    "uniform",
+    pytest.param("call", marks=pytest.mark.slow),  # the same evaluation of another fixed policy
+    pytest.param("raise", marks=pytest.mark.slow),
+])  # fmt: skip
 def test_lbr_is_a_lower_bound_that_finds_most_of_the_exploitability(name):
     """LBR plays a real strategy, so its mean winnings cannot exceed the exact
     exploitability (NashConv / 2 by the engine) beyond sampling noise. On flop

@@ -110,11 +110,12 @@ def test_expected_sampled_regrets_are_the_exact_counterfactual_regrets(game, tra
     assert z.max() < 5.5 and 0.7 < z.mean() < 0.9  # |N(0, 1)|: mean 0.80
 
 
-@pytest.mark.parametrize("name", [SMALL_FHP, SMALL_HULH])
-def test_same_statistics_as_the_state_backend(name):
+@pytest.mark.parametrize("name, traversals", [(SMALL_FHP, 6000), (SMALL_HULH, 3000)])
+def test_same_statistics_as_the_state_backend(name, traversals):
     """Per-traversal means of nodes touched, advantage and strategy rows and the
     regret sums of each action agree with the pyspiel-state backend within
-    sampling noise (4.5 combined standard errors, from chunks of 100)."""
+    sampling noise (4.5 combined standard errors, from chunks of 100; HULH's
+    state backend is the slow side: 30 chunks there, 60 on flop hold'em)."""
     game = pyspiel.load_game(name)
     strategy = _fixed_strategy(int(np.prod(game.information_state_tensor_shape())), game.num_distinct_actions())
     encoder = InformationStateTensorEncoder(game)
@@ -124,13 +125,13 @@ def test_same_statistics_as_the_state_backend(name):
                                np.random.default_rng(0))  # fmt: skip
         sampler.batch_size = 100  # chunks of 100 traversals on both sides (the poker backend's default minimum is 4,096)
         chunks = np.array([[s.nodes, len(s.advantage_regrets), len(s.strategy_probs),
-                            *s.advantage_regrets.sum(axis=0)] for s in sampler.collect(strategy, 0, 1, 6000)]) / 100  # fmt: skip
+                            *s.advantage_regrets.sum(axis=0)] for s in sampler.collect(strategy, 0, 1, traversals)]) / 100  # fmt: skip
         means[backend] = chunks.mean(axis=0)
         errors[backend] = chunks.std(axis=0) / np.sqrt(len(chunks))
     tolerance = 4.5 * np.hypot(errors["state"], errors["poker"])
     assert np.all(np.abs(means["poker"] - means["state"]) < tolerance), (means, tolerance)
     assert means["state"][0] > 20  # nodes per traversal: a real statistic, not zeros
-    assert errors["poker"][0] < 0.05 * means["poker"][0]  # 60 chunks, not a few large ones
+    assert errors["poker"][0] < 0.05 * means["poker"][0]  # 30 or 60 chunks, not a few large ones
 
 
 def test_deep_cfr_runs_on_the_poker_backend_and_refuses_other_games(game):

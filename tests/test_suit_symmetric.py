@@ -92,30 +92,49 @@ def test_every_relabelling_of_an_infoset_gets_the_same_canonical_input(name):
                                       x[:, b : b + C].reshape(len(x), -1, num_suits).sum(axis=2))  # fmt: skip
 
 
+SUIT_SYMMETRIC_GAME = "flop_holdem(num_ranks=3,num_suits=4)"
+
+
+def _trained(game, network):
+    solver = DeepCFRSolver(game, network=network, num_iterations=2, num_traversals=100, seed=1,
+                           policy_network_train_steps=20, advantage_network_train_steps=20,
+                           traversal_backend="poker")  # fmt: skip
+    solver.solve()
+    return solver
+
+
 def test_a_suit_symmetric_policy_is_evaluated_exactly_on_the_isomorphic_tree():
     """One board per suit class (20 of 220 flops here) gives exactly the
-    NashConv of every board and of the pyspiel-state evaluator; a plain MLP's
-    policy is not symmetric, and there the two trees disagree."""
-    game = pyspiel.load_game("flop_holdem(num_ranks=3,num_suits=4)")
+    NashConv of every board; a plain MLP's policy is not symmetric, and there
+    the two trees disagree."""
+    game = pyspiel.load_game(SUIT_SYMMETRIC_GAME)
     full, iso = PublicTree(game, isomorphism=False), PublicTree(game)
     assert (full.num_boards[1], iso.num_boards[1]) == (220, 20)
     values = {}
     for network in ("suit_symmetric_mlp", "mlp"):
-        solver = DeepCFRSolver(game, network=network, num_iterations=2, num_traversals=100, seed=1,
-                               policy_network_train_steps=20, advantage_network_train_steps=20,
-                               traversal_backend="poker")  # fmt: skip
-        solver.solve()
+        solver = _trained(game, network)
         every = NetworkStrategy(full, InformationStateTensors(game, full), solver.probabilities_from_tensors)
         classes = NetworkStrategy(iso, InformationStateTensors(game, iso), solver.probabilities_from_tensors,
                                   suit_symmetric=True)  # fmt: skip
         values[network] = (full.nash_conv(every), iso.nash_conv(classes))
         assert classes.queries < every.queries / 5
-        if network == "suit_symmetric_mlp":
-            assert values[network][0] == pytest.approx(poker_nash_conv(game, solver), abs=1e-9)
     on_every, on_classes = values["suit_symmetric_mlp"]
     assert on_classes == pytest.approx(on_every, abs=1e-9)
     plain_every, plain_classes = values["mlp"]
     assert abs(plain_every - plain_classes) > 1e-3
+
+
+# Slow (~12 s: the state evaluator queries the network on pyspiel states); the fast tier has the same
+# comparison for a plain MLP, test_poker_public_tree.py::test_network_strategy_builds_the_states_tensors_and_equals_the_state_path.
+@pytest.mark.slow
+def test_a_suit_symmetric_policy_on_every_board_equals_the_state_evaluator():
+    """The suit-symmetric network on every board's tensors gives exactly the
+    NashConv of the pyspiel-state evaluator, which queries it on states."""
+    game = pyspiel.load_game(SUIT_SYMMETRIC_GAME)
+    full = PublicTree(game, isomorphism=False)
+    solver = _trained(game, "suit_symmetric_mlp")
+    every = NetworkStrategy(full, InformationStateTensors(game, full), solver.probabilities_from_tensors)
+    assert full.nash_conv(every) == pytest.approx(poker_nash_conv(game, solver), abs=1e-9)
 
 
 def test_suit_symmetric_network_refuses_what_it_cannot_read():
