@@ -52,23 +52,25 @@ def test_every_benchmark_file_is_reachable():
 
 def reproduction_rows() -> list[tuple[str, str, str]]:
     """(claim, our cell, results file) of each row of the README's
-    "Reproducing the papers" table."""
+    "Reproducing the papers" table (ours: the 4th column) and "Against
+    OpenSpiel's own tools" table (ours: the 2nd column)."""
     text = read("README.md")
-    start = text.index("## Reproducing the papers")
-    end = text.find("\n## ", start + 1)
     rows = []
-    for line in text[start:end if end > 0 else None].splitlines():
-        cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) < 5 or set(cells[0]) <= {"-", ":"} or cells[0] == "paper":
-            continue
-        files = re.findall(r"\(?(benchmarks/results/[\w/.-]+\.md)", line)
-        rows.append((cells[1], cells[3], files[0] if files else ""))
+    for heading, claim, ours, width in (("## Reproducing the papers", 1, 3, 5), ("## Against OpenSpiel", 0, 1, 3)):
+        start = text.index(heading)
+        end = text.find("\n## ", start + 1)
+        for line in text[start:end if end > 0 else None].splitlines():
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if len(cells) < width or set(cells[0]) <= {"-", ":"} or cells[0] in ("paper", "claim"):
+                continue
+            files = re.findall(r"\(?(benchmarks/results/[\w/.-]+\.md)", line)
+            rows.append((cells[claim], cells[ours], files[0] if files else ""))
     return rows
 
 
 def numbers(cell: str) -> list[str]:
     """The numbers of a cell as written (1,712 / 119.8 / 3.3x / ±75 -> 75)."""
-    return re.findall(r"\d[\d,]*(?:\.\d+)?", cell)
+    return [n.rstrip(",") for n in re.findall(r"(?<![A-Za-z\d.])\d[\d,]*(?:\.\d+)?", cell)]
 
 
 def test_readme_reproduction_table_numbers_equal_the_results_files():
