@@ -1,11 +1,40 @@
-"""Fixtures shared by several test files."""
+"""Fixtures shared by several test files, and the order the files run in.
 
+`make test` runs `pytest -n 2 --dist loadfile --no-loadscope-reorder`: each
+file runs whole on one xdist worker (its module fixtures and cached game
+trees are built once; test_distributed.py's local Ray instance is the only
+one), files handed out in collection order, which
+`pytest_collection_modifyitems` below starts with the longest ones.
+"""
+
+import os
 import signal
 
 import pyspiel
 import pytest
 
 import games  # noqa: F401  (registers flop_holdem, hulh and the team games)
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Every core already runs a worker: one OpenMP thread per process (torch in the
+    # workers and in the examples they start) instead of each sizing itself to the machine.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+# The files that take longest (subprocesses, Ray, solver runs), longest first: started
+# first, they cannot be the last file a worker is still running when the other is idle.
+LONGEST_FIRST = (
+    "test_examples.py",
+    "test_resume_examples.py",
+    "test_cfr_mix.py",
+    "test_distributed.py",
+    "test_sharp_edges_examples.py",
+    "test_poker_public_tree.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: file order kept
 
 
 @pytest.fixture(scope="session")

@@ -24,8 +24,6 @@ TINY_GOOFSPIEL = "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)"
 # (next to 1, 2) and 5 (next to 2, 3); one step.
 STAR_NEST = "nest(edges=0-1;0-2;0-3;1-4;2-4;2-5;3-5,num_pursuers=2,horizon=1,exits=1;2;3,pursuer_starts=4;5,evader_start=0)"
 FAST = dict(num_traversals=20, regret_train_steps=20, policy_train_steps=20, num_threads=1)
-# One xdist worker runs the whole file (--dist loadgroup): default_run below is solved once.
-pytestmark = pytest.mark.xdist_group("cfr_mix")
 
 
 @pytest.fixture(scope="module")

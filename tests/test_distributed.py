@@ -16,11 +16,10 @@ from openspiel_cfrx.deep.distributed import RayUnavailableError, share_sizes, sp
 from openspiel_cfrx.deep.sampler import smallest_share
 
 ray = pytest.importorskip("ray")
-# One xdist worker runs the whole file, so one local Ray instance exists at a time.
-pytestmark = pytest.mark.xdist_group("ray")
 
 FAST = dict(advantage_network_train_steps=20, policy_network_train_steps=5, batch_size_advantage=64,
             batch_size_strategy=64, advantage_network_layers=(16,), policy_network_layers=(16,))  # fmt: skip
+LEDUC_ON_TWO = dict(num_iterations=2, num_traversals=1000, seed=11, num_workers=2, log_every=1, **FAST)
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +32,14 @@ def local_ray():
     yield ray
     if started:
         ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def clean_leduc_run(local_ray):
+    """A fault-free 2-worker Leduc run (LEDUC_ON_TWO), for the tests that run it again."""
+    solver = DeepCFRSolver(pyspiel.load_game("leduc_poker"), **LEDUC_ON_TWO)
+    solver.solve()
+    return solver
 
 
 def _memories(solver):
@@ -91,31 +98,24 @@ def test_two_workers_sample_like_the_in_process_sampler_lemma_1(local_ray):
     assert results[2][3] == pytest.approx(results[1][3], rel=0.05)  # all traverser visits
 
 
-# Slow: test_a_worker_killed_mid_iteration_is_replaced_and_its_share_rerun (fast) also runs one seed twice
-# on 2 workers and asserts identical memories.
+# Slow: the fast test below runs the same seed twice on 2 workers too, and asserts identical memories.
 @pytest.mark.slow
-def test_same_seed_and_workers_reproduce_a_run_exactly(local_ray):
+def test_same_seed_and_workers_reproduce_a_run_exactly(clean_leduc_run):
     leduc = pyspiel.load_game("leduc_poker")
-    runs = []
-    for _ in range(2):
-        solver = DeepCFRSolver(leduc, num_iterations=2, num_traversals=300, seed=7, num_workers=2, **FAST)
-        solver.solve()
-        runs.append(solver)
+    runs = [clean_leduc_run, DeepCFRSolver(leduc, **LEDUC_ON_TWO)]
+    runs[1].solve()
     _assert_same_memories(*runs)
     state = leduc.new_initial_state().child(0).child(3)
     assert runs[0].action_probabilities(state) == runs[1].action_probabilities(state)
     assert runs[0].nodes_touched == runs[1].nodes_touched
 
 
-def test_a_worker_killed_mid_iteration_is_replaced_and_its_share_rerun(local_ray, caplog):
+def test_a_worker_killed_mid_iteration_is_replaced_and_its_share_rerun(clean_leduc_run, caplog):
     """ray.kill on one actor while it runs its share: the iteration completes,
     the log line says so, and the memories hold exactly a clean run's samples
     (no partial share; same size and contents)."""
-    leduc = pyspiel.load_game("leduc_poker")
-    settings = dict(num_iterations=2, num_traversals=1000, seed=11, num_workers=2, log_every=1, **FAST)
-    clean = DeepCFRSolver(leduc, **settings)
-    clean.solve()
-    faulty = DeepCFRSolver(leduc, **settings)
+    clean = clean_leduc_run
+    faulty = DeepCFRSolver(pyspiel.load_game("leduc_poker"), **LEDUC_ON_TWO)
     kills = []
 
     def kill_worker_1(workers):
@@ -172,6 +172,9 @@ def test_bad_addresses_are_one_clear_error_each_quickly():
         assert re.search(message, line), line
 
 
+# Slow (~20 s: three CFR-MIX runs, two of them on fresh workers). The fast tier has the Ray sampler
+# under Deep CFR above, and CFR-MIX's probe traversals in-process in test_cfr_mix.py.
+@pytest.mark.slow
 def test_cfr_mix_probe_traversals_on_workers_reproduce_and_learn(local_ray):
     """CFR-MIX on a Python-registered team game (workers import its module):
     two runs with the same seed and 2 workers give the same strategies, and

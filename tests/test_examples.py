@@ -131,6 +131,8 @@ def test_cuda_without_gpu_gives_one_line_error(script, tmp_path):
     assert len(lines) == 1 and "torch.cuda.is_available() is False" in lines[0], proc.stderr[-2000:]
 
 
+# Slow: without CUDA this is the refusal test_bad_device_gives_one_line_error[benchmark.py] checks (fast).
+@pytest.mark.slow
 def test_benchmark_device_needs_a_neural_algorithm(tmp_path):
     proc = _run("benchmark.py", "--device=cpu:0", f"--output_dir={tmp_path}", expect_ok=False)
     assert proc.stderr.strip().startswith("error: --device=cpu:0 is not a supported torch device")

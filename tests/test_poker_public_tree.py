@@ -18,8 +18,6 @@ from openspiel_cfrx.poker.vector_cfr import VectorCFR, VectorCFRTooLargeError
 
 SMALL = "flop_holdem(num_ranks=4,num_suits=2)"  # 6.2M histories: ~35 s to extract for the tabular solvers
 SMALL_RAISES = "flop_holdem(num_ranks=4,num_suits=2,max_raises=1 1)"  # 1.2M histories, a raise in both rounds
-# One xdist worker runs the whole file (--dist loadgroup): the tabular solvers' tree is extracted once.
-pytestmark = pytest.mark.xdist_group("poker_public_tree")
 
 
 def _suit_symmetric_strategy(tree):

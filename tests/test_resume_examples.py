@@ -15,8 +15,6 @@ import time
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# One xdist worker runs the whole file: each module fixture's reference run is made once.
-pytestmark = pytest.mark.xdist_group("resume_examples")
 DEEP_CFR = [
     "--game=kuhn_poker", "--iterations=12", "--eval_every=2", "--traversals=500", "--advantage_steps=30",
     "--policy_steps=10", "--layers=16", "--traversal_backend=state", "--seed=3",
