@@ -208,7 +208,7 @@ def test_too_large_game_is_refused_at_once():
     start = time.perf_counter()
     with pytest.raises(TreeTooLargeError, match=r"about .* histories.*max_memory_bytes"):
         openspiel_cfrx.nash_conv(game, policy_lib.UniformRandomPolicy(game))
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < 60  # an attempt to extract the tree would take hours
     with pytest.raises(TreeTooLargeError, match="max_memory_bytes"):
         openspiel_cfrx.get_tree(pyspiel.load_game("liars_dice(numdice=2,dice_sides=6)"))
 
