@@ -57,3 +57,8 @@ def ctrl_c_reaches_the_tests():
     if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
     yield
+
+
+@pytest.fixture(scope="module")
+def kuhn():
+    return pyspiel.load_game("kuhn_poker")

@@ -18,22 +18,7 @@ from openspiel_cfrx.tree import get_tree
 torch.set_num_threads(1)
 
 
-SMALL = dict(
-    num_iterations=2,
-    num_traversals=40,
-    advantage_network_train_steps=5,
-    policy_network_train_steps=5,
-    batch_size_advantage=32,
-    batch_size_strategy=32,
-    advantage_network_layers=(16, 16),
-    policy_network_layers=(16, 16),
-    memory_capacity=5000,
-)
-
-
-@pytest.fixture(scope="module")
-def kuhn():
-    return pyspiel.load_game("kuhn_poker")
+from deep_cfr_settings import SMALL  # noqa: E402  (tests/ is on sys.path)
 
 
 def test_checkpoint_resume_continues_exactly(kuhn, tmp_path):

@@ -3,7 +3,6 @@ sampling, float16 features, merged duplicate entries."""
 
 
 import numpy as np
-import pyspiel
 import pytest
 import torch
 
@@ -19,22 +18,7 @@ from openspiel_cfrx.deep import (
 torch.set_num_threads(1)
 
 
-SMALL = dict(
-    num_iterations=2,
-    num_traversals=40,
-    advantage_network_train_steps=5,
-    policy_network_train_steps=5,
-    batch_size_advantage=32,
-    batch_size_strategy=32,
-    advantage_network_layers=(16, 16),
-    policy_network_layers=(16, 16),
-    memory_capacity=5000,
-)
-
-
-@pytest.fixture(scope="module")
-def kuhn():
-    return pyspiel.load_game("kuhn_poker")
+from deep_cfr_settings import SMALL  # noqa: E402  (tests/ is on sys.path)
 
 
 def test_regret_matching_proportional_to_positive_legal_advantages():
