@@ -22,12 +22,11 @@ import random
 import numpy as np
 import pyspiel
 import pytest
+from deep_cfr_settings import SMALL
 
 import games  # noqa: F401  registers flop_holdem, team_goofspiel
 from openspiel_cfrx import tabular
 from openspiel_cfrx.poker import PublicTree, PublicTreePolicy, VectorCFR
-
-from deep_cfr_settings import SMALL
 
 PATH = os.path.join(os.path.dirname(__file__), "data", "fingerprints.json")
 WRITE = bool(os.environ.get("CFRX_WRITE_FINGERPRINTS"))
@@ -99,7 +98,9 @@ def _vector(variant):
     solver = VectorCFR(tree, variant, verbose=False)
     for _ in range(6):
         solver.iterate()
-    return digest(PublicTreePolicy(game, tree, solver.average_strategy), decision_states(game, playouts=60))
+    return digest(
+        PublicTreePolicy(game, tree, solver.average_strategy), decision_states(game, playouts=60)
+    )
 
 
 CASES = {
@@ -140,5 +141,7 @@ def test_fingerprint_is_unchanged(name, recorded):
             json.dump(dict(sorted(table.items())), f, indent=1)
             f.write("\n")
         return
-    assert name in recorded, f"no recorded fingerprint for {name}: regenerate (see the module docstring)"
+    assert name in recorded, (
+        f"no recorded fingerprint for {name}: regenerate (see the module docstring)"
+    )
     assert value == recorded[name]
