@@ -1,4 +1,4 @@
-"""Deep CFR benchmark (issue 6): ours vs OpenSpiel's PyTorch Deep CFR.
+"""Deep CFR benchmark: ours vs OpenSpiel's PyTorch Deep CFR.
 
 Modes (--mode, comma-separated):
 

@@ -41,7 +41,7 @@ from absl import app, flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import FHP_STATE_DEEP_CFR, case_in_fresh_process, print_and_write  # noqa: E402
-from openspiel_cfrx.deep.poker_network import PAPER_FHP_DIM  # noqa: E402
+from openspiel_cfrx.neural_poker.poker_network import PAPER_FHP_DIM  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "", "Markdown file for the table (printed anyway).")

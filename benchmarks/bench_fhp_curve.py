@@ -310,7 +310,8 @@ def evaluate(game, pol, evaluator: str):
         return poker_nash_conv(game, pol, return_details=True)
     from types import SimpleNamespace
 
-    from openspiel_cfrx.poker import InformationStateTensors, NetworkStrategy, PublicTree
+    from openspiel_cfrx.neural_poker import InformationStateTensors, NetworkStrategy
+    from openspiel_cfrx.poker import PublicTree
 
     nets = getattr(pol, "policy_network", None)
     if not getattr(nets, "suit_symmetric", False):

@@ -1,5 +1,5 @@
 """Full flop hold'em: OpenSpiel's NFSP beside the Deep CFR run of `full_fhp.md`
-(issue 21; the paper's Figure 2 compares the two on this game).
+(the paper's Figure 2 compares the two on this game).
 
 Phase 1 trains OpenSpiel's PyTorch NFSP (`examples.contenders`' `os_nfsp`:
 the Leduc example's hyperparameters, one hidden layer of 128 units on
@@ -94,7 +94,8 @@ def evaluate(game, nets) -> dict:
     """Exact NashConv of the average networks on every board (module doc)."""
     from open_spiel.python.pytorch import dqn
 
-    from openspiel_cfrx.poker import InformationStateTensors, NetworkStrategy, PublicTree
+    from openspiel_cfrx.neural_poker import InformationStateTensors, NetworkStrategy
+    from openspiel_cfrx.poker import PublicTree
 
     def probabilities(features: np.ndarray, legal: np.ndarray) -> np.ndarray:
         # universal_poker's information_state_tensor starts with the acting player's one-hot;

@@ -1,4 +1,4 @@
-r"""Poker public-tree engine (issue 18): exact NashConv times and peak memory.
+r"""Poker public-tree engine: exact NashConv times and peak memory.
 
 Each case runs in a fresh process (peak RSS is per case):
 
@@ -49,7 +49,8 @@ def run_case(case: dict) -> dict:
     import pyspiel
 
     import games  # noqa: F401
-    from openspiel_cfrx.poker import InformationStateTensors, NetworkStrategy, PublicTree
+    from openspiel_cfrx.neural_poker import InformationStateTensors, NetworkStrategy
+    from openspiel_cfrx.poker import PublicTree
 
     game = pyspiel.load_game(case["game"])
     start = time.perf_counter()
@@ -109,7 +110,7 @@ def main(argv):
     import numpy as np
     import torch
 
-    lines = ["# Poker public-tree engine: exact NashConv speed and memory (issue 18)", ""]
+    lines = ["# Poker public-tree engine: exact NashConv speed and memory", ""]
     load = os.getloadavg()[0]
     lines += [f"Machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; Python "
               f"{platform.python_version()}, numpy {np.__version__}, torch {torch.__version__}; load average "

@@ -1,7 +1,6 @@
 r"""Cost of one SGD step of the Deep CFR card/bet network (Appendix C) at
-the paper's batch (issue 21: "profile and fix the Appendix C network's CPU
-step"; "measure on the GPU when a device is lent"), beside the MLP the
-solvers use by default.
+the paper's batch, on CPU and (when one is available) on a GPU, beside the
+MLP the solvers use by default.
 
 One step = forward, squared loss, backward, Adam (torch.optim.Adam), float32,
 on CPU with `--threads` torch threads (default 1) or on `--device=cuda`
@@ -42,7 +41,7 @@ import json, sys, time
 import numpy as np, torch
 sys.path.insert(0, {root!r})
 from openspiel_cfrx.deep.networks import make_network
-from openspiel_cfrx.deep.poker_network import PokerNetwork
+from openspiel_cfrx.neural_poker.poker_network import PokerNetwork
 torch.set_num_threads({threads})
 kind, dim, batch, steps, device = {kind!r}, {dim}, {batch}, {steps}, torch.device({device!r})
 rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""Tabular CFR family benchmark (issue: OFTRL-CFR).
+"""Tabular CFR family benchmark.
 
 1. Exploitability curves for 1000 iterations on each game: CFR, CFR+, DCFR,
    PCFR+, OFTRL theory (stepsize scale 1) and OFTRL tuned (best final value of

@@ -1,4 +1,4 @@
-"""A small Libratus river endgame as a pyspiel game (issue 19's cross-check).
+"""A small Libratus river endgame as a pyspiel game (a cross-check of the endgame engine).
 
 `hunl_endgame(subgame=4,max_hands=24)`: the river subgame 3 or 4 of
 `games.libratus_endgames` with each player's range cut to its `max_hands`

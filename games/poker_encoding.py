@@ -162,7 +162,7 @@ class StructuredInfoState:
 @dataclasses.dataclass(frozen=True)
 class PokerNetworkLayout:
     """Layout of `PokerEncoder.network_tensor`, the flat input of the Appendix C
-    network (`openspiel_cfrx.deep.poker_network`).
+    network (`openspiel_cfrx.neural_poker.poker_network`).
 
     The flat float32 vector is the paper's `forward(cards, bets)` arguments
     side by side: `sum(card_group_sizes)` card indices (group after group,
@@ -410,7 +410,7 @@ def poker_network_options(game: pyspiel.Game, chip_scale: float = 1.0 / BIG_BLIN
 
     Returns {"network": "poker", "encoder": PokerNetworkEncoder(game),
     "network_options": layout + `options`} (options: `dim`, `card_skips`, see
-    `openspiel_cfrx.deep.poker_network.PokerNetwork`). Raises ValueError when
+    `openspiel_cfrx.neural_poker.poker_network.PokerNetwork`). Raises ValueError when
     `game` is not a `flop_holdem` / `hulh` variant.
     """
     encoder = PokerNetworkEncoder(game, chip_scale=chip_scale)

@@ -180,8 +180,8 @@ def test_cuda_graph_fit_matches_the_eager_fit(precision, network):
     """On CUDA a fit replays one captured step; same batches, same updates as
     the eager loop (to float rounding), for the advantage and the policy loss,
     on an MLP and on the Appendix C network (embeddings: `embed_cards`)."""
-    from openspiel_cfrx.deep.poker_network import PokerNetwork
     from openspiel_cfrx.deep.trainer import GRAPH_MIN_STEPS, SQUARED_ON_PROBABILITIES
+    from openspiel_cfrx.neural_poker.poker_network import PokerNetwork
 
     rng = np.random.default_rng(0)
     rows = 3000

@@ -12,7 +12,7 @@ import games  # noqa: F401  (registers flop_holdem, hulh)
 from games.poker_encoding import PokerEncoder, PokerNetworkEncoder, poker_network_options
 from openspiel_cfrx import DeepCFRSolver
 from openspiel_cfrx.deep import count_parameters, legal_mask, make_network, network_names
-from openspiel_cfrx.deep.poker_network import (
+from openspiel_cfrx.neural_poker.poker_network import (
     APPENDIX_C_DIM,
     PAPER_FHP_DIM,
     PAPER_FHP_PARAMETERS,

@@ -231,7 +231,7 @@ def test_network_strategy_builds_the_states_tensors_and_equals_the_state_path():
     public node (no pyspiel states) gives exactly poker_nash_conv's number,
     which queries the same network on states."""
     from openspiel_cfrx import DeepCFRSolver
-    from openspiel_cfrx.poker import InformationStateTensors, NetworkStrategy
+    from openspiel_cfrx.neural_poker import InformationStateTensors, NetworkStrategy
 
     game = pyspiel.load_game("flop_holdem(num_ranks=5,num_suits=2)")
     solver = DeepCFRSolver(game, num_iterations=2, num_traversals=50, policy_network_train_steps=20,

@@ -1,4 +1,4 @@
-"""The "poker" traversal backend (openspiel_cfrx.poker.traversal): the same
+"""The "poker" traversal backend (openspiel_cfrx.neural_poker.traversal): the same
 sampling distribution as Deep CFR's Algorithm 2 over pyspiel states."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 
 import games  # noqa: F401  registers flop_holdem
 from openspiel_cfrx.deep import DeepCFRSolver
-from openspiel_cfrx.deep.sampler import make_sampler
 from openspiel_cfrx.encoders import InformationStateTensorEncoder
+from openspiel_cfrx.neural_poker.traversal import PokerSampler
 from openspiel_cfrx.poker.public_tree import MIX
-from openspiel_cfrx.poker.traversal import PokerSampler
+from openspiel_cfrx.sampling import make_sampler
 
 SMALL_FHP = "flop_holdem(num_ranks=4,num_suits=2)"
 SMALL_HULH = "hulh(num_ranks=3,num_suits=3,max_raises=1 1 1 1)"  # four rounds, per-street card blocks

@@ -10,8 +10,8 @@ progress, callbacks, seeds, checkpoints from each part's state_dict),
 backends over `traversal` / `vector_traversal`), `trainer` (one SGD loop and
 the losses, with the duplicate-merging identity explicit), `regret_matching`,
 `schedule` (ramps and learning-rate schedule), `memories`, `networks` (MLP,
-FlatAdam, the network registry; `poker_network` registers the Appendix C
-network), `checkpoint`. The solvers: `deep_cfr` (with `sd_cfr`) and `cfr_mix`
+FlatAdam, the network registry; the Appendix C poker network and the
+suit-symmetric network register from `openspiel_cfrx.neural_poker`), `checkpoint`. The solvers: `deep_cfr` (with `sd_cfr`) and `cfr_mix`
 (with `team_model`, `agent_network`, `probe_traversal`).
 """
 
@@ -20,21 +20,16 @@ from openspiel_cfrx.deep.deep_cfr import DeepCFRSolver, InformationStateTensorEn
 from openspiel_cfrx.deep.memories import ReservoirMemory, SlidingWindowMemory, make_memory
 from openspiel_cfrx.deep.networks import (
     MLP,
+    count_parameters,
     make_network,
     masked_softmax,
     network_names,
     register_network,
     reset_parameters,
 )
-from openspiel_cfrx.deep.poker_network import PokerNetwork, count_parameters  # registers "poker"
 from openspiel_cfrx.deep.regret_matching import regret_matching
-from openspiel_cfrx.deep.sampler import Sampler, Samples
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.deep.solver_base import NeuralSolver
-from openspiel_cfrx.deep.suit_symmetric import (  # registers "suit_symmetric_mlp"
-    SuitCanonical,
-    SuitSymmetricMLP,
-)
 from openspiel_cfrx.deep.trainer import Trainer, WeightedSquaredLoss
 from openspiel_cfrx.deep.traversal import (
     TraversalRecord,
@@ -42,6 +37,7 @@ from openspiel_cfrx.deep.traversal import (
     legal_mask,
     run_batched,
 )
+from openspiel_cfrx.sampling import Sampler, Samples
 
 __all__ = [
     "MLP",
@@ -54,9 +50,6 @@ __all__ = [
     "Schedule",
     "Trainer",
     "WeightedSquaredLoss",
-    "PokerNetwork",
-    "SuitCanonical",
-    "SuitSymmetricMLP",
     "ReservoirMemory",
     "SlidingWindowMemory",
     "TraversalRecord",

@@ -47,12 +47,13 @@ from openspiel_cfrx.deep.networks import (
     reset_parameters,
 )
 from openspiel_cfrx.deep.regret_matching import FALLBACKS, regret_matching, uniform_strategy
-from openspiel_cfrx.deep.sampler import BACKENDS, Samples, make_sampler, smallest_share
+from openspiel_cfrx.deep.sampler import smallest_share
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.deep.solver_base import NeuralSolver, format_loss
 from openspiel_cfrx.deep.trainer import PRECISIONS, SQUARED, Trainer
 from openspiel_cfrx.deep.validation import check_device, check_loss, check_settings
 from openspiel_cfrx.encoders import InformationStateTensorEncoder, encoded_size
+from openspiel_cfrx.sampling import SAMPLERS, Samples, make_sampler
 from openspiel_cfrx.tree import check_game_supported
 
 # Constructor settings and their rules (openspiel_cfrx.deep.validation).
@@ -65,7 +66,7 @@ SETTING_RULES = {
     "regret_scale": "real>0|auto|pot",
     "regret_matching_fallback": FALLBACKS, "strategy_memory_capacity": "int>=1|None",
     "gradient_clip": "real>0|None", "traversal_batch_size": "int>=1", "aggregate_duplicates": "bool",
-    "traversal_backend": BACKENDS, "num_threads": "int>=1|None", "average_policy": KINDS,
+    "traversal_backend": tuple(SAMPLERS), "num_threads": "int>=1|None", "average_policy": KINDS,
     "callback_every": "int>=1", "num_workers": "int>=1",
     "ray_address": "address|None", "training_precision": tuple(PRECISIONS),
     "memory_feature_dtype": FEATURE_DTYPES,

@@ -46,7 +46,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from openspiel_cfrx.deep.sampler import Sampler
+from openspiel_cfrx.sampling import Sampler
 
 RAY_INSTALL_HINT = "pip install 'openspiel_cfrx[ray]' (or: pip install -c constraints.txt ray)"
 MAX_RESTARTS_PER_SHARE = 3

@@ -28,6 +28,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from openspiel_cfrx.registry import Registry
+
 NetworkFactory = Callable[..., nn.Module]
 
 
@@ -94,8 +96,7 @@ class MLP(nn.Module):
         return self.action_head(x)
 
 
-_NETWORKS: dict[str, NetworkFactory] = {}
-_INPUTS: dict[str, Callable] = {}
+NETWORKS: Registry[tuple[NetworkFactory, Callable | None]] = Registry("network")
 
 
 def register_network(name: str, factory: NetworkFactory, inputs: Callable | None = None) -> None:
@@ -104,31 +105,27 @@ def register_network(name: str, factory: NetworkFactory, inputs: Callable | None
     `inputs(game, encoder, options) -> (encoder, options)`, optional: a network
     family that needs its own input encoding (the Appendix C poker network
     reads cards and bets) supplies it here, so solvers never special-case a
-    network by name."""
-    _NETWORKS[name] = factory
-    if inputs is not None:
-        _INPUTS[name] = inputs
+    network by name. The poker families register from
+    `openspiel_cfrx.neural_poker` (declared in `openspiel_cfrx.registry`)."""
+    NETWORKS.register(name, (factory, inputs))
 
 
 def network_inputs(name: str, game, encoder, options: dict | None):
     """(encoder, options) for `network=name`: the family's own input hook, or
     the caller's encoder (None = the solver's default) and options unchanged."""
-    if name not in _NETWORKS:
-        raise ValueError(f"unknown network {name!r}; choose from {', '.join(network_names())}")
-    hook = _INPUTS.get(name)
+    _, hook = NETWORKS.get(name)
     return hook(game, encoder, options) if hook is not None else (encoder, dict(options or {}))
 
 
 def network_names() -> list[str]:
-    return sorted(_NETWORKS)
+    return sorted(NETWORKS.names())
 
 
 def make_network(
     name: str, input_size: int, num_actions: int, hidden_sizes: Sequence[int], **options
 ) -> nn.Module:
-    if name not in _NETWORKS:
-        raise ValueError(f"unknown network {name!r}; choose from {', '.join(network_names())}")
-    return _NETWORKS[name](input_size, num_actions, hidden_sizes, **options)
+    factory, _ = NETWORKS.get(name)
+    return factory(input_size, num_actions, hidden_sizes, **options)
 
 
 register_network("mlp", MLP)
@@ -138,6 +135,11 @@ register_network(
         input_size, num_actions, hidden_sizes, skip_connections=False, normalize=False, **options
     ),
 )
+
+
+def count_parameters(module: nn.Module, trainable_only: bool = True) -> int:
+    """Number of (trainable) parameters of `module`."""
+    return sum(p.numel() for p in module.parameters() if p.requires_grad or not trainable_only)
 
 
 def reset_parameters(module: nn.Module, seed: int) -> None:

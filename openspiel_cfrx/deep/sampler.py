@@ -1,105 +1,47 @@
-"""Samplers: where a neural solver's training data comes from.
+"""The in-process traversal backends of Deep CFR (Algorithm 2 of Brown et al. 2019).
 
-A sampler runs K traversals for one traverser at iteration t against the
-current strategies and hands back what they produced as arrays, chunk by
-chunk (`Samples`); the solver inserts each chunk into its memories before the
-next one is drawn. Backends (Deep CFR, Algorithm 2 of Brown et al. 2019):
+The protocol they implement (`Sampler`, `Samples`, `StrategyFn`) and the
+registry of backends by name are in `openspiel_cfrx.sampling`; this module
+registers:
 
-* `TraversalSampler(StateCursor(...))` ("state"): walks pyspiel states; any game.
-* `TraversalSampler(TreeWalker(...))` ("tree"): walks the extracted tree's
+* "state": `TraversalSampler(StateCursor(...))` walks pyspiel states; any game.
+* "tree": `TraversalSampler(TreeWalker(...))` walks the extracted tree's
   arrays; the same samples as "state" for the same seed, much faster.
-* `VectorSampler` ("vectorized"): all traversals of a chunk advance together
+* "vectorized": `VectorSampler`: all traversals of a chunk advance together
   as numpy arrays over the extracted tree (`vector_traversal.py`); the same
   sampling distribution, another random stream.
-* `poker.traversal.PokerSampler` ("poker"): limit poker games too large to
-  extract (flop hold'em): deals drawn up front, the betting tree walked by
-  all traversals of a chunk together as arrays; same distribution.
 
-The current strategies reach a sampler as a `StrategyFn`:
-`strategy(player, features [B, F] float32, legal_mask [B, A] bool) -> [B, A]`
-(for Deep CFR: regret matching on the player's advantage network). A new
-backend implements `Sampler.collect`; `distributed.RaySampler` runs any of
-these on Ray workers (then `strategy` must be picklable: a snapshot).
+"poker" (limit poker games too large to extract) is
+`openspiel_cfrx.neural_poker.traversal.PokerSampler`. `distributed.RaySampler`
+runs any of these on Ray workers (then `strategy` must be picklable: a snapshot).
 """
 
 from __future__ import annotations
 
-import abc
 import contextlib
-import dataclasses
 import gc
 import random
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import numpy as np
 
 from openspiel_cfrx.deep.traversal import (
+    StateCursor,
     TraversalRecord,
+    TreeWalker,
     external_sampling_traversal,
     legal_mask,
     run_batched,
 )
-
-StrategyFn = Callable[[int, np.ndarray, np.ndarray], np.ndarray]
-BACKENDS = ("state", "tree", "vectorized", "poker")
-
-
-@dataclasses.dataclass
-class Samples:
-    """One chunk of traversals' memory insertions (Algorithm 2 lines 10 and 13).
-
-    advantage_*: per traverser infoset visit: encoding [n, F], sampled regrets
-      r~(I, a) [n, A] (0 at illegal actions), legal mask [n, A].
-    strategy_*: per opponent infoset visit: encoding, sigma^t(I), legal mask.
-    nodes: histories touched.
-    advantage_pot: per traverser visit, the chips both players have put in at
-      its node [n], from samplers that know them (the "poker" backend); None
-      elsewhere. `DeepCFRSolver(regret_scale="pot")` divides by it.
-    """
-
-    advantage_features: np.ndarray
-    advantage_regrets: np.ndarray
-    advantage_mask: np.ndarray
-    strategy_features: np.ndarray
-    strategy_probs: np.ndarray
-    strategy_mask: np.ndarray
-    nodes: int
-    advantage_pot: np.ndarray | None = None
-
-    @classmethod
-    def from_record(cls, record: TraversalRecord, num_actions: int) -> Samples:
-        def arrays(features, values, legal):
-            width = len(features[0]) if features else 0
-            return (np.asarray(features, dtype=np.float32).reshape(len(features), width),
-                    np.asarray(values, dtype=np.float32).reshape(len(values), num_actions),
-                    legal_mask(legal, num_actions))  # fmt: skip
-
-        return cls(*arrays(record.advantage_features, record.advantage_regrets, record.advantage_legal),
-                   *arrays(record.strategy_features, record.strategy_probs, record.strategy_legal),
-                   record.nodes)  # fmt: skip
-
-
-class Sampler(abc.ABC):
-    """Runs traversals; `collect` yields their `Samples` in a reproducible order.
-
-    `rng` is the sampler's random stream (random.Random or a numpy Generator);
-    `distributed` samplers need a picklable `strategy`."""
-
-    distributed = False
-    rng: random.Random | np.random.Generator
-
-    @abc.abstractmethod
-    def collect(self, strategy: StrategyFn, traverser: int, iteration: int, count: int) -> Iterator[Samples]:
-        """`count` traversals for `traverser` at `iteration`, in chunks."""
-
-    def reseed(self, seed: int) -> None:
-        """A fresh random stream of the same kind, seeded by `seed`."""
-        self.rng = random.Random(seed) if isinstance(self.rng, random.Random) else np.random.default_rng(seed)
-
-    def take_events(self) -> list[str]:
-        """Notable events since the last call (e.g. a restarted worker), for the log line."""
-        return []
+from openspiel_cfrx.sampling import (  # noqa: F401  (Sampler, Samples, StrategyFn, make_sampler re-exported)
+    Sampler,
+    Samples,
+    StrategyFn,
+    make_sampler,
+    register_sampler,
+)
+from openspiel_cfrx.tree import get_tree
 
 
 def answer_queries(strategy: StrategyFn, num_actions: int) -> Callable[[list], list]:
@@ -188,7 +130,7 @@ class TraversalSampler(Sampler):
                 run_batched((external_sampling_traversal(self.cursor, self.cursor.root(), traverser, self.num_actions,
                                                          self.rng, record) for _ in range(size)),
                             answer, lambda record=record, size=size: self._check(record, size, limit))  # fmt: skip
-                samples = Samples.from_record(record, self.num_actions)
+                samples = samples_from_record(record, self.num_actions)
             yield samples
 
     def _check(self, record: TraversalRecord, traversals: int, limit: int) -> None:
@@ -254,28 +196,32 @@ def smallest_share(backend: str, batch_size: int) -> int:
     return int(batch_size) if floor is None else min(int(batch_size), floor)
 
 
-def make_sampler(backend: str, game, encoder, num_actions: int, batch_size: int,
-                 py_rng: random.Random, np_rng: np.random.Generator) -> Sampler:  # fmt: skip
-    """The sampler of a `traversal_backend` name (`BACKENDS`)."""
-    from openspiel_cfrx.deep.traversal import StateCursor, TreeWalker
-    from openspiel_cfrx.tree import get_tree
+def samples_from_record(record: TraversalRecord, num_actions: int) -> Samples:
+    """The arrays of a batch's recorded Python lists."""
 
-    if backend == "state":
-        return TraversalSampler(StateCursor(game, encoder), num_actions, batch_size, py_rng)
-    if backend == "tree":
-        return TraversalSampler(TreeWalker(get_tree(game), encoder), num_actions, batch_size, py_rng)
-    if backend == "vectorized":
-        return VectorSampler(get_tree(game), encoder, batch_size, np_rng)
-    if backend == "poker":
-        from openspiel_cfrx.encoders import InformationStateTensorEncoder
-        from openspiel_cfrx.poker.traversal import PokerSampler
+    def arrays(features, values, legal):
+        width = len(features[0]) if features else 0
+        return (np.asarray(features, dtype=np.float32).reshape(len(features), width),
+                np.asarray(values, dtype=np.float32).reshape(len(values), num_actions),
+                legal_mask(legal, num_actions))  # fmt: skip
 
-        if isinstance(encoder, InformationStateTensorEncoder):
-            return PokerSampler(game, batch_size, np_rng)
-        if getattr(encoder, "network_layout", None) is None:
-            raise ValueError(f"traversal_backend='poker' builds its inputs itself: information_state_tensor, or an "
-                             f"encoder with a card-slot network_layout (network='poker'); the encoder "
-                             f"{getattr(encoder, 'name', type(encoder).__name__)!r} is neither: use "
-                             "traversal_backend='state' with it")  # fmt: skip
-        return PokerSampler(game, batch_size, np_rng, encoder=encoder)
-    raise ValueError(f"traversal_backend must be one of {', '.join(map(repr, BACKENDS))}, got {backend!r}")
+    return Samples(*arrays(record.advantage_features, record.advantage_regrets, record.advantage_legal),
+                   *arrays(record.strategy_features, record.strategy_probs, record.strategy_legal),
+                   record.nodes)  # fmt: skip
+
+
+def _state_sampler(game, encoder, num_actions, batch_size, py_rng, np_rng) -> Sampler:
+    return TraversalSampler(StateCursor(game, encoder), num_actions, batch_size, py_rng)
+
+
+def _tree_sampler(game, encoder, num_actions, batch_size, py_rng, np_rng) -> Sampler:
+    return TraversalSampler(TreeWalker(get_tree(game), encoder), num_actions, batch_size, py_rng)
+
+
+def _vector_sampler(game, encoder, num_actions, batch_size, py_rng, np_rng) -> Sampler:
+    return VectorSampler(get_tree(game), encoder, batch_size, np_rng)
+
+
+register_sampler("state", _state_sampler)
+register_sampler("tree", _tree_sampler)
+register_sampler("vectorized", _vector_sampler)

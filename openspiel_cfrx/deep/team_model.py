@@ -24,8 +24,9 @@ from openspiel_cfrx.deep.agent_network import AgentNetwork, Packer, mix
 from openspiel_cfrx.deep.memories import make_memory
 from openspiel_cfrx.deep.networks import reset_parameters
 from openspiel_cfrx.deep.probe_traversal import AgentView, run_traversals
-from openspiel_cfrx.deep.sampler import Sampler, gc_paused
+from openspiel_cfrx.deep.sampler import gc_paused
 from openspiel_cfrx.deep.trainer import SQUARED, Trainer, array_batches
+from openspiel_cfrx.sampling import Sampler
 
 _EVAL_BATCH = 4096
 TINY = 1e-12

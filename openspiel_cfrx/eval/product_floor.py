@@ -1,4 +1,4 @@
-"""The product-form floor of a team-adversary game (issue 22).
+"""The product-form floor of a team-adversary game.
 
 CFR-MIX's team strategies are *product form*: at every team information set
 the joint action's probability is the product of the agents' individual

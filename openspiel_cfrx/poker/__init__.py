@@ -1,4 +1,4 @@
-"""Poker public-tree engine (issue 18): exact best response, on-policy value
+"""Poker public-tree engine: exact best response, on-policy value
 and NashConv, and vector-form CFR, on the public tree of two-player limit
 hold'em games (flop hold'em, HULH with small decks, later-round subgames).
 
@@ -16,9 +16,10 @@ two hole cards), instead of an [H x H] matrix.
 * `VectorCFR(tree, "cfr+")`: CFR / CFR+ / LCFR / DCFR with tabular's regret
   minimizers, float32 storage, memory estimate, checkpoints.
 * `PublicTreePolicy`: any such strategy as an OpenSpiel policy (lookup).
-* `NetworkStrategy` + `InformationStateTensors` (or `CardSlotInputs`, the
-  Appendix C network's card indices): a batched network's strategy
-  from inputs built per public node, without pyspiel states.
+
+A network's strategy on this tree (`NetworkStrategy`) and the neural pieces
+that read poker (the Appendix C network, the "poker" traversal backend) are in
+`openspiel_cfrx.neural_poker`, the layer above both this engine and `deep`.
 
 Cards follow OpenSpiel's universal_poker numbering: card = rank * num_suits +
 suit, rank 0 = deuce (small decks keep the lowest ranks).
@@ -32,11 +33,6 @@ from openspiel_cfrx.poker.isomorphism import (
     relabel,
     suit_permutations,
 )
-from openspiel_cfrx.poker.network_policy import (
-    CardSlotInputs,
-    InformationStateTensors,
-    NetworkStrategy,
-)
 from openspiel_cfrx.poker.public_tree import PublicTree, PublicTreePolicy, Subgame
 from openspiel_cfrx.poker.showdown import fold_values, showdown_values
 from openspiel_cfrx.poker.spec import BettingRules, UnsupportedPokerGameError
@@ -45,9 +41,6 @@ from openspiel_cfrx.poker.vector_cfr import VARIANTS, VectorCFR, VectorCFRTooLar
 __all__ = [
     "BettingRules",
     "Deck",
-    "CardSlotInputs",
-    "InformationStateTensors",
-    "NetworkStrategy",
     "PublicTree",
     "PublicTreePolicy",
     "Subgame",

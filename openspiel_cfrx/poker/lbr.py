@@ -1,4 +1,4 @@
-"""Local best response (LBR) for two-player limit hold'em policies (issue 21).
+"""Local best response (LBR) for two-player limit hold'em policies.
 
 Lisý & Bowling 2017, "Equilibrium Approximation Quality of Current No-Limit
 Poker Bots", Algorithm 1: a player that knows the opponent's policy, keeps

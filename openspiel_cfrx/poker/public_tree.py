@@ -1,5 +1,5 @@
 """The public tree of a two-player limit hold'em game (flop hold'em, HULH) and
-exact computations on it with hand vectors (issue 18).
+exact computations on it with hand vectors.
 
 Public tree = betting tree x public chance. The betting tree does not depend on
 the cards, so it is read once from the game itself (universal_poker's legal

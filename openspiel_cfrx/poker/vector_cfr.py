@@ -1,4 +1,4 @@
-"""Vector-form CFR on the poker public tree (issue 18): the lossless solver of
+"""Vector-form CFR on the poker public tree: the lossless solver of
 Deep CFR's Figure 3 dotted line ("vanilla tabular Linear CFR without
 abstraction or sampling" in flop hold'em).
 

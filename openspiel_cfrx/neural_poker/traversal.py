@@ -1,6 +1,6 @@
 """External-sampling traversals (Deep CFR, Brown et al. 2019, Algorithm 2) on
 the betting tree of a limit poker game, many deals advanced together as
-arrays (issue 21): the "poker" traversal backend.
+arrays: the "poker" traversal backend (registered in `sampling.SAMPLERS`).
 
 The betting tree does not depend on the cards (`PublicTree.nodes`), so a
 traversal is a deal plus a walk of that tree. K traversals start together:
@@ -22,7 +22,7 @@ on network inputs built for all of them at once (`InformationStateTensors`:
 the node's betting template plus the card one-hots, checked against pyspiel
 when built; or `CardSlotInputs` for the Appendix C network's card indices).
 A strategy that offers `factored(player)` (the Appendix C network:
-`deep_cfr.FactoredStrategy`) is asked by parts instead: the card part of
+`sampling.FactoredStrategy`) is asked by parts instead: the card part of
 each distinct hand (preflop) and of each deal's later rounds once per batch,
 the bet parts of the player's decision nodes once per batch, the trunk per
 visit, once per distinct (hand, node) before the flop (`_by_parts`; the same
@@ -33,7 +33,7 @@ child's value, a traverser node v(I) = sum_a sigma^t(I, a) v(I, a) and
 records r~(I, a) = v(I, a) - v(I) for the advantage memory (line 10), with
 the pot at the node (`Samples.advantage_pot`, for `regret_scale="pot"`).
 
-These are the samples of `traversal.external_sampling_traversal` over pyspiel
+These are the samples of `deep.traversal.external_sampling_traversal` over pyspiel
 states, distribution for distribution (tested: their expectation equals the
 exact counterfactual regrets of the public-tree engine, and the state
 backend's on the same statistic); only the random stream differs. `nodes`
@@ -46,11 +46,12 @@ from __future__ import annotations
 import numpy as np
 import pyspiel
 
-from openspiel_cfrx.deep.sampler import Sampler, Samples, StrategyFn
+from openspiel_cfrx.encoders import InformationStateTensorEncoder
+from openspiel_cfrx.neural_poker.network_policy import CardSlotInputs, InformationStateTensors
 from openspiel_cfrx.poker.evaluator import rank_cards
-from openspiel_cfrx.poker.network_policy import CardSlotInputs, InformationStateTensors
 from openspiel_cfrx.poker.public_tree import DEAL, DECISION, FOLDED, SHOWDOWN, PublicTree
 from openspiel_cfrx.poker.spec import UnsupportedPokerGameError
+from openspiel_cfrx.sampling import Sampler, Samples, StrategyFn, register_sampler
 
 _KIND = {DECISION: 0, DEAL: 1, FOLDED: 2, SHOWDOWN: 3}
 MIN_BATCH = 4096
@@ -224,7 +225,7 @@ class PokerSampler(Sampler):
                        advantage_pot=pot)  # fmt: skip
 
     def _factored(self, strategy: StrategyFn) -> list:
-        """Per player, sigma^t by parts (`deep_cfr.FactoredStrategy`) where the
+        """Per player, sigma^t by parts (`sampling.FactoredStrategy`) where the
         strategy offers it (the Appendix C network on card-slot inputs), else None."""
         if not isinstance(self.inputs, CardSlotInputs) or not hasattr(strategy, "factored"):
             return [None, None]
@@ -345,3 +346,19 @@ class PokerSampler(Sampler):
                 advantage.append((node[mine], regrets.astype(np.float32)))
             below = value
         return advantage[::-1]  # in depth order, like the rows of their inputs
+
+
+def poker_sampler(game, encoder, num_actions, batch_size, py_rng, np_rng) -> PokerSampler:
+    """The "poker" traversal backend: OpenSpiel's information state tensor, or
+    an encoder's card-slot inputs (`network_layout`, e.g. `network="poker"`)."""
+    if isinstance(encoder, InformationStateTensorEncoder):
+        return PokerSampler(game, batch_size, np_rng)
+    if getattr(encoder, "network_layout", None) is None:
+        raise ValueError(f"traversal_backend='poker' builds its inputs itself: information_state_tensor, or an "
+                         f"encoder with a card-slot network_layout (network='poker'); the encoder "
+                         f"{getattr(encoder, 'name', type(encoder).__name__)!r} is neither: use "
+                         "traversal_backend='state' with it")  # fmt: skip
+    return PokerSampler(game, batch_size, np_rng, encoder=encoder)
+
+
+register_sampler("poker", poker_sampler)

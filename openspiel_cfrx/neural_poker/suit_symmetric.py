@@ -1,5 +1,5 @@
 """A suit-symmetric network for poker information-state tensors
-(`network="suit_symmetric_mlp"`, issue 21).
+(`network="suit_symmetric_mlp"`).
 
 Two infosets that differ only by a relabelling of the suits are strategically
 identical (the lossless isomorphism the tabular engine already exploits:

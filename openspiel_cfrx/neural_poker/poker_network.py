@@ -66,11 +66,6 @@ PAPER_FHP_DIM = 96  # closest to 98,948 under the appendix code (99,555)
 _MAX_BET = 1e6  # `bets.clamp(0, 1e6)` in Appendix C
 
 
-def count_parameters(module: nn.Module, trainable_only: bool = True) -> int:
-    """Number of (trainable) parameters of `module`."""
-    return sum(p.numel() for p in module.parameters() if p.requires_grad or not trainable_only)
-
-
 def appendix_c_parameter_count(
     dim: int,
     num_card_groups: int = 2,

@@ -1,4 +1,4 @@
-"""Neural policies on the public tree without pyspiel states (issue 18, path (c)).
+"""Neural policies on the public tree without pyspiel states.
 
 At a public node every (board, hand) infoset of the acting player differs from
 every other only in its cards, so the network inputs of all of them are one
@@ -18,7 +18,7 @@ legal_mask [N, A]) -> [N, A]` (e.g. `DeepCFRSolver.probabilities_from_tensors`),
 into a `public_tree.Strategy`, querying only the hands that miss the board.
 A network fed raw cards is not suit-symmetric, so the tree must visit every
 board (`PublicTree(game, isomorphism=False)`); one that is by construction
-(`network="suit_symmetric_mlp"`, `deep/suit_symmetric.py`) may be walked on
+(`network="suit_symmetric_mlp"`, `neural_poker/suit_symmetric.py`) may be walked on
 the isomorphic tree, one board per suit class (`suit_symmetric=True`).
 """
 
