@@ -9,7 +9,8 @@ progress, callbacks, seeds, checkpoints from each part's state_dict),
 `sampler` (where samples come from: pyspiel-state, tree and vectorised
 backends over `traversal` / `vector_traversal`), `trainer` (one SGD loop and
 the losses, with the duplicate-merging identity explicit), `regret_matching`,
-`schedule` (ramps and learning-rate schedule), `memories`, `networks` (MLP,
+`schedule` (ramps and learning-rate schedule), `settings` (Deep CFR's settings
+groups), `memories`, `networks` (MLP,
 FlatAdam, the network registry; the Appendix C poker network and the
 suit-symmetric network register from `openspiel_cfrx.neural_poker`), `checkpoint`. The solvers: `deep_cfr` (with `sd_cfr`) and `cfr_mix`
 (with `team_model`, `agent_network`, `probe_traversal`).
@@ -29,6 +30,15 @@ from openspiel_cfrx.deep.networks import (
 )
 from openspiel_cfrx.deep.regret_matching import regret_matching
 from openspiel_cfrx.deep.schedule import Schedule
+from openspiel_cfrx.deep.settings import (
+    AveragingSettings,
+    DeepCFRSettings,
+    MemorySettings,
+    NetworkSettings,
+    TrainingSettings,
+    TraversalSettings,
+    WorkerSettings,
+)
 from openspiel_cfrx.deep.solver_base import NeuralSolver
 from openspiel_cfrx.deep.trainer import Trainer, WeightedSquaredLoss
 from openspiel_cfrx.deep.traversal import (
@@ -41,7 +51,14 @@ from openspiel_cfrx.sampling import Sampler, Samples
 
 __all__ = [
     "MLP",
+    "AveragingSettings",
     "CheckpointError",
+    "DeepCFRSettings",
+    "MemorySettings",
+    "NetworkSettings",
+    "TrainingSettings",
+    "TraversalSettings",
+    "WorkerSettings",
     "DeepCFRSolver",
     "InformationStateTensorEncoder",
     "NeuralSolver",

@@ -3,7 +3,9 @@
 A checkpoint is one `torch.save` file holding only tensors, numbers, strings
 and containers, so it loads with `torch.load(weights_only=True)` (no
 arbitrary code runs from a checkpoint file). It holds the solver's `config`
-(the settings a checkpoint must match) and its `state_dict()`: every part's
+(the settings a checkpoint must match), its whole run configuration
+(`settings`: the settings groups of `deep.settings` with their schema
+version; None in files written before the groups existed) and its `state_dict()`: every part's
 own `state_dict()` (trainers: network and Adam moments; memories; CFR-MIX
 models), the iteration, history, counters and the random streams the solver
 draws from (numpy and Python `random`; network initialisation draws from a
@@ -66,6 +68,7 @@ def save(solver, path: str, extra=None) -> None:
     payload = {
         "format": format_of(type(solver).__name__),
         "config": dict(solver.config),
+        "settings": _settings_record(solver),
         "state": _to_torch(solver.state_dict()),
         "extra": extra,
     }
@@ -75,8 +78,14 @@ def save(solver, path: str, extra=None) -> None:
 def save_policy(solver, path: str, state: dict, extra=None) -> None:
     """Writes a policy file: the solver's `config` and `state` (what plays its average strategy)."""
     payload = {"format": policy_format_of(type(solver).__name__), "config": dict(solver.config),
-               "state": _to_torch(state), "extra": extra}  # fmt: skip
+               "settings": _settings_record(solver), "state": _to_torch(state), "extra": extra}  # fmt: skip
     _write(payload, path)
+
+
+def _settings_record(solver) -> dict | None:
+    """The solver's whole run configuration (its settings groups with their schema version), if it has one."""
+    settings = getattr(solver, "settings", None)
+    return settings.to_record() if settings is not None else None
 
 
 def _digest_into(h, value) -> None:

@@ -31,14 +31,12 @@ from open_spiel.python import policy as policy_lib
 
 from openspiel_cfrx.deep import checkpoint as checkpoint_lib
 from openspiel_cfrx.deep.average_strategy import (
-    AVERAGE_WEIGHTINGS,
-    KINDS,
     AveragePolicy,
     AverageStrategy,
     IterationNetworks,
 )
 from openspiel_cfrx.deep.distributed import RaySampler
-from openspiel_cfrx.deep.memories import FEATURE_DTYPES, check_memory_budget, make_memory
+from openspiel_cfrx.deep.memories import check_memory_budget, make_memory
 from openspiel_cfrx.deep.networks import (
     ProbabilityNetwork,
     forward_in_chunks,
@@ -46,31 +44,25 @@ from openspiel_cfrx.deep.networks import (
     network_inputs,
     reset_parameters,
 )
-from openspiel_cfrx.deep.regret_matching import FALLBACKS, regret_matching, uniform_strategy
+from openspiel_cfrx.deep.regret_matching import regret_matching, uniform_strategy
 from openspiel_cfrx.deep.sampler import smallest_share
-from openspiel_cfrx.deep.schedule import Schedule
+from openspiel_cfrx.deep.settings import (
+    GROUPS,
+    OPENSPIEL_RULES,
+    AveragingSettings,
+    DeepCFRSettings,
+    MemorySettings,
+    NetworkSettings,
+    TrainingSettings,
+    TraversalSettings,
+    WorkerSettings,
+)
 from openspiel_cfrx.deep.solver_base import NeuralSolver, format_loss
-from openspiel_cfrx.deep.trainer import PRECISIONS, SQUARED, Trainer
-from openspiel_cfrx.deep.validation import check_device, check_loss, check_settings
+from openspiel_cfrx.deep.trainer import SQUARED, Trainer
+from openspiel_cfrx.deep.validation import check_device, check_loss
 from openspiel_cfrx.encoders import InformationStateTensorEncoder, encoded_size
-from openspiel_cfrx.sampling import SAMPLERS, Samples, make_sampler
+from openspiel_cfrx.sampling import Samples, make_sampler
 from openspiel_cfrx.tree import check_game_supported
-
-# Constructor settings and their rules (openspiel_cfrx.deep.validation).
-SETTING_RULES = {
-    "num_iterations": "int>=1", "num_traversals": "int>=1", "learning_rate": "real>0",
-    "batch_size_advantage": "int>=1|None", "batch_size_strategy": "int>=1|None", "memory_capacity": "int>=1",
-    "policy_network_train_steps": "int>=0", "advantage_network_train_steps": "int>=0",
-    "reinitialize_advantage_networks": "bool|unit", "seed": "int>=0", "linear_weighting": "bool",
-    "average_weighting": (*AVERAGE_WEIGHTINGS, None),
-    "regret_scale": "real>0|auto|pot",
-    "regret_matching_fallback": FALLBACKS, "strategy_memory_capacity": "int>=1|None",
-    "gradient_clip": "real>0|None", "traversal_batch_size": "int>=1", "aggregate_duplicates": "bool",
-    "traversal_backend": tuple(SAMPLERS), "num_threads": "int>=1|None", "average_policy": KINDS,
-    "callback_every": "int>=1", "num_workers": "int>=1",
-    "ray_address": "address|None", "training_precision": tuple(PRECISIONS),
-    "memory_feature_dtype": FEATURE_DTYPES,
-}  # fmt: skip
 
 
 class DeepCFRSolver(AveragePolicy, NeuralSolver):
@@ -82,69 +74,29 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
     recipe (Adam lr 1e-3, gradient-norm clip 1, many SGD steps) where
     OpenSpiel's do not converge.
 
-    Args (beyond OpenSpiel's):
-      linear_weighting: weight samples by iteration t, rescaled by 2/T (Section 5.3); else uniform.
-      average_weighting: the average strategy's own weights w_t: "linear"
-        (w_t = t) or "uniform" (w_t = 1), for both averages (the strategy
-        memory's loss weights and the sd_cfr mixture); None (default) = as
-        the regrets' (`linear_weighting`), the paper's coupling (Section 5.3
-        weighs both by t). A departure for the average alone: on 5x2 flop
-        hold'em the uniform average of the same iterates is lower at 900 s
-        and still falling (`docs/decisions.md`, "A uniform average";
-        `benchmarks/results/fhp_curve.md`).
-      regret_scale: sampled regrets are stored (and fitted) divided by this
-        positive number; "auto" = the game's largest |utility|. Regret
-        matching is invariant to it, so the strategies it implies are the
-        same; it only changes what the advantage network must output (raw
-        chips in poker reach 1e2-1e3, while Adam's steps of ~lr move a
-        freshly initialised head slowly). Default 1 (the paper's raw regrets).
-        "pot" (traversal_backend="poker") divides each sample by the chips in
-        the pot at its node: the advantage network predicts regrets in pots.
-        An infoset's regrets all share its pot, so the minimiser of the loss
-        at each infoset still implies the same sigma^t; what changes is how
-        the loss weighs infosets against each other (the paper's, in chips,
-        weighs an infoset's error by its pot squared).
-      reinitialize_advantage_networks (OpenSpiel's, a bool there): True (paper)
-        retrains each advantage network from scratch every iteration, False
-        fine-tunes it (warm start); a fraction rho in (0, 1) moves it rho of
-        the way to a fresh initialisation before each fit, Adam's moments
-        kept ("shrink and perturb", `Trainer.reinitialize`).
-      regret_matching_fallback: "argmax" (paper) or "uniform" when no predicted advantage is positive.
-      memory: "reservoir" (paper) or "sliding_window" (Figure 4 ablation);
-        strategy_memory_capacity: the strategy memory's (default `memory_capacity`).
-      network, network_options: a registered network family
-        (`openspiel_cfrx.deep.register_network`: "mlp", "plain_mlp", "poker"
-        (Appendix C, brings its own card/bet encoder)) and its kwargs.
-      encoder: callable(state, player) -> floats with a `feature_size`
-        attribute; default `information_state_tensor`.
-      gradient_clip: max gradient norm (paper: 1); None disables clipping.
-      traversal_batch_size: traversals run concurrently (one forward pass per player per round).
-      aggregate_duplicates: let the trainer fit memories merged by infoset
-        (exact for the squared losses; `trainer.py`) while they hold at most a
-        batch of distinct infosets.
-      schedule: ramps and learning-rate schedule (`Schedule`; default constant).
-      traversal_backend: "state" (pyspiel states, any game), "tree" (the
-        extracted tree: same samples, faster), "vectorized" (numpy arrays over
-        the extracted tree: same distribution, fastest for small games),
-        "poker" (limit poker with universal_poker's tensor, e.g. flop hold'em:
-        deals as arrays over the betting tree, same distribution); `sampler.py`.
-      num_threads: if set, `torch.set_num_threads(num_threads)` (process-wide).
-      training_precision: "float32" (default) or "bfloat16": the networks'
-        SGD in mixed precision (`trainer.py`; float32 parameters, loss and
-        queries).
-      memory_feature_dtype: "float32" (default) or "float16": the memories
-        store features in half the bytes, exactly (refused otherwise: the
-        0/1 infoset tensors and the poker encoders' inputs are exact), so a
-        memory of the same RAM holds ~2x the entries (`memories.py`). Memories
-        that could not fill up in the RAM available are refused up front.
-      num_workers, ray_address: traversals on `num_workers` Ray actors
-        (`distributed.py`; same seed and worker count = same run); 1 runs them
-        in-process without importing Ray. `ray_address` None starts a local
-        Ray instance, "auto" / "host:port" / "ray://host:port" join a cluster.
-      average_policy: "network" (paper) or "sd_cfr" (exact mixture of kept iteration networks).
-      keep_iteration_networks: keep every iteration's networks (default: when
-        average_policy="sd_cfr"); lets `strategy_array(tree, average="sd_cfr")` work.
+    Args beyond OpenSpiel's, in groups (`openspiel_cfrx.deep.settings`; each
+    field also as a flat keyword, e.g. `traversal_backend="tree"` for
+    `traversal=TraversalSettings(backend="tree")`, and `network="poker"` /
+    `memory="sliding_window"` for the group's main field):
+      traversal: `TraversalSettings` (backend "state" / "tree" / "vectorized" /
+        "poker", batch size, regret-matching fallback).
+      training: `TrainingSettings` (gradient clip, bfloat16 precision,
+        regret scale "auto" / "pot" / a number, `Schedule`).
+      memory: `MemorySettings` (reservoir or sliding window, the strategy
+        memory's capacity, float16 features, duplicate aggregation).
+      averaging: `AveragingSettings` (linear weighting (Section 5.3), the
+        average's own weighting (`docs/decisions.md`, "A uniform average"),
+        "network" or "sd_cfr" average policy, kept iteration networks).
+      network: `NetworkSettings` (a registered family: "mlp", "plain_mlp",
+        "poker" (Appendix C), "suit_symmetric_mlp"; its options; an encoder).
+      workers: `WorkerSettings` (Ray workers and address, torch threads).
       progress, log_every, verbose, callback, callback_every: see `NeuralSolver`.
+
+    `reinitialize_advantage_networks` (OpenSpiel's, a bool there) also takes a
+    fraction rho in (0, 1): each fit starts rho of the way to a fresh
+    initialisation, Adam's moments kept ("shrink and perturb",
+    `Trainer.reinitialize`). `settings` holds the whole run configuration
+    (`DeepCFRSettings`).
     """
 
     display_name = "Deep CFR"
@@ -168,54 +120,50 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         seed: int = 42,
         print_nash_convs: bool = False,
         *,
-        linear_weighting: bool = True,
-        average_weighting: str | None = None,
-        regret_scale: float | str = 1.0,
-        regret_matching_fallback: str = "argmax",
-        memory: str = "reservoir",
-        strategy_memory_capacity: int | None = None,
-        network: str = "mlp",
-        network_options: dict | None = None,
-        encoder: Callable | None = None,
-        gradient_clip: float | None = 1.0,
-        traversal_batch_size: int = 1000,
-        aggregate_duplicates: bool = True,
-        schedule: Schedule | None = None,
-        traversal_backend: str = "state",
-        num_threads: int | None = None,
-        num_workers: int = 1,
-        ray_address: str | None = None,
-        average_policy: str = "network",
-        keep_iteration_networks: bool | None = None,
+        traversal: TraversalSettings | None = None,
+        training: TrainingSettings | None = None,
+        memory: MemorySettings | str | None = None,
+        averaging: AveragingSettings | None = None,
+        network: NetworkSettings | str | None = None,
+        workers: WorkerSettings | None = None,
         progress: bool = False,
         log_every: int = 0,
         verbose: bool = False,
         callback: Callable[[DeepCFRSolver], None] | None = None,
         callback_every: int = 1,
-        training_precision: str = "float32",
-        memory_feature_dtype: str = "float32",
+        **flat_settings,
     ):
-        keep = _check_arguments(game, locals())
-        super().__init__(game, num_iterations=num_iterations, seed=seed, schedule=schedule, progress=progress,
-                         log_every=log_every, verbose=verbose, callback=callback,
+        args = dict(locals())
+        openspiel = {name: args[name] for name in OPENSPIEL_RULES}
+        groups = {name: args[name] for name in GROUPS}
+        self.settings = settings = DeepCFRSettings.resolve(openspiel, groups, flat_settings)
+        check_game_supported(game)
+        check_device(device)
+        training, avg, net, work = settings.training, settings.averaging, settings.network, settings.workers
+        super().__init__(game, num_iterations=num_iterations, seed=seed, schedule=training.schedule,
+                         progress=progress, log_every=log_every, verbose=verbose, callback=callback,
                          callback_every=callback_every)  # fmt: skip
-        if num_threads is not None:
-            torch.set_num_threads(int(num_threads))
-        encoder, options = network_inputs(network, game, encoder, network_options)
+        if work.num_threads is not None:
+            torch.set_num_threads(int(work.num_threads))
+        encoder, options = network_inputs(net.family, game, net.encoder, net.options)
         self._encoder = encoder if encoder is not None else InformationStateTensorEncoder(game)
+        self._network_options = options
         self._num_actions, self._feature_size = game.num_distinct_actions(), encoded_size(game, self._encoder)
         self._num_traversals, self._advantage_steps = int(num_traversals), int(advantage_network_train_steps)
         self._batch_size, self._reinitialize = batch_size_advantage, float(reinitialize_advantage_networks)
         self._device, self._print_nash_convs = torch.device(device), bool(print_nash_convs)
-        self._linear_weighting, self._fallback = bool(linear_weighting), regret_matching_fallback
+        self._linear_weighting = bool(avg.linear_weighting)
+        self._fallback = settings.traversal.regret_matching_fallback
         regrets_weighting = "linear" if self._linear_weighting else "uniform"
-        self._average_weighting = average_weighting or regrets_weighting
-        self.regret_scale = (max(abs(game.max_utility()), abs(game.min_utility())) if regret_scale == "auto"
-                             else regret_scale if regret_scale == "pot" else float(regret_scale))  # fmt: skip
-        self._average_policy_kind, self._keep_iteration_networks = average_policy, keep
+        self._average_weighting = avg.average_weighting or regrets_weighting
+        scale = training.regret_scale
+        self.regret_scale = (max(abs(game.max_utility()), abs(game.min_utility())) if scale == "auto"
+                             else scale if scale == "pot" else float(scale))  # fmt: skip
+        self._average_policy_kind, self._keep_iteration_networks = avg.average_policy, avg.keeps_iteration_networks
+        mem = settings.memory
         self.config = _config(game, self._feature_size, self._num_actions, policy_network_layers,
-                              advantage_network_layers, network, memory, memory_capacity, strategy_memory_capacity,
-                              average_policy)  # fmt: skip
+                              advantage_network_layers, net.family, mem.kind, memory_capacity,
+                              mem.strategy_capacity, avg.average_policy)  # fmt: skip
         # Settings absent at their defaults, so checkpoints written before the options existed still match.
         if self.regret_scale != 1.0:
             self.config["regret_scale"] = self.regret_scale
@@ -223,38 +171,41 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
             self.config["linear_weighting"] = False
         if self._average_weighting != regrets_weighting:
             self.config["average_weighting"] = self._average_weighting
-        self._build_parts(dict(locals(), network_options=options))
+        self._build_parts()
         self._trained = [False, False]  # advantage net p trained at least once
         self._advantage_losses = {0: [], 1: []}
 
-    def _build_parts(self, a: dict) -> None:
+    def _build_parts(self) -> None:
         """Networks with their trainers (seeded), memories, sampler, average strategy."""
+        s = self.settings
+        o, training, traversal, mem, work = s.openspiel, s.training, s.traversal, s.memory, s.workers
 
         def trainer(layers, seed_offset):
-            net = make_network(a["network"], self._feature_size, self._num_actions, layers, **a["network_options"])
+            net = make_network(s.network.family, self._feature_size, self._num_actions, layers,
+                               **self._network_options)  # fmt: skip
             reset_parameters(net.to(self._device), self._seed * 1009 + seed_offset)
-            return Trainer(net, a["learning_rate"], a["gradient_clip"], precision=a["training_precision"])
+            return Trainer(net, o["learning_rate"], training.gradient_clip, precision=training.precision)
 
-        self._advantage = [trainer(a["advantage_network_layers"], p) for p in (0, 1)]
-        capacities = (a["memory_capacity"], a["memory_capacity"], self.config["strategy_memory_capacity"])
-        check_memory_budget(capacities, self._feature_size, self._num_actions, a["memory_feature_dtype"])
-        self._memories = [make_memory(a["memory"], int(c), self._feature_size, self._num_actions,
-                                      a["memory_feature_dtype"]) for c in capacities]  # fmt: skip
-        batch_sizes = (a["batch_size_advantage"] or 0, a["batch_size_strategy"] or 0, 4096)
-        for mem in self._memories if a["aggregate_duplicates"] else ():
-            mem.track_duplicates(max_unique=max(batch_sizes))
-        local = functools.partial(make_sampler, a["traversal_backend"], self._game, self._encoder, self._num_actions,
-                                  int(a["traversal_batch_size"]))  # fmt: skip
-        if a["num_workers"] == 1:
+        self._advantage = [trainer(o["advantage_network_layers"], p) for p in (0, 1)]
+        capacities = (o["memory_capacity"], o["memory_capacity"], self.config["strategy_memory_capacity"])
+        check_memory_budget(capacities, self._feature_size, self._num_actions, mem.feature_dtype)
+        self._memories = [make_memory(mem.kind, int(c), self._feature_size, self._num_actions,
+                                      mem.feature_dtype) for c in capacities]  # fmt: skip
+        batch_sizes = (o["batch_size_advantage"] or 0, o["batch_size_strategy"] or 0, 4096)
+        for memory in self._memories if mem.aggregate_duplicates else ():
+            memory.track_duplicates(max_unique=max(batch_sizes))
+        local = functools.partial(make_sampler, traversal.backend, self._game, self._encoder, self._num_actions,
+                                  int(traversal.batch_size))  # fmt: skip
+        if work.num_workers == 1:
             self._sampler = local(self.py_rng, self.np_rng)
         else:
             self._sampler = RaySampler(functools.partial(local, random.Random(0), np.random.default_rng(0)),
-                                       int(a["num_workers"]), self._seed, a["ray_address"],
-                                       min_share=smallest_share(a["traversal_backend"], a["traversal_batch_size"]))  # fmt: skip
+                                       int(work.num_workers), self._seed, work.ray_address,
+                                       min_share=smallest_share(traversal.backend, traversal.batch_size))  # fmt: skip
         self._kept = IterationNetworks(self._advantage[0].network, self._fallback, self._average_weighting)
         self._average = AverageStrategy(self._game, self._encoder, self._num_actions, self._feature_size,
-                                        trainer(a["policy_network_layers"], 2), self._memories[2], self._kept,
-                                        int(a["policy_network_train_steps"]), a["batch_size_strategy"],
+                                        trainer(o["policy_network_layers"], 2), self._memories[2], self._kept,
+                                        int(o["policy_network_train_steps"]), o["batch_size_strategy"],
                                         self._seed)  # fmt: skip
 
     # ----------------------------------------------------- Algorithm 1, one t
@@ -551,22 +502,6 @@ class CurrentPolicy(policy_lib.Policy):
     def action_probabilities(self, state, player_id=None):
         probs = self.batch_action_probabilities([state])[0]
         return {int(a): float(probs[a]) for a in state.legal_actions()}
-
-
-def _check_arguments(game, args: dict) -> bool:
-    """Validates the constructor's arguments; returns whether to keep iteration networks."""
-    check_game_supported(game)
-    check_settings(args, SETTING_RULES)
-    check_device(args["device"])
-    keep = args["keep_iteration_networks"]
-    keep = args["average_policy"] == "sd_cfr" if keep is None else bool(keep)
-    if args["average_policy"] == "sd_cfr" and not keep:
-        raise ValueError("average_policy='sd_cfr' needs keep_iteration_networks=True (or None)")
-    if args["regret_scale"] == "pot" and args["traversal_backend"] != "poker":
-        raise ValueError(f"regret_scale='pot' needs traversal_backend='poker' (it reads the pot at each node from the "
-                         f"betting tree), got traversal_backend={args['traversal_backend']!r}: use 'poker' for limit "
-                         "poker, or regret_scale='auto' / a number")  # fmt: skip
-    return keep
 
 
 def _config(game, feature_size, num_actions, policy_layers, advantage_layers, network, memory, capacity,

@@ -38,7 +38,18 @@ Candidate sets at the traverser's information sets (`regret_targets`):
 Like `openspiel_cfrx.deep.traversal`, traversals are generators; here they
 yield *lists* of queries (a traverser node runs its probes and its traversed
 child in lock-step) and `run_batched` from that module answers them in
-batches.
+batches: the lock-step mechanism, chance sampling and the node count are
+shared. Why this is not a policy of `traversal.external_sampling_traversal`:
+the two differ exactly where a policy would plug in, at the traverser's node
+(external sampling walks every action and records a regret vector over the
+player's actions; a probe traversal walks one action, rolls out the others
+and records regrets of [m, n] joint-action candidates of a side of n agents,
+with importance weights), and at every query (a side's [n, max_actions]
+per-agent strategies and agent features, not one [A] row). So the records
+differ too: `ProbeRecord` holds (query, joint candidates, value) triples that
+`team_model` packs for the mixing layer, `traversal.TraversalRecord` the
+per-action rows the Deep CFR memories take; a common record would give each
+walker fields it never fills.
 """
 
 from __future__ import annotations
@@ -207,23 +218,35 @@ def make_query(view: AgentView, state: pyspiel.State) -> Query:
     )
 
 
-def probe(
-    state: pyspiel.State, traverser: int, views: Sequence[AgentView], rng: random.Random, record: ProbeRecord
+def _next_decision(
+    state: pyspiel.State, views: Sequence[AgentView], rng: random.Random, record: ProbeRecord
 ) -> Iterator[list]:
-    """Algorithm 3: one on-policy rollout from `state` (owned); returns the
-    traverser's utility at the terminal it reaches."""
-    record.probes += 1
+    """Walks `state` through sampled chance nodes (Algorithm 2, lines 3-4) to
+    the next decision, counting each history; returns None at a terminal,
+    else (view, query, strategy) with the acting side's current strategy."""
     while True:
         record.nodes += 1
         if state.is_terminal():
-            return state.returns()[traverser]
+            return None
         if state.is_chance_node():
             state.apply_action(sample_chance(state.chance_outcomes(), rng))
             continue
         view = views[state.current_player()]
         query = make_query(view, state)
         (strategy,) = yield [query]
+        return view, query, strategy
+
+
+def probe(
+    state: pyspiel.State, traverser: int, views: Sequence[AgentView], rng: random.Random, record: ProbeRecord
+) -> Iterator[list]:
+    """Algorithm 3: one on-policy rollout from `state` (owned); returns the
+    traverser's utility at the terminal it reaches."""
+    record.probes += 1
+    while (decision := (yield from _next_decision(state, views, rng, record))) is not None:
+        view, query, strategy = decision
         state.apply_action(view.encode(state, _sample_agents(strategy, query.legal, rng)))
+    return state.returns()[traverser]
 
 
 def _joint_candidates(strategy, legal, rng, joint_cap):
@@ -265,22 +288,15 @@ def probe_traversal(
 ) -> Iterator[list]:
     """Algorithm 2 with probes; returns the traverser's sampled value of `state`."""
     while True:
-        record.nodes += 1
-        if state.is_terminal():
+        decision = yield from _next_decision(state, views, rng, record)
+        if decision is None:
             return state.returns()[traverser]
-        if state.is_chance_node():
-            state.apply_action(sample_chance(state.chance_outcomes(), rng))
-            continue
-        player = state.current_player()
-        view = views[player]
-        query = make_query(view, state)
-        (strategy,) = yield [query]
-        if player != traverser:
-            record.strategy_queries.append(query)
-            record.strategy_probs.append(strategy)
-            state.apply_action(view.encode(state, _sample_agents(strategy, query.legal, rng)))
-            continue
-        break
+        view, query, strategy = decision
+        if view.player == traverser:
+            break
+        record.strategy_queries.append(query)  # lines 22-26: sigma^t for the average network, one action sampled
+        record.strategy_probs.append(strategy)
+        state.apply_action(view.encode(state, _sample_agents(strategy, query.legal, rng)))
     args = (state, query, strategy, view, traverser, views, rng, record, regret_targets, joint_cap)
     independent = regret_targets == "independent" and view.num_agents > 1
     children, finish = _independent_regrets(*args) if independent else _joint_regrets(*args)
