@@ -2,6 +2,8 @@
 policy-only files, and clear errors for damaged or mismatched files."""
 
 import os
+import struct
+import zipfile
 
 import numpy as np
 import pyspiel
@@ -56,6 +58,20 @@ def test_solver_rebuilt_from_checkpoint_plays_the_same_policy(kuhn, tmp_path):
         DeepCFRSolver.from_checkpoint(str(tmp_path / "missing.pt"))
 
 
+def flip_a_byte_of_the_largest_tensor(path: str) -> None:
+    """Flips one bit in the middle of the largest record of a `torch.save` zip file (a tensor's bytes)."""
+    with zipfile.ZipFile(path) as archive:
+        record = max(archive.infolist(), key=lambda info: info.file_size)
+    with open(path, "r+b") as f:
+        f.seek(record.header_offset)
+        header = f.read(30)  # the zip local file header: name and extra-field lengths at bytes 26-29
+        name_length, extra_length = struct.unpack("<HH", header[26:30])
+        f.seek(record.header_offset + 30 + name_length + extra_length + record.file_size // 2)
+        byte = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([byte[0] ^ 1]))
+
+
 def test_policy_file_plays_the_same_average_strategy_and_cannot_train(kuhn, tmp_path):
     solver = DeepCFRSolver(kuhn, seed=5, **{**SMALL, "memory_capacity": 200_000})
     solver.solve()
@@ -73,11 +89,7 @@ def test_policy_file_plays_the_same_average_strategy_and_cannot_train(kuhn, tmp_
         rebuilt.run_iteration()
     with pytest.raises(CheckpointError, match="policy file"):
         DeepCFRSolver(kuhn, seed=5, **{**SMALL, "memory_capacity": 200_000}).load_checkpoint(policy_path)
-    with open(policy_path, "r+b") as f:  # one byte of the network changed after writing
-        f.seek(os.path.getsize(policy_path) // 2)
-        byte = f.read(1)
-        f.seek(-1, os.SEEK_CUR)
-        f.write(bytes([byte[0] ^ 1]))
+    flip_a_byte_of_the_largest_tensor(policy_path)  # one byte of the network changed after writing
     with pytest.raises(CheckpointError, match="damaged|corrupt"):
         DeepCFRSolver.from_checkpoint(policy_path)
     sd_cfr = DeepCFRSolver(kuhn, average_policy="sd_cfr", **SMALL)
