@@ -160,6 +160,16 @@ class _Config(_team.FrozenConfig):
 
     def __init__(self, params):
         full = _team.full_params("nest", params, _DEFAULT_PARAMS)
+        self._read_graph(full)
+        self._read_team(full)
+        self._read_exits(full)
+        self._read_horizon(full)
+        self._read_starts(full)
+        self.agent_observation_size = self.num_pursuers + self.num_nodes + self.num_slots
+        self.compact_layout = CompactLayout(self)
+
+    def _read_graph(self, full):
+        """The grid (rows x cols) or the edge list, as a neighbour slot table."""
         edges = str(full["edges"]).strip()
         self.is_grid = not edges
         if self.is_grid:
@@ -172,9 +182,11 @@ class _Config(_team.FrozenConfig):
         else:
             self.rows, self.cols = 0, 0
             self.slots = _edge_list_slots(edges)
-        n = len(self.slots)
-        self.num_nodes = n
+        self.num_nodes = len(self.slots)
         self.num_slots = len(self.slots[0])
+
+    def _read_team(self, full):
+        """The pursuers, their joint actions, and the movement rules."""
         self.num_pursuers = int(full["num_pursuers"])
         if self.num_pursuers < 1:
             raise ValueError(f"nest: num_pursuers={self.num_pursuers} must be >= 1")
@@ -191,6 +203,8 @@ class _Config(_team.FrozenConfig):
         self.evader_can_stay = bool(full["evader_can_stay"])
         self.capture_on_swap = bool(full["capture_on_swap"])
 
+    def _read_exits(self, full):
+        """The exits: as given, or a grid's corners."""
         exits = _team.parse_int_list(str(full["exits"]), "exits")
         if not exits:
             if not self.is_grid:
@@ -203,9 +217,10 @@ class _Config(_team.FrozenConfig):
             self._check_node(node, "exits")
         self.exits = tuple(sorted(set(exits)))
         self.exit_set = frozenset(self.exits)
-        if len(self.exits) == n:
+        if len(self.exits) == self.num_nodes:
             raise ValueError("nest: every node is an exit; leave at least one non-exit node")
 
+    def _read_horizon(self, full):
         horizon = int(full["horizon"])
         if horizon == -1:
             # Default: the graph's diameter, enough for the evader to reach any
@@ -215,6 +230,8 @@ class _Config(_team.FrozenConfig):
             raise ValueError(f"nest: horizon={horizon} must be >= 1, or -1 for the diameter")
         self.horizon = horizon
 
+    def _read_starts(self, full):
+        """Fixed pursuer and evader starts, and the evader's start choices."""
         starts = _team.parse_int_list(str(full["pursuer_starts"]), "pursuer_starts")
         if starts and len(starts) != self.num_pursuers:
             raise ValueError(
@@ -245,12 +262,10 @@ class _Config(_team.FrozenConfig):
                         f"not stay could not move there; allow evader_can_stay"
                     )
         self.evader_start_choices = tuple(
-            v for v in range(n) if v not in self.exit_set and v not in starts
+            v for v in range(self.num_nodes) if v not in self.exit_set and v not in starts
         )
         if not self.evader_start_choices:
             raise ValueError("nest: no node is free for the evader to start on")
-        self.agent_observation_size = self.num_pursuers + n + self.num_slots
-        self.compact_layout = CompactLayout(self)
 
     def _check_node(self, node, name):
         if not 0 <= node < len(self.slots):

@@ -222,8 +222,42 @@ def nest_team_worst_case(
         raise ValueError("num_starts, num_particles and num_eval_games must be >= 1")
     sim = NestSimulator(game)
     rng = np.random.default_rng(seed)
+    starts, weights, exact_starts = _choose_starts(sim, num_starts, rng)
+    num = len(starts)
+    horizon = sim.horizon
+    budget = np.array([horizon if max_slack is None else min(horizon, int(sim.dist[e]) + int(max_slack))
+                       for e, _ in starts])  # fmt: skip
+    levels = _search_paths(sim, policy, starts, budget, num_particles, rng, max_rows)
+    plans, in_sample_escape = _best_plans(levels, num, horizon, num_particles)
+    # Held-out: each start's plan against fresh team plays.
+    team_value = _held_out_team_values(sim, policy, starts, plans, num_eval_games, rng)
+    per_start = team_value.mean(axis=1)
+    value = float(weights @ per_start)
+    ci = _confidence_interval(team_value, per_start, weights, exact_starts)
+    adversary_class = "all evader paths" if max_slack is None else f"evader paths of <= distance+{max_slack} steps"
+    adversary_class += ", all starts" if exact_starts else f", {num} sampled starts"
+    return WorstCaseResult(
+        "sampled_paths",
+        value=value,
+        ci95=ci,
+        in_sample_value=float(weights @ (1.0 - in_sample_escape)),
+        num_particles=num_particles,
+        num_eval_games=num_eval_games,
+        adversary_infosets=int(sum(level[4] for level in levels)),
+        seconds=time.perf_counter() - start_time,
+        num_starts=num,
+        adversary_class=adversary_class,
+        per_start_values=tuple(float(v) for v in per_start),
+    )
+
+
+def _choose_starts(sim: NestSimulator, num_starts: int, rng) -> tuple[list, np.ndarray, bool]:
+    """(starts as (evader node, pursuer nodes tuple), their weights, whether
+    they are all the start configurations): all of them, weighted uniformly,
+    when there are at most `num_starts`; else `num_starts` drawn from the
+    chance distribution."""
     evaders, fixed_pursuers = sim.start_configurations()
-    m, horizon = sim.m, sim.horizon
+    m = sim.m
     pursuer_choices = 1 if fixed_pursuers is not None else (sim.n - 1) ** m
     total = len(evaders) * pursuer_choices
     starts = []  # (evader node, pursuer nodes tuple)
@@ -240,53 +274,61 @@ def nest_team_worst_case(
                     nodes.append(others[rest % (sim.n - 1)])
                     rest //= sim.n - 1
                 starts.append((e, tuple(nodes)))
-        exact_starts = True
-    else:
-        weights = np.full(num_starts, 1.0 / num_starts)
-        for _ in range(num_starts):
-            e = int(evaders[rng.integers(len(evaders))])
-            if fixed_pursuers is not None:
-                starts.append((e, fixed_pursuers))
-            else:
-                others = [v for v in range(sim.n) if v != e]
-                starts.append((e, tuple(int(others[i]) for i in rng.integers(0, sim.n - 1, size=m))))
-        exact_starts = False
-    num = len(starts)
-    budget = np.array([horizon if max_slack is None else min(horizon, int(sim.dist[e]) + int(max_slack))
-                       for e, _ in starts])  # fmt: skip
+        return starts, weights, True
+    weights = np.full(num_starts, 1.0 / num_starts)
+    for _ in range(num_starts):
+        e = int(evaders[rng.integers(len(evaders))])
+        if fixed_pursuers is not None:
+            starts.append((e, fixed_pursuers))
+        else:
+            others = [v for v in range(sim.n) if v != e]
+            picks = rng.integers(0, sim.n - 1, size=m)
+            starts.append((e, tuple(int(others[i]) for i in picks)))
+    return starts, weights, False
 
-    # Search tree over evader path prefixes, level by level: node k = (start,
-    # evader path so far), rows = its surviving particles.
+
+def _search_paths(sim, policy, starts, budget, num_particles, rng, max_rows) -> list[tuple]:
+    """Search tree over evader path prefixes, level by level: node k = (start,
+    evader path so far), rows = its surviving particles. Each step samples the
+    team once per row and scores every evader move of every node against it.
+
+    Returns:
+      per depth: edges (node, slot, escapes, child or -1) and the number of nodes.
+    """
+    num, horizon = len(starts), sim.horizon
     first_slot = 0 if sim.cfg.evader_can_stay else 1
     slot_ok = np.arange(sim.a) >= first_slot
     node_start = np.arange(num)
     node_path = np.array([[e] for e, _ in starts], dtype=np.int64)  # [K, t+1]
     row_node = np.repeat(np.arange(num), num_particles)
-    row_pursuers = np.repeat(np.array([p for _, p in starts], dtype=np.int64), num_particles, axis=0)[:, None, :]
+    pursuer_starts = np.array([p for _, p in starts], dtype=np.int64)
+    row_pursuers = np.repeat(pursuer_starts, num_particles, axis=0)[:, None, :]
     levels = []  # per depth: edges (node, slot, escapes, child) and the number of nodes
     rows_done = 0
     for step in range(horizon):
         count = len(node_start)
         rows_done += len(row_node)
         if rows_done > max_rows:
-            raise WorstCaseTooLargeError(f"nest path best response exceeded max_rows={max_rows}; lower num_particles or "
-                             "num_starts, or restrict the evader with max_slack")  # fmt: skip
+            raise WorstCaseTooLargeError(
+                f"nest path best response exceeded max_rows={max_rows}; lower num_particles or "
+                "num_starts, or restrict the evader with max_slack"
+            )
         e_old = node_path[:, -1]
         targets = sim.slots[e_old]  # [K, A]
         reach = sim.dist[np.maximum(targets, 0)] <= (budget[node_start] - step - 1)[:, None]
-        allowed = (targets >= 0) & reach & slot_ok[None, :]  # evader moves that can still escape in time
+        # Evader moves that can still escape in time.
+        allowed = (targets >= 0) & reach & slot_ok[None, :]
         new = sim.sample_team(policy, node_path[row_node], row_pursuers, step, rng)
-        old = row_pursuers[:, step]
-        row_targets = targets[row_node]  # [R, A]
-        row_old = e_old[row_node]
-        captured = (new[:, :, None] == row_targets[:, None, :]).any(axis=1)
-        if sim.cfg.capture_on_swap:
-            swap = ((old[:, :, None] == row_targets[:, None, :]) & (new[:, :, None] == row_old[:, None, None])).any(1)
-            captured |= swap & (row_targets != row_old[:, None])
-        escaped = ~captured & sim.exit[np.maximum(row_targets, 0)] & allowed[row_node]
-        escapes = np.bincount((row_node[:, None] * sim.a + np.arange(sim.a)).ravel(), weights=escaped.ravel(),
-                              minlength=count * sim.a)  # fmt: skip
-        going = allowed[row_node] & ~captured & ~escaped & (step + 1 < horizon)
+        row_allowed = allowed[row_node]
+        captured, escaped = _resolve_all_moves(
+            sim, row_pursuers[:, step], new, e_old[row_node], targets[row_node], row_allowed
+        )
+        escapes = np.bincount(
+            (row_node[:, None] * sim.a + np.arange(sim.a)).ravel(),
+            weights=escaped.ravel(),
+            minlength=count * sim.a,
+        )
+        going = row_allowed & ~captured & ~escaped & (step + 1 < horizon)
         going_rows, going_slots = np.nonzero(going)
         pairs, inverse = np.unique(row_node[going_rows] * sim.a + going_slots, return_inverse=True)
         child_of_pair = np.full(count * sim.a, -1, dtype=np.int64)
@@ -303,12 +345,38 @@ def nest_team_worst_case(
         parent, slot = pairs // sim.a, pairs % sim.a
         node_start = node_start[parent]
         node_path = np.concatenate([node_path[parent], targets[parent, slot][:, None]], axis=1)
+    return levels
 
+
+def _resolve_all_moves(
+    sim, old, new, row_old, row_targets, row_allowed
+) -> tuple[np.ndarray, np.ndarray]:
+    """(captured, escaped) [R, A] for every evader slot of every row: the
+    evader moves from `row_old` [R] to `row_targets` [R, A] while the team
+    moves from `old` to `new` pursuer nodes [R, M]; only moves in
+    `row_allowed` [R, A] escape."""
+    captured = (new[:, :, None] == row_targets[:, None, :]).any(axis=1)
+    if sim.cfg.capture_on_swap:
+        swap = (
+            (old[:, :, None] == row_targets[:, None, :])
+            & (new[:, :, None] == row_old[:, None, None])
+        ).any(1)
+        captured |= swap & (row_targets != row_old[:, None])
+    escaped = ~captured & sim.exit[np.maximum(row_targets, 0)] & row_allowed
+    return captured, escaped
+
+
+def _best_plans(levels, num, horizon, num_particles) -> tuple[np.ndarray, np.ndarray]:
+    """(plans [num, horizon]: the evader slot per step of each start's best
+    path, -1 past the plan's end; in-sample escape probability per start)."""
     # Bottom-up: escapes along the best path from each node (0 if none can escape).
     child_value = np.zeros(0)
     best_edges = []
     for edge_node, edge_slot, edge_escapes, edge_child, count in reversed(levels):
-        below = child_value[np.maximum(edge_child, 0)] if len(child_value) else np.zeros(len(edge_child))
+        if len(child_value):
+            below = child_value[np.maximum(edge_child, 0)]
+        else:
+            below = np.zeros(len(edge_child))
         total_value = edge_escapes + np.where(edge_child >= 0, below, 0.0)
         value = np.zeros(count)
         np.maximum.at(value, edge_node, total_value)
@@ -319,6 +387,7 @@ def nest_team_worst_case(
         child_value = value
     best_edges.reverse()
     in_sample_escape = child_value / num_particles
+    # Top-down: follow each start's best edges.
     plans = np.full((num, horizon), -1, dtype=np.int64)  # evader slot per step, -1 past the plan
     node = np.arange(num)
     for step, (best, edge_slot, edge_child) in enumerate(best_edges):
@@ -330,9 +399,15 @@ def nest_team_worst_case(
         plans[live[ok], step] = edge_slot[edge[ok]]
         node[:] = -1
         node[live[ok]] = edge_child[edge[ok]]
-    default_slot = np.array([sim.default_move(v) for v in range(sim.n)], dtype=np.int64)
+    return plans, in_sample_escape
 
-    # Held-out: each start's plan against fresh team plays.
+
+def _held_out_team_values(sim, policy, starts, plans, num_eval_games, rng) -> np.ndarray:
+    """[num starts, num_eval_games] team utility (1 unless the evader escapes)
+    of each start's plan against fresh team plays; past its plan's end the
+    evader heads for the nearest exit."""
+    num, horizon = len(starts), sim.horizon
+    default_slot = np.array([sim.default_move(v) for v in range(sim.n)], dtype=np.int64)
     games_ = num * num_eval_games
     start_of = np.repeat(np.arange(num), num_eval_games)
     evader_paths = np.array([starts[s][0] for s in start_of], dtype=np.int64)[:, None]
@@ -353,26 +428,14 @@ def nest_team_worst_case(
         alive = alive[keep]
         evader_paths = np.concatenate([evader_paths, e_new[:, None]], axis=1)[keep]
         pursuer_paths = np.concatenate([pursuer_paths, new[:, None, :]], axis=1)[keep]
-    team_value = 1.0 - escaped_games.reshape(num, num_eval_games).astype(np.float64)
-    per_start = team_value.mean(axis=1)
-    value = float(weights @ per_start)
+    return 1.0 - escaped_games.reshape(num, num_eval_games).astype(np.float64)
+
+
+def _confidence_interval(team_value, per_start, weights, exact_starts) -> float:
+    """95% half-width of the weighted value: particle noise per start when the
+    starts are exact, else the spread over the sampled starts."""
+    num, num_eval_games = team_value.shape
     if exact_starts:
         var = team_value.var(axis=1, ddof=1) if num_eval_games > 1 else np.full(num, np.inf)
-        ci = 1.96 * math.sqrt(float(np.sum(weights**2 * var / num_eval_games)))
-    else:
-        ci = 1.96 * float(per_start.std(ddof=1)) / math.sqrt(num) if num > 1 else float("inf")
-    adversary_class = "all evader paths" if max_slack is None else f"evader paths of <= distance+{max_slack} steps"
-    adversary_class += ", all starts" if exact_starts else f", {num} sampled starts"
-    return WorstCaseResult(
-        "sampled_paths",
-        value=value,
-        ci95=ci,
-        in_sample_value=float(weights @ (1.0 - in_sample_escape)),
-        num_particles=num_particles,
-        num_eval_games=num_eval_games,
-        adversary_infosets=int(sum(level[4] for level in levels)),
-        seconds=time.perf_counter() - start_time,
-        num_starts=num,
-        adversary_class=adversary_class,
-        per_start_values=tuple(float(v) for v in per_start),
-    )
+        return 1.96 * math.sqrt(float(np.sum(weights**2 * var / num_eval_games)))
+    return 1.96 * float(per_start.std(ddof=1)) / math.sqrt(num) if num > 1 else float("inf")

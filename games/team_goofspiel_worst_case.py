@@ -13,6 +13,7 @@ OpenSpiel to 1e-9 (tests/test_team_best_response.py).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -69,167 +70,310 @@ def exact_goofspiel_team_worst_case(
     if game.get_type().short_name != "team_goofspiel":
         raise ValueError(f"exact_goofspiel_team_worst_case needs team_goofspiel, got {game.get_type().short_name}")
     start = time.perf_counter()
-    params = game.get_parameters()
-    k, p = int(params["num_cards"]), int(params["num_agents"])
-    rounds = k if int(params["num_turns"]) == -1 else int(params["num_turns"])
-    order, returns_type = str(params["points_order"]), str(params["returns_type"])
-    radices = game.agent_num_actions()
-    full = (1 << k) - 1
-
-    def fixed_card(r):
-        return k - r if order == "descending" else r + 1
-
-    # Level r: histories at the team's decision of round r.
-    if order == "random":
-        level = dict(actions=[(c,) for c in range(k)], card=np.arange(1, k + 1), used=[1 << c for c in range(k)],
-                     reach=np.full(k, 1.0 / k))  # fmt: skip
-    else:
-        level = dict(actions=[()], card=np.array([fixed_card(0)]), used=[0], reach=np.ones(1))
-    count = len(level["actions"])
-    level.update(team_hands=np.full((count, p), full, dtype=np.int64), adv_hand=np.full(count, full, dtype=np.int64),
-                 team_points=np.zeros((count, p)), adv_points=np.zeros(count),
-                 adv_key=[(int(c),) for c in level["card"]], team_key=[(int(c),) for c in level["card"]])  # fmt: skip
+    rules = _Rules.of(game)
+    level = _first_level(rules)  # level r: histories at the team's decision of round r
     adv_parent: list[dict] = []  # per level >= 1: child adversary infoset -> (parent infoset id, bid index)
     adv_levels = []  # per level: (infoset ids [H], number of infosets, adversary hand per infoset)
     team_states_built = 0
-
-    for r in range(rounds):
-        count = len(level["actions"])
-        keys = {}
-        adv_ids = np.array([keys.setdefault(key, len(keys)) for key in level["adv_key"]], dtype=np.int64)
-        hands_of = np.zeros(len(keys), dtype=np.int64)
-        hands_of[adv_ids] = level["adv_hand"]
-        adv_levels.append((adv_ids, len(keys), hands_of))
-        # Team joint bids: positions into each agent's sorted hand.
-        m = k - r
-        num_joint = m**p
-        positions = (np.arange(num_joint)[:, None] // (m ** np.arange(p))[None, :]) % m  # [J, P]
-        hand_cards = np.array([[_bits(int(h)) for h in row] for row in level["team_hands"]], dtype=np.int16)
-        # agent_digits[i][h, j]: card - 1 that agent i bids in joint bid j of history h.
-        agent_digits = [np.ascontiguousarray(hand_cards[:, i, positions[:, i]]) for i in range(p)]
-        adv_cards = np.array([_bits(int(h)) for h in level["adv_hand"]], dtype=np.int64)  # [H, m]
-        if r == rounds - 1 and count * num_joint * m > max_terminal_pairs:
+    for r in range(rules.rounds):
+        adv_levels.append(_adversary_infosets(level))
+        adv_ids = adv_levels[-1][0]
+        count, m = len(level.actions), rules.k - r
+        num_joint, agent_digits, adv_cards = _bid_tables(level, m, rules.p)
+        if r == rules.rounds - 1 and count * num_joint * m > max_terminal_pairs:
             raise WorstCaseTooLargeError(
                 f"team_goofspiel exact best response: {count} last-round histories x {num_joint} joint bids x "
                 f"{m} bids exceed max_terminal_pairs={max_terminal_pairs}; use fewer rounds, or the sampled method"
             )
-        team_index = {}
-        representative = []
-        team_ids = np.empty(count, dtype=np.int64)
-        for h, key in enumerate(level["team_key"]):
-            slot = team_index.get(key)
-            if slot is None:
-                slot = team_index[key] = len(representative)
-                representative.append(h)
-            team_ids[h] = slot
+        representative, team_ids = _team_infosets(level.team_key)
         team_states_built += len(representative)
         if team_states_built > max_team_states:
             raise WorstCaseTooLargeError(
                 f"team_goofspiel exact best response needs more than max_team_states={max_team_states} team "
                 "information sets; use fewer rounds, or the sampled method"
             )
-        sigma = np.zeros((len(representative), num_joint))
-        for lo in range(0, len(representative), 2048):
-            chunk = representative[lo : lo + 2048]
-            states = []
-            for h in chunk:
-                state = game.new_initial_state()
-                for action in level["actions"][h]:
-                    state.apply_action(action)
-                states.append(state)
-            digits = np.stack([d[chunk] for d in agent_digits], axis=2)
-            sigma[lo : lo + len(chunk)] = team_joint_probabilities(policy, states, digits, radices)
+        sigma = _team_strategy(game, policy, rules, level, representative, agent_digits, num_joint)
         sigma = sigma[team_ids]  # [H, J]
-        card = level["card"].astype(np.float64)
-        if r == rounds - 1:
-            # Last round, vectorised. Only the team's highest bid and who holds
-            # it (one agent, or a tie) matter: D[h, high, code] = probability.
-            team_high = agent_digits[0].astype(np.int64)  # [H, J], card - 1
-            for agent in range(1, p):
-                np.maximum(team_high, agent_digits[agent], out=team_high)
-            holders = np.zeros(team_high.shape, dtype=np.int8)
-            code = np.zeros(team_high.shape, dtype=np.int64)
-            for agent in range(p):
-                at_high = agent_digits[agent] == team_high
-                holders += at_high
-                code = np.where(at_high, agent, code)
-            code = np.where(holders > 1, p, code)  # agent holding the highest bid, or p = a tie within the team
-            cells = k * (p + 1)
-            flat = (np.arange(count)[:, None] * cells + team_high * (p + 1) + code).ravel()
-            dist = np.bincount(flat, weights=sigma.ravel(), minlength=count * cells).reshape(count, k, p + 1)
-            high = np.arange(1, k + 1)[None, :, None, None]  # [1, K, 1, 1]
-            holder = np.arange(p + 1)[None, None, :, None]  # [1, 1, P+1, 1]
-            adv = adv_cards[:, None, None, :] + 1  # [H, 1, 1, m]
-            points = level["team_points"]
-            best = points.max(axis=1)[:, None, None, None]
-            c = card[:, None, None, None]
-            holder_points = np.concatenate([points, np.zeros((count, 1))], axis=1)[:, None, :, None]
-            team_wins = (adv < high) & (holder < p)
-            team_best = np.where(team_wins, np.maximum(best, holder_points + c), best)
-            adv_total = level["adv_points"][:, None, None, None] + np.where(adv > high, c, 0.0)
-            diff = team_best - adv_total  # [H, K, P+1, m]
-            value = np.sign(diff) if returns_type == "win_loss" else diff
-            e = -np.einsum("hkw,hkwb->hb", dist, value)
-            expected = np.full((count, k), -np.inf)
-            np.put_along_axis(expected, adv_cards, e, axis=1)
-            q = np.zeros((adv_levels[-1][1], k))
-            np.add.at(q, adv_ids, level["reach"][:, None] * np.where(np.isfinite(expected), expected, 0.0))
+        if r == rules.rounds - 1:
+            num_adv = adv_levels[-1][1]
+            q = _last_round_values(rules, level, sigma, agent_digits, adv_cards, adv_ids, num_adv)
             break
         # Children at round r + 1: (h, j, b[, next card]).
-        h_idx, j_idx, b_idx = np.meshgrid(np.arange(count), np.arange(num_joint), np.arange(m), indexing="ij")
-        h_idx, j_idx, b_idx = h_idx.ravel(), j_idx.ravel(), b_idx.ravel()
-        team_bid = np.stack([d[h_idx, j_idx] for d in agent_digits], axis=1).astype(np.int64) + 1  # [C, P]
-        adv_bid = adv_cards[h_idx, b_idx] + 1  # [C]
-        winner = _goofspiel_winners(team_bid, adv_bid)
-        c = level["card"][h_idx]
-        team_points = level["team_points"][h_idx].copy()
-        rows = np.flatnonzero(winner < p)
-        team_points[rows, winner[rows]] += c[rows]
-        adv_points = level["adv_points"][h_idx] + np.where(winner == p, c, 0)
-        team_hands = level["team_hands"][h_idx] & ~(1 << (team_bid - 1))
-        adv_hand = level["adv_hand"][h_idx] & ~(1 << (adv_bid - 1))
-        reach = level["reach"][h_idx] * sigma[h_idx, j_idx]
-        joint_action = mixed_radix(team_bid - 1, radices)
-        children = dict(actions=[], card=[], used=[], reach=[], team_hands=[], adv_hand=[], team_points=[],
-                        adv_points=[], adv_key=[], team_key=[])  # fmt: skip
-        parents = {}
-        for i in range(len(h_idx)):
-            h = int(h_idx[i])
-            base_actions = level["actions"][h] + (int(joint_action[i]), int(adv_bid[i]) - 1)
-            w = int(winner[i])
-            if order == "random":
-                nexts = [cc for cc in range(k) if not level["used"][h] >> cc & 1]
-                chance = [(cc + 1, 1.0 / len(nexts), (cc,)) for cc in nexts]
-            else:
-                chance = [(fixed_card(r + 1), 1.0, ())]
-            for next_card, prob, extra in chance:
-                adv_key = level["adv_key"][h] + (int(adv_bid[i]), w, next_card)
-                parents.setdefault(adv_key, (int(adv_ids[h]), int(adv_bid[i]) - 1))
-                children["adv_key"].append(adv_key)
-                children["team_key"].append(level["team_key"][h] + (tuple(int(x) for x in team_bid[i]), w, next_card))
-                children["actions"].append(base_actions + extra)
-                children["card"].append(next_card)
-                children["used"].append(level["used"][h] | (1 << (next_card - 1)))
-                children["reach"].append(reach[i] * prob)
-                children["team_hands"].append(team_hands[i])
-                children["adv_hand"].append(adv_hand[i])
-                children["team_points"].append(team_points[i])
-                children["adv_points"].append(adv_points[i])
+        played = _play_round(rules, level, sigma, agent_digits, adv_cards, m, num_joint)
+        level, parents = _deal_next_card(rules, r, level, played, adv_ids)
         adv_parent.append(parents)
-        level = dict(
-            actions=children["actions"],
-            card=np.asarray(children["card"], dtype=np.int64),
-            used=children["used"],
-            reach=np.asarray(children["reach"]),
-            team_hands=np.asarray(children["team_hands"], dtype=np.int64),
-            adv_hand=np.asarray(children["adv_hand"], dtype=np.int64),
-            team_points=np.asarray(children["team_points"], dtype=np.float64),
-            adv_points=np.asarray(children["adv_points"], dtype=np.float64),
-            adv_key=children["adv_key"],
-            team_key=children["team_key"],
-        )
+    best_response_value = _adversary_best_response(adv_levels, adv_parent, q, rules.k)
+    return WorstCaseResult("exact", -best_response_value, adversary_infosets=sum(lv[1] for lv in adv_levels),
+                           seconds=time.perf_counter() - start)  # fmt: skip
 
-    # Bottom-up: V(J) = max over legal bids of Q(J, b); Q(J, b) = sum of V over child infosets.
+
+@dataclasses.dataclass(frozen=True)
+class _Rules:
+    """The parameters of a team_goofspiel game that the dynamic program reads."""
+
+    k: int  # cards per hand (and point cards)
+    p: int  # team agents
+    rounds: int
+    order: str  # points_order: "descending", "ascending" or "random"
+    returns_type: str
+    radices: tuple  # actions per agent (`game.agent_num_actions()`)
+
+    @classmethod
+    def of(cls, game: pyspiel.Game) -> _Rules:
+        params = game.get_parameters()
+        k, p = int(params["num_cards"]), int(params["num_agents"])
+        rounds = k if int(params["num_turns"]) == -1 else int(params["num_turns"])
+        order, returns_type = str(params["points_order"]), str(params["returns_type"])
+        return cls(k, p, rounds, order, returns_type, game.agent_num_actions())
+
+    @property
+    def full(self) -> int:
+        """A full hand as a bitmask (bit c: card c + 1)."""
+        return (1 << self.k) - 1
+
+    def fixed_card(self, r: int) -> int:
+        """The point card of round r when the order is not random."""
+        return self.k - r if self.order == "descending" else r + 1
+
+
+@dataclasses.dataclass
+class _Level:
+    """Histories at the team's decision of one round, one entry per history."""
+
+    actions: list  # action tuple from the root
+    card: np.ndarray  # point card on offer
+    used: list  # bitmask of the point cards dealt so far
+    reach: np.ndarray  # chance x team reach
+    team_hands: np.ndarray  # [H, P] bitmask of each agent's remaining cards
+    adv_hand: np.ndarray  # [H] bitmask of the adversary's remaining cards
+    team_points: np.ndarray  # [H, P]
+    adv_points: np.ndarray  # [H]
+    adv_key: list  # the adversary's observation sequence (its information set)
+    team_key: list  # the team's observation sequence (its information set)
+
+
+def _first_level(rules: _Rules) -> _Level:
+    """Histories at the team's decision of round 0 (after the first point card)."""
+    k, p, full = rules.k, rules.p, rules.full
+    if rules.order == "random":  # chance deals the first card uniformly
+        actions, card = [(c,) for c in range(k)], np.arange(1, k + 1)
+        used, reach = [1 << c for c in range(k)], np.full(k, 1.0 / k)
+    else:
+        actions, card, used, reach = [()], np.array([rules.fixed_card(0)]), [0], np.ones(1)
+    count = len(actions)
+    return _Level(
+        actions=actions,
+        card=card,
+        used=used,
+        reach=reach,
+        team_hands=np.full((count, p), full, dtype=np.int64),
+        adv_hand=np.full(count, full, dtype=np.int64),
+        team_points=np.zeros((count, p)),
+        adv_points=np.zeros(count),
+        adv_key=[(int(c),) for c in card],
+        team_key=[(int(c),) for c in card],
+    )
+
+
+def _adversary_infosets(level: _Level) -> tuple[np.ndarray, int, np.ndarray]:
+    """(adversary infoset id of each history [H], number of infosets, adversary
+    hand per infoset); ids follow first appearance."""
+    keys = {}
+    adv_ids = np.array([keys.setdefault(key, len(keys)) for key in level.adv_key], dtype=np.int64)
+    hands_of = np.zeros(len(keys), dtype=np.int64)
+    hands_of[adv_ids] = level.adv_hand
+    return adv_ids, len(keys), hands_of
+
+
+def _bid_tables(level: _Level, m: int, p: int) -> tuple[int, list[np.ndarray], np.ndarray]:
+    """Bids of a round with m cards left: (number of team joint bids J,
+    agent_digits, adversary cards [H, m] (card - 1, ascending)), where
+    agent_digits[i][h, j] is the card - 1 that agent i bids in joint bid j of
+    history h (joint bids are positions into each agent's sorted hand)."""
+    num_joint = m**p
+    positions = (np.arange(num_joint)[:, None] // (m ** np.arange(p))[None, :]) % m  # [J, P]
+    hand_cards = np.array(
+        [[_bits(int(h)) for h in row] for row in level.team_hands], dtype=np.int16
+    )
+    agent_digits = [np.ascontiguousarray(hand_cards[:, i, positions[:, i]]) for i in range(p)]
+    adv_cards = np.array([_bits(int(h)) for h in level.adv_hand], dtype=np.int64)  # [H, m]
+    return num_joint, agent_digits, adv_cards
+
+
+def _team_infosets(team_keys: list) -> tuple[list[int], np.ndarray]:
+    """(one representative history per team information set, in order of first
+    appearance; each history's team information set id [H])."""
+    team_index = {}
+    representative = []
+    team_ids = np.empty(len(team_keys), dtype=np.int64)
+    for h, key in enumerate(team_keys):
+        slot = team_index.get(key)
+        if slot is None:
+            slot = team_index[key] = len(representative)
+            representative.append(h)
+        team_ids[h] = slot
+    return representative, team_ids
+
+
+def _team_strategy(
+    game, policy, rules, level, representative, agent_digits, num_joint
+) -> np.ndarray:
+    """[len(representative), J] the team's joint-bid probabilities at each
+    representative history, queried in batches of 2048 states."""
+    sigma = np.zeros((len(representative), num_joint))
+    for lo in range(0, len(representative), 2048):
+        chunk = representative[lo : lo + 2048]
+        states = []
+        for h in chunk:
+            state = game.new_initial_state()
+            for action in level.actions[h]:
+                state.apply_action(action)
+            states.append(state)
+        digits = np.stack([d[chunk] for d in agent_digits], axis=2)
+        sigma[lo : lo + len(chunk)] = team_joint_probabilities(
+            policy, states, digits, rules.radices
+        )
+    return sigma
+
+
+def _last_round_values(
+    rules, level, sigma, agent_digits, adv_cards, adv_ids, num_adv
+) -> np.ndarray:
+    """[num_adv, K] Q(J, b): the adversary's expected utility of bidding card
+    b + 1 at each last-round information set J, weighted by reach; -inf-free
+    (bids it does not hold count 0 here and are masked by the caller)."""
+    k, p, count = rules.k, rules.p, len(level.actions)
+    card = level.card.astype(np.float64)
+    # Last round, vectorised. Only the team's highest bid and who holds
+    # it (one agent, or a tie) matter: D[h, high, code] = probability.
+    team_high = agent_digits[0].astype(np.int64)  # [H, J], card - 1
+    for agent in range(1, p):
+        np.maximum(team_high, agent_digits[agent], out=team_high)
+    holders = np.zeros(team_high.shape, dtype=np.int8)
+    code = np.zeros(team_high.shape, dtype=np.int64)
+    for agent in range(p):
+        at_high = agent_digits[agent] == team_high
+        holders += at_high
+        code = np.where(at_high, agent, code)
+    # The agent holding the highest bid, or p = a tie within the team.
+    code = np.where(holders > 1, p, code)
+    cells = k * (p + 1)
+    flat = (np.arange(count)[:, None] * cells + team_high * (p + 1) + code).ravel()
+    dist = np.bincount(flat, weights=sigma.ravel(), minlength=count * cells)
+    dist = dist.reshape(count, k, p + 1)
+    high = np.arange(1, k + 1)[None, :, None, None]  # [1, K, 1, 1]
+    holder = np.arange(p + 1)[None, None, :, None]  # [1, 1, P+1, 1]
+    adv = adv_cards[:, None, None, :] + 1  # [H, 1, 1, m]
+    points = level.team_points
+    best = points.max(axis=1)[:, None, None, None]
+    c = card[:, None, None, None]
+    holder_points = np.concatenate([points, np.zeros((count, 1))], axis=1)[:, None, :, None]
+    team_wins = (adv < high) & (holder < p)
+    team_best = np.where(team_wins, np.maximum(best, holder_points + c), best)
+    adv_total = level.adv_points[:, None, None, None] + np.where(adv > high, c, 0.0)
+    diff = team_best - adv_total  # [H, K, P+1, m]
+    value = np.sign(diff) if rules.returns_type == "win_loss" else diff
+    e = -np.einsum("hkw,hkwb->hb", dist, value)
+    expected = np.full((count, k), -np.inf)
+    np.put_along_axis(expected, adv_cards, e, axis=1)
+    q = np.zeros((num_adv, k))
+    np.add.at(q, adv_ids, level.reach[:, None] * np.where(np.isfinite(expected), expected, 0.0))
+    return q
+
+
+@dataclasses.dataclass
+class _Played:
+    """Every (history h, team joint bid j, adversary bid b) of a round, resolved;
+    one entry per triple, before the next point card is dealt."""
+
+    h_idx: np.ndarray  # [C] history
+    team_bid: np.ndarray  # [C, P] cards
+    adv_bid: np.ndarray  # [C] card
+    winner: np.ndarray  # [C] winner code (`_goofspiel_winners`)
+    team_points: np.ndarray  # [C, P]
+    adv_points: np.ndarray  # [C]
+    team_hands: np.ndarray  # [C, P]
+    adv_hand: np.ndarray  # [C]
+    reach: np.ndarray  # [C] reach x team probability of j
+    joint_action: np.ndarray  # [C] the team's joint action id of j
+
+
+def _play_round(rules, level, sigma, agent_digits, adv_cards, m, num_joint) -> _Played:
+    """Plays every team joint bid and adversary bid at every history of the round."""
+    count, p = len(level.actions), rules.p
+    h_idx, j_idx, b_idx = np.meshgrid(
+        np.arange(count), np.arange(num_joint), np.arange(m), indexing="ij"
+    )
+    h_idx, j_idx, b_idx = h_idx.ravel(), j_idx.ravel(), b_idx.ravel()
+    team_bid = np.stack([d[h_idx, j_idx] for d in agent_digits], axis=1).astype(np.int64) + 1
+    adv_bid = adv_cards[h_idx, b_idx] + 1  # [C]
+    winner = _goofspiel_winners(team_bid, adv_bid)
+    c = level.card[h_idx]
+    team_points = level.team_points[h_idx].copy()
+    rows = np.flatnonzero(winner < p)
+    team_points[rows, winner[rows]] += c[rows]
+    return _Played(
+        h_idx=h_idx,
+        team_bid=team_bid,
+        adv_bid=adv_bid,
+        winner=winner,
+        team_points=team_points,
+        adv_points=level.adv_points[h_idx] + np.where(winner == p, c, 0),
+        team_hands=level.team_hands[h_idx] & ~(1 << (team_bid - 1)),
+        adv_hand=level.adv_hand[h_idx] & ~(1 << (adv_bid - 1)),
+        reach=level.reach[h_idx] * sigma[h_idx, j_idx],
+        joint_action=mixed_radix(team_bid - 1, rules.radices),
+    )
+
+
+def _deal_next_card(rules, r, level, played, adv_ids) -> tuple[_Level, dict]:
+    """Histories at round r + 1: each played triple followed by each possible
+    next point card. Returns them and, for each new adversary information set,
+    (parent infoset id, bid index) in order of first appearance."""
+    order, k = rules.order, rules.k
+    children = _Level(*([] for _ in dataclasses.fields(_Level)))  # one list per field
+    parents = {}
+    h_idx, team_bid, adv_bid, winner = played.h_idx, played.team_bid, played.adv_bid, played.winner
+    for i in range(len(h_idx)):
+        h = int(h_idx[i])
+        base_actions = level.actions[h] + (int(played.joint_action[i]), int(adv_bid[i]) - 1)
+        w = int(winner[i])
+        if order == "random":
+            nexts = [cc for cc in range(k) if not level.used[h] >> cc & 1]
+            chance = [(cc + 1, 1.0 / len(nexts), (cc,)) for cc in nexts]
+        else:
+            chance = [(rules.fixed_card(r + 1), 1.0, ())]
+        for next_card, prob, extra in chance:
+            adv_key = level.adv_key[h] + (int(adv_bid[i]), w, next_card)
+            parents.setdefault(adv_key, (int(adv_ids[h]), int(adv_bid[i]) - 1))
+            children.adv_key.append(adv_key)
+            team_bids = tuple(int(x) for x in team_bid[i])
+            children.team_key.append(level.team_key[h] + (team_bids, w, next_card))
+            children.actions.append(base_actions + extra)
+            children.card.append(next_card)
+            children.used.append(level.used[h] | (1 << (next_card - 1)))
+            children.reach.append(played.reach[i] * prob)
+            children.team_hands.append(played.team_hands[i])
+            children.adv_hand.append(played.adv_hand[i])
+            children.team_points.append(played.team_points[i])
+            children.adv_points.append(played.adv_points[i])
+    return _Level(
+        actions=children.actions,
+        card=np.asarray(children.card, dtype=np.int64),
+        used=children.used,
+        reach=np.asarray(children.reach),
+        team_hands=np.asarray(children.team_hands, dtype=np.int64),
+        adv_hand=np.asarray(children.adv_hand, dtype=np.int64),
+        team_points=np.asarray(children.team_points, dtype=np.float64),
+        adv_points=np.asarray(children.adv_points, dtype=np.float64),
+        adv_key=children.adv_key,
+        team_key=children.team_key,
+    ), parents
+
+
+def _adversary_best_response(adv_levels, adv_parent, q, k) -> float:
+    """The adversary's best-response value, bottom-up over its information sets:
+    V(J) = max over legal bids of Q(J, b); Q(J, b) = sum of V over child infosets."""
     for r in range(len(adv_levels) - 1, -1, -1):
         _, num, hands = adv_levels[r]
         legal = np.array([[h >> b & 1 for b in range(k)] for h in hands], dtype=bool)
@@ -240,9 +384,7 @@ def exact_goofspiel_team_worst_case(
         # Child infoset ids at level r follow first appearance, as the parent dict's keys.
         for child_id, (parent, bid) in enumerate(adv_parent[r - 1].values()):
             q[parent, bid] += value[child_id]
-    best_response_value = float(value.sum())
-    return WorstCaseResult("exact", -best_response_value, adversary_infosets=sum(lv[1] for lv in adv_levels),
-                           seconds=time.perf_counter() - start)  # fmt: skip
+    return float(value.sum())
 
 
 # --------------------------------------------------------------------------

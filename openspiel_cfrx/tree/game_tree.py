@@ -463,6 +463,18 @@ def extract(
     """
     check_game_supported(game)
     limit = default_memory_limit() if max_memory_bytes is None else int(max_memory_bytes)
+    memory_cap = _history_cap(game, limit)
+    start = time.perf_counter()
+    num_actions = game.num_distinct_actions()
+    walk = _walk(game, num_actions, limit, memory_cap, max_histories)
+    tree = _build_tree(game, num_actions, walk)
+    tree.extraction_seconds = time.perf_counter() - start
+    return tree
+
+
+def _history_cap(game: pyspiel.Game, limit: int) -> int:
+    """The number of histories `limit` bytes allow while extracting; a game
+    estimated (from random playouts) to have more is refused at once."""
     memory_cap = max(1, limit // EXTRACTION_BYTES_PER_HISTORY)
     estimate = estimate_num_histories(game)
     if estimate > memory_cap:
@@ -472,46 +484,64 @@ def extract(
             estimate * EXTRACTION_BYTES_PER_HISTORY,
             limit,
         )
-    start = time.perf_counter()
-    num_actions = game.num_distinct_actions()
-    # Depth-first walk. Sequences are encoded as I * A + a; the empty sequence of
-    # player p is -1 - p during the walk and remapped once N is known.
-    parent_list: list[int] = []
-    action_list: list[int] = []
-    player_list: list[int] = []
-    infoset_list: list[int] = []
-    chance_prob_list: list[float] = []
-    depth_list: list[int] = []
-    terminal_hist: list[int] = []
-    terminal_util: list[tuple[float, float]] = []
-    terminal_reach: list[float] = []
-    terminal_seq0: list[int] = []
-    terminal_seq1: list[int] = []
-    infoset_index: dict[tuple[int, str], int] = {}
-    infoset_player: list[int] = []
-    infoset_key: list[str] = []
-    infoset_legal: list[tuple[int, ...]] = []
-    infoset_parent_seq: list[int] = []
-    infoset_depth: list[int] = []
+    return memory_cap
 
+
+@dataclasses.dataclass(eq=False)
+class _Walk:
+    """What the depth-first walk records, as Python lists.
+
+    Histories are numbered in preorder and infosets in order of discovery.
+    Sequences are encoded as I * A + a; the empty sequence of player p is
+    -1 - p during the walk and remapped once N is known (`_remap_sequences`).
+    """
+
+    # --- per history, preorder ---------------------------------------------
+    parent: list[int] = dataclasses.field(default_factory=list)
+    action: list[int] = dataclasses.field(default_factory=list)
+    player: list[int] = dataclasses.field(default_factory=list)
+    infoset: list[int] = dataclasses.field(default_factory=list)
+    chance_prob: list[float] = dataclasses.field(default_factory=list)
+    depth: list[int] = dataclasses.field(default_factory=list)
+    # --- per terminal -------------------------------------------------------
+    terminal_history: list[int] = dataclasses.field(default_factory=list)
+    terminal_utility: list[tuple[float, float]] = dataclasses.field(default_factory=list)
+    terminal_reach: list[float] = dataclasses.field(default_factory=list)
+    terminal_seq0: list[int] = dataclasses.field(default_factory=list)
+    terminal_seq1: list[int] = dataclasses.field(default_factory=list)
+    # --- per infoset, in discovery order -------------------------------------
+    infoset_index: dict[tuple[int, str], int] = dataclasses.field(default_factory=dict)
+    infoset_player: list[int] = dataclasses.field(default_factory=list)
+    infoset_key: list[str] = dataclasses.field(default_factory=list)
+    infoset_legal: list[tuple[int, ...]] = dataclasses.field(default_factory=list)
+    infoset_parent_seq: list[int] = dataclasses.field(default_factory=list)
+    infoset_depth: list[int] = dataclasses.field(default_factory=list)
+
+
+def _walk(
+    game: pyspiel.Game, num_actions: int, limit: int, memory_cap: int, max_histories: int | None
+) -> _Walk:
+    """Depth-first walk over `pyspiel.State.child` recording every history,
+    terminal and infoset (see `_Walk`); raises as soon as it passes
+    `memory_cap` or `max_histories` histories, reaches a simultaneous node or
+    finds imperfect recall."""
+    walk = _Walk()
+    # The loop appends to local names (one attribute lookup per list, not per history).
+    parent_list, action_list, player_list = walk.parent, walk.action, walk.player
+    infoset_list, chance_prob_list, depth_list = walk.infoset, walk.chance_prob, walk.depth
+    terminal_hist, terminal_util = walk.terminal_history, walk.terminal_utility
+    terminal_reach = walk.terminal_reach
+    terminal_seq0, terminal_seq1 = walk.terminal_seq0, walk.terminal_seq1
+    infoset_index = walk.infoset_index
+    infoset_legal, infoset_parent_seq = walk.infoset_legal, walk.infoset_parent_seq
     # Stack entries: (state, parent id, action, chance prob, depth, chance reach,
     #                 last seq of p0, last seq of p1, own depth of p0, own depth of p1)
     stack = [(game.new_initial_state(), -1, -1, 1.0, 0, 1.0, -1, -2, 0, 0)]
     while stack:
         state, parent, action, cprob, depth, reach, seq0, seq1, od0, od1 = stack.pop()
         h = len(parent_list)
-        if h >= memory_cap:
-            raise _too_large(
-                game,
-                f"has more than {memory_cap:,} histories (found while extracting)",
-                h * EXTRACTION_BYTES_PER_HISTORY,
-                limit,
-            )
-        if max_histories is not None and h >= max_histories:
-            raise ValueError(
-                f"game {game} has more than max_histories={max_histories} histories; "
-                "raise the cap or use a smaller game"
-            )
+        if h >= memory_cap or (max_histories is not None and h >= max_histories):
+            raise _too_many_histories(game, h, limit, memory_cap, max_histories)
         parent_list.append(parent)
         action_list.append(action)
         chance_prob_list.append(cprob)
@@ -544,23 +574,11 @@ def extract(
         legal = tuple(state.legal_actions())
         key = state.information_state_string(player)
         own_seq = seq0 if player == 0 else seq1
-        own_depth = od0 if player == 0 else od1
         infoset = infoset_index.get((player, key))
         if infoset is None:
-            infoset = len(infoset_player)
-            infoset_index[(player, key)] = infoset
-            infoset_player.append(player)
-            infoset_key.append(key)
-            infoset_legal.append(legal)
-            infoset_parent_seq.append(own_seq)
-            infoset_depth.append(own_depth)
+            infoset = _add_infoset(walk, player, key, legal, own_seq, od0 if player == 0 else od1)
         elif infoset_parent_seq[infoset] != own_seq or infoset_legal[infoset] != legal:
-            what = "legal actions" if infoset_legal[infoset] != legal else "own action sequences"
-            raise UnsupportedGameError(
-                f"game {game} does not have perfect recall: infoset {key!r} of player "
-                f"{player} is reached with different {what}; the exact engine and CFR "
-                "need perfect recall"
-            )
+            raise _imperfect_recall(game, player, key, infoset_legal[infoset] != legal)
         player_list.append(player)
         infoset_list.append(infoset)
         for a in reversed(legal):
@@ -570,35 +588,136 @@ def extract(
             else:
                 item = (state.child(a), h, a, 1.0, depth + 1, reach, seq0, seq, od0, od1 + 1)
             stack.append(item)
+    return walk
 
-    num_infosets = len(infoset_player)
-    empty_base = num_infosets * num_actions
 
-    # Renumber infosets by (player, own depth, discovery) so that each player's
-    # infosets, and each level of a player's infoset tree, are contiguous ranges:
-    # the per-iteration passes then work on array slices instead of gathers.
-    infoset_player_arr = np.asarray(infoset_player, dtype=np.int8)
-    infoset_depth_arr = np.asarray(infoset_depth, dtype=np.int32)
-    infoset_order = np.lexsort(
-        (np.arange(num_infosets), infoset_depth_arr, infoset_player_arr)
-    )  # new id -> old id
+def _too_many_histories(
+    game: pyspiel.Game, h: int, limit: int, memory_cap: int, max_histories: int | None
+) -> Exception:
+    """The error for a walk at history `h` that passed the memory limit's cap
+    (`TreeTooLargeError`) or else `max_histories` (ValueError)."""
+    if h >= memory_cap:
+        return _too_large(
+            game,
+            f"has more than {memory_cap:,} histories (found while extracting)",
+            h * EXTRACTION_BYTES_PER_HISTORY,
+            limit,
+        )
+    return ValueError(
+        f"game {game} has more than max_histories={max_histories} histories; "
+        "raise the cap or use a smaller game"
+    )
+
+
+def _add_infoset(
+    walk: _Walk, player: int, key: str, legal: tuple[int, ...], parent_seq: int, own_depth: int
+) -> int:
+    """Registers a newly discovered infoset and returns its (discovery) id."""
+    infoset = len(walk.infoset_player)
+    walk.infoset_index[(player, key)] = infoset
+    walk.infoset_player.append(player)
+    walk.infoset_key.append(key)
+    walk.infoset_legal.append(legal)
+    walk.infoset_parent_seq.append(parent_seq)
+    walk.infoset_depth.append(own_depth)
+    return infoset
+
+
+def _imperfect_recall(
+    game: pyspiel.Game, player: int, key: str, legal_differs: bool
+) -> UnsupportedGameError:
+    what = "legal actions" if legal_differs else "own action sequences"
+    return UnsupportedGameError(
+        f"game {game} does not have perfect recall: infoset {key!r} of player "
+        f"{player} is reached with different {what}; the exact engine and CFR "
+        "need perfect recall"
+    )
+
+
+def _build_tree(game: pyspiel.Game, num_actions: int, walk: _Walk) -> GameTree:
+    """The `GameTree` of the walk's lists: infosets renumbered by (player, own
+    depth), histories in breadth-first order."""
+    num_infosets = len(walk.infoset_player)
+    infoset_player_arr = np.asarray(walk.infoset_player, dtype=np.int8)
+    infoset_depth_arr = np.asarray(walk.infoset_depth, dtype=np.int32)
+    infoset_order, infoset_new = _renumber_infosets(infoset_player_arr, infoset_depth_arr)
+    bfs_order, new_id, history_parent, child_offsets, depth_offsets = _breadth_first(walk)
+    history_action = np.asarray(walk.action, dtype=np.int32)[bfs_order]
+    history_infoset_old = np.asarray(walk.infoset, dtype=np.int64)[bfs_order]
+    representative = _representative_histories(
+        history_parent, history_action, depth_offsets, history_infoset_old, num_infosets
+    )
+    legal_mask = np.zeros((num_infosets, num_actions), dtype=bool)
+    for i, legal in enumerate(walk.infoset_legal):
+        legal_mask[infoset_new[i], list(legal)] = True
+    terminal_seq0 = _remap_sequences(walk.terminal_seq0, infoset_new, num_actions)
+    terminal_seq1 = _remap_sequences(walk.terminal_seq1, infoset_new, num_actions)
+    parent_seq = _remap_sequences(walk.infoset_parent_seq, infoset_new, num_actions)
+    return GameTree(
+        game=game,
+        num_actions=num_actions,
+        history_parent=history_parent,
+        history_action=history_action,
+        history_player=np.asarray(walk.player, dtype=np.int8)[bfs_order],
+        history_infoset=np.where(
+            history_infoset_old < 0, -1, infoset_new[np.maximum(history_infoset_old, 0)]
+        ).astype(np.int32),
+        history_chance_prob=np.asarray(walk.chance_prob, dtype=np.float64)[bfs_order],
+        child_offsets=child_offsets,
+        depth_offsets=depth_offsets.astype(np.int64),
+        terminal_history=new_id[np.asarray(walk.terminal_history, dtype=np.int64)].astype(np.int32),
+        terminal_utility=np.asarray(walk.terminal_utility, dtype=np.float64).reshape(-1, 2),
+        terminal_chance_reach=np.asarray(walk.terminal_reach, dtype=np.float64),
+        terminal_sequence=np.stack([terminal_seq0, terminal_seq1], axis=1),
+        infoset_player=infoset_player_arr[infoset_order],
+        infoset_key=[walk.infoset_key[i] for i in infoset_order],
+        infoset_legal_mask=legal_mask,
+        infoset_parent_sequence=parent_seq[infoset_order],
+        infoset_depth=infoset_depth_arr[infoset_order],
+        infoset_history=representative[infoset_order].astype(np.int32),
+    )
+
+
+def _renumber_infosets(
+    infoset_player: np.ndarray, infoset_depth: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Renumbers infosets by (player, own depth, discovery) so that each player's
+    infosets, and each level of a player's infoset tree, are contiguous ranges:
+    the per-iteration passes then work on array slices instead of gathers.
+
+    Returns:
+      (new id -> old id, old id -> new id), both [N].
+    """
+    num_infosets = infoset_player.shape[0]
+    infoset_order = np.lexsort((np.arange(num_infosets), infoset_depth, infoset_player))
     infoset_new = np.empty(num_infosets, dtype=np.int64)
     infoset_new[infoset_order] = np.arange(num_infosets)
+    return infoset_order, infoset_new
 
-    def remap(seqs):
-        seqs = np.asarray(seqs, dtype=np.int64)
-        # -1 -> empty of p0 (N*A), -2 -> empty of p1 (N*A + 1); others renumbered.
-        safe = np.maximum(seqs, 0)
-        renumbered = infoset_new[safe // num_actions] * num_actions + safe % num_actions
-        return np.where(seqs < 0, empty_base - 1 - seqs, renumbered)
 
-    # Breadth-first renumbering: a stable sort of the preorder by depth keeps the
-    # children of one parent contiguous and in parent order.
-    depth = np.asarray(depth_list, dtype=np.int32)
+def _remap_sequences(seqs, infoset_new: np.ndarray, num_actions: int) -> np.ndarray:
+    """Walk sequences to final ids: I * A + a with I renumbered (`infoset_new`),
+    -1 -> empty of p0 (N*A), -2 -> empty of p1 (N*A + 1)."""
+    empty_base = infoset_new.shape[0] * num_actions
+    seqs = np.asarray(seqs, dtype=np.int64)
+    safe = np.maximum(seqs, 0)
+    renumbered = infoset_new[safe // num_actions] * num_actions + safe % num_actions
+    return np.where(seqs < 0, empty_base - 1 - seqs, renumbered)
+
+
+def _breadth_first(walk: _Walk) -> tuple[np.ndarray, ...]:
+    """Breadth-first renumbering: a stable sort of the preorder by depth keeps the
+    children of one parent contiguous and in parent order.
+
+    Returns:
+      (new id -> preorder id, preorder id -> new id, history_parent [H] int32,
+      child_offsets [H + 1], depth_offsets [D + 1]).
+    """
+    depth = np.asarray(walk.depth, dtype=np.int32)
     bfs_order = np.argsort(depth, kind="stable")  # new id -> preorder id
     new_id = np.empty_like(bfs_order)
     new_id[bfs_order] = np.arange(len(bfs_order))
-    parent_pre = np.asarray(parent_list, dtype=np.int64)[bfs_order]
+    parent_pre = np.asarray(walk.parent, dtype=np.int64)[bfs_order]
     history_parent = np.where(parent_pre < 0, -1, new_id[np.maximum(parent_pre, 0)]).astype(
         np.int32
     )
@@ -608,11 +727,19 @@ def extract(
     child_offsets[1:] += np.cumsum(child_counts)
     depth_sorted = depth[bfs_order]
     depth_offsets = np.searchsorted(depth_sorted, np.arange(int(depth_sorted[-1]) + 2))
+    return bfs_order, new_id, history_parent, child_offsets, depth_offsets
 
-    history_action = np.asarray(action_list, dtype=np.int32)[bfs_order]
-    history_infoset_old = np.asarray(infoset_list, dtype=np.int64)[bfs_order]
-    # Representative history of each infoset: the one whose `history_str()`
-    # sorts first, the state OpenSpiel's `TabularPolicy(game)` keeps for it.
+
+def _representative_histories(
+    history_parent: np.ndarray,
+    history_action: np.ndarray,
+    depth_offsets: np.ndarray,
+    history_infoset_old: np.ndarray,
+    num_infosets: int,
+) -> np.ndarray:
+    """Representative history of each infoset (by old id): the one whose
+    `history_str()` sorts first, the state OpenSpiel's `TabularPolicy(game)`
+    keeps for it."""
     rank = history_string_rank(history_parent, history_action, depth_offsets)
     decision = np.flatnonzero(history_infoset_old >= 0)
     first = decision[np.lexsort((rank[decision], history_infoset_old[decision]))]
@@ -620,33 +747,4 @@ def extract(
     is_first[1:] = history_infoset_old[first[1:]] != history_infoset_old[first[:-1]]
     representative = np.empty(num_infosets, dtype=np.int64)
     representative[history_infoset_old[first[is_first]]] = first[is_first]
-
-    legal_mask = np.zeros((num_infosets, num_actions), dtype=bool)
-    for i, legal in enumerate(infoset_legal):
-        legal_mask[infoset_new[i], list(legal)] = True
-
-    tree = GameTree(
-        game=game,
-        num_actions=num_actions,
-        history_parent=history_parent,
-        history_action=history_action,
-        history_player=np.asarray(player_list, dtype=np.int8)[bfs_order],
-        history_infoset=np.where(
-            history_infoset_old < 0, -1, infoset_new[np.maximum(history_infoset_old, 0)]
-        ).astype(np.int32),
-        history_chance_prob=np.asarray(chance_prob_list, dtype=np.float64)[bfs_order],
-        child_offsets=child_offsets,
-        depth_offsets=depth_offsets.astype(np.int64),
-        terminal_history=new_id[np.asarray(terminal_hist, dtype=np.int64)].astype(np.int32),
-        terminal_utility=np.asarray(terminal_util, dtype=np.float64).reshape(-1, 2),
-        terminal_chance_reach=np.asarray(terminal_reach, dtype=np.float64),
-        terminal_sequence=np.stack([remap(terminal_seq0), remap(terminal_seq1)], axis=1),
-        infoset_player=infoset_player_arr[infoset_order],
-        infoset_key=[infoset_key[i] for i in infoset_order],
-        infoset_legal_mask=legal_mask,
-        infoset_parent_sequence=remap(infoset_parent_seq)[infoset_order],
-        infoset_depth=infoset_depth_arr[infoset_order],
-        infoset_history=representative[infoset_order].astype(np.int32),
-    )
-    tree.extraction_seconds = time.perf_counter() - start
-    return tree
+    return representative
