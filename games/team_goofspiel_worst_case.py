@@ -385,7 +385,3 @@ def _adversary_best_response(adv_levels, adv_parent, q, k) -> float:
         for child_id, (parent, bid) in enumerate(adv_parent[r - 1].values()):
             q[parent, bid] += value[child_id]
     return float(value.sum())
-
-
-# --------------------------------------------------------------------------
-# NEST: the evader's pure strategies are paths.
