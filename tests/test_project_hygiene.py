@@ -91,3 +91,19 @@ def test_readme_reproduction_table_numbers_equal_the_results_files():
         if missing:
             problems.append(f"{claim!r}: {missing} not in {path}")
     assert not problems, "\n".join(problems)
+
+
+def test_no_function_above_80_lines_in_the_library_or_games():
+    """Long functions are split into named steps that read like the algorithm or rule they implement."""
+    import ast
+
+    long = []
+    paths = [os.path.relpath(os.path.join(folder, name), ROOT) for package in ("openspiel_cfrx", "games")
+             for folder, _, names in os.walk(os.path.join(ROOT, package)) for name in names]  # fmt: skip
+    for path in paths:
+        if path.endswith(".py"):
+            tree = ast.parse(read(path))
+            long += [f"{path}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+                     for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and node.end_lineno - node.lineno + 1 > 80]  # fmt: skip
+    assert not long, "split into named steps:\n" + "\n".join(long)
