@@ -32,12 +32,11 @@ from openspiel_cfrx.deep.settings import (
     WorkerSettings,
     _Group,
     _record,
+    _TrainingGroup,
     check_family,
-    check_schedule,
     register_flat_names,
     resolve_groups,
 )
-from openspiel_cfrx.deep.trainer import PRECISIONS
 from openspiel_cfrx.deep.validation import check_settings
 
 SCHEMA = 1  # of `CFRMixSettings.to_record()`; bump it (and migrate older records) on field changes
@@ -91,7 +90,7 @@ class ProbeTraversalSettings(_Group):
 
 
 @dataclasses.dataclass(frozen=True)
-class MixTrainingSettings(_Group):
+class MixTrainingSettings(_TrainingGroup):
     """How the agent networks are fitted (Algorithm 1 lines 6-9).
 
     gradient_clip: max gradient norm; None disables clipping.
@@ -115,13 +114,8 @@ class MixTrainingSettings(_Group):
     schedule: Schedule | None = None
     reinitialize_regret_networks: bool | None = None
     rescale_regret_targets: bool = True
-    RULES: ClassVar[dict] = {"gradient_clip": "real>0|None", "precision": tuple(PRECISIONS),
-                             "reinitialize_regret_networks": "bool|None",
+    RULES: ClassVar[dict] = {**_TrainingGroup.RULES, "reinitialize_regret_networks": "bool|None",
                              "rescale_regret_targets": "bool"}  # fmt: skip
-
-    def __post_init__(self):
-        super().__post_init__()
-        check_schedule(self.schedule)
 
 
 @dataclasses.dataclass(frozen=True)

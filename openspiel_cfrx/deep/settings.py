@@ -39,13 +39,6 @@ from openspiel_cfrx.sampling import SAMPLERS
 SCHEMA = 1  # of `DeepCFRSettings.to_record()`; bump it (and migrate older records) when fields change
 
 
-def check_schedule(schedule) -> None:
-    """A training group's `schedule`: a `Schedule` or None."""
-    if schedule is not None and not isinstance(schedule, Schedule):
-        raise ValueError("schedule must be an openspiel_cfrx.deep.Schedule, "
-                         f"got {type(schedule).__name__}")
-
-
 def check_family(family) -> None:
     """A network group's `family`: a registered family name (flat keyword `network`)."""
     if not isinstance(family, str):
@@ -64,6 +57,19 @@ class _Group:
 
     def to_record(self) -> dict:
         return {field.name: _record(getattr(self, field.name)) for field in dataclasses.fields(self)}
+
+
+class _TrainingGroup(_Group):
+    """What every solver's training group has: `gradient_clip`, `precision`
+    (flat `training_precision`) and `schedule` (a `Schedule` or None)."""
+
+    RULES: ClassVar[dict] = {"gradient_clip": "real>0|None", "precision": tuple(PRECISIONS)}
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.schedule is not None and not isinstance(self.schedule, Schedule):
+            raise ValueError("schedule must be an openspiel_cfrx.deep.Schedule, "
+                             f"got {type(self.schedule).__name__}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -93,7 +99,7 @@ class TraversalSettings(_Group):
 
 
 @dataclasses.dataclass(frozen=True)
-class TrainingSettings(_Group):
+class TrainingSettings(_TrainingGroup):
     """How the networks are fitted (Algorithm 1 lines 6 and 8).
 
     gradient_clip: max gradient norm (the paper: 1); None disables clipping.
@@ -114,12 +120,7 @@ class TrainingSettings(_Group):
     precision: str = "float32"
     regret_scale: float | str = 1.0
     schedule: Schedule | None = None
-    RULES: ClassVar[dict] = {"gradient_clip": "real>0|None", "precision": tuple(PRECISIONS),
-                             "regret_scale": "real>0|auto|pot"}  # fmt: skip
-
-    def __post_init__(self):
-        super().__post_init__()
-        check_schedule(self.schedule)
+    RULES: ClassVar[dict] = {**_TrainingGroup.RULES, "regret_scale": "real>0|auto|pot"}
 
 
 @dataclasses.dataclass(frozen=True)
