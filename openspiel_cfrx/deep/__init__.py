@@ -10,12 +10,19 @@ progress, callbacks, seeds, checkpoints from each part's state_dict),
 backends over `traversal` / `vector_traversal`), `trainer` (one SGD loop and
 the losses, with the duplicate-merging identity explicit), `regret_matching`,
 `schedule` (ramps and learning-rate schedule), `settings` (Deep CFR's settings
-groups), `memories`, `networks` (MLP,
+groups; `cfr_mix_settings`: CFR-MIX's, sharing its machinery), `memories`, `networks` (MLP,
 FlatAdam, the network registry; the Appendix C poker network and the
 suit-symmetric network register from `openspiel_cfrx.neural_poker`), `checkpoint`. The solvers: `deep_cfr` (with `sd_cfr`) and `cfr_mix`
 (with `team_model`, `agent_network`, `probe_traversal`).
 """
 
+from openspiel_cfrx.deep.cfr_mix_settings import (
+    AccumulationSettings,
+    AgentNetworkSettings,
+    CFRMixSettings,
+    MixTrainingSettings,
+    ProbeTraversalSettings,
+)
 from openspiel_cfrx.deep.checkpoint import CheckpointError
 from openspiel_cfrx.deep.deep_cfr import DeepCFRSolver, InformationStateTensorEncoder
 from openspiel_cfrx.deep.memories import ReservoirMemory, SlidingWindowMemory, make_memory
@@ -51,11 +58,16 @@ from openspiel_cfrx.sampling import Sampler, Samples
 
 __all__ = [
     "MLP",
+    "AccumulationSettings",
+    "AgentNetworkSettings",
     "AveragingSettings",
+    "CFRMixSettings",
     "CheckpointError",
     "DeepCFRSettings",
     "MemorySettings",
+    "MixTrainingSettings",
     "NetworkSettings",
+    "ProbeTraversalSettings",
     "TrainingSettings",
     "TraversalSettings",
     "WorkerSettings",

@@ -48,9 +48,19 @@ import torch
 
 from openspiel_cfrx import team as team_lib
 from openspiel_cfrx.deep.agent_network import AgentNetwork
+from openspiel_cfrx.deep.cfr_mix_settings import (  # noqa: F401  (VARIANTS re-exported)
+    CORE_RULES,
+    GROUPS,
+    VARIANTS,
+    AccumulationSettings,
+    AgentNetworkSettings,
+    CFRMixSettings,
+    MixTrainingSettings,
+    ProbeTraversalSettings,
+)
 from openspiel_cfrx.deep.distributed import RaySampler
 from openspiel_cfrx.deep.probe_traversal import AgentView
-from openspiel_cfrx.deep.schedule import Schedule
+from openspiel_cfrx.deep.settings import WorkerSettings
 from openspiel_cfrx.deep.solver_base import NeuralSolver
 from openspiel_cfrx.deep.team_model import (
     ProbeSampler,
@@ -60,36 +70,10 @@ from openspiel_cfrx.deep.team_model import (
     team_views,
 )
 from openspiel_cfrx.deep.team_policy import TeamPolicy, regret_matching_plus  # noqa: F401  (re-exported)
-from openspiel_cfrx.deep.trainer import PRECISIONS
 from openspiel_cfrx.deep.validation import check_device, check_loss, check_settings
 from openspiel_cfrx.tree import check_game_supported
 
-VARIANTS = {  # double neural + mixing layer + parameter sharing (CFR-MIX), ... one network per agent (Fig. 4b)
-    "cfr_mix": dict(backbone="double_neural", team_view="factored", regret_targets="joint", share=True),
-    "cfr_mix_no_sharing": dict(backbone="double_neural", team_view="factored", regret_targets="joint", share=False),
-    # Deep CFR backbone + mixing layer (Fig. 3 "Deep CFR + MIX")
-    "deep_cfr_mix": dict(backbone="deep_cfr", team_view="factored", regret_targets="joint", share=True),
-    # over joint actions (one head of size prod(n_i), small joint spaces only; DeepCFRSolver(game) is the
-    # external-sampling joint-action Deep CFR)
-    "double_neural_joint": dict(backbone="double_neural", team_view="joint", regret_targets="joint", share=True),
-    "deep_cfr_joint": dict(backbone="deep_cfr", team_view="joint", regret_targets="joint", share=True),
-    # each agent its own regret from its marginal, no mixing (Fig. 4a "individual")
-    "independent": dict(backbone="double_neural", team_view="factored", regret_targets="independent", share=True),
-}
-INFOSET_ENCODINGS = ("tensor", "compact")
 logger = logging.getLogger(__name__)
-
-# Constructor settings and their rules (openspiel_cfrx.deep.validation).
-SETTING_RULES = {
-    "variant": tuple(VARIANTS), "num_iterations": "int>=1", "num_traversals": "int>=1", "joint_cap": "int>=1",
-    "regret_train_steps": "int>=1", "policy_train_steps": "int>=1", "batch_size": "int>=1",
-    "learning_rate": "real>0", "gradient_clip": "real>0|None", "memory_capacity": "int>=1",
-    "anchor_ratio": "real>=0", "linear_averaging": "bool", "reinitialize_regret_networks": "bool|None",
-    "alternating_updates": "bool", "rescale_regret_targets": "bool",
-    "infoset_encoding": INFOSET_ENCODINGS,
-    "num_threads": "int>=1|None", "seed": "int>=0", "traversal_batch_size": "int>=1", "callback_every": "int>=1",
-    "num_workers": "int>=1", "ray_address": "address|None", "training_precision": tuple(PRECISIONS),
-}  # fmt: skip
 
 
 class CFRMixSolver(TeamPolicy, NeuralSolver):
@@ -104,61 +88,78 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
       num_traversals: K probe-sampling traversals per player per iteration.
       regret_network_layers, policy_network_layers: hidden widths of the agent
         networks (regret and average strategy).
-      joint_cap: at the team's sampled information sets, regrets are computed
-        for all legal joint actions when there are at most this many, else for
-        `joint_cap` sampled ones (see `probe_traversal`).
       regret_train_steps, policy_train_steps: Adam steps per iteration.
       batch_size: rows per Adam step.
-      learning_rate, gradient_clip: Adam step size and gradient-norm clip.
+      learning_rate: Adam step size.
       memory_capacity: rows per reservoir (anchors for the double-neural
         backbone, samples for the Deep CFR backbone).
-      anchor_ratio: anchor rows per sampled row in a double-neural update.
-      linear_averaging: weight iteration t's strategy by t in the average (CFR+).
-      reinitialize_regret_networks: Deep CFR backbone only: refit the regret
-        networks from a fresh initialisation every iteration (Brown et al.
-        2019, Algorithm 1 "train from scratch"; default for `deep_cfr_joint`)
-        or fine-tune the last ones (default for `deep_cfr_mix`: with
-        exchangeable agents a fresh initialisation re-draws which agent takes
-        which role each iteration, and the product of the agents' average
-        marginals then mixes incompatible roles — docs/cfr_mix.md, "Deep CFR
-        + mixing layer").
-      rescale_regret_targets: True (default): every regret-network fit
+      device: "cpu", "cuda" or "cuda:N".
+      seed: all randomness derives from it.
+
+    Args beyond the paper's, in groups (`openspiel_cfrx.deep.cfr_mix_settings`;
+    each field also as a flat keyword, e.g. `joint_cap=128` for
+    `traversal=ProbeTraversalSettings(joint_cap=128)`, and `network="mlp"` for
+    the network group's family):
+      traversal: `ProbeTraversalSettings`: `joint_cap` (at the team's sampled
+        information sets, regrets are computed for all legal joint actions
+        when there are at most this many, else for `joint_cap` sampled ones:
+        `probe_traversal`), `batch_size` (flat `traversal_batch_size`),
+        `alternating_updates` (True, the default: the team traverses and
+        trains, then the adversary traverses against the team's new network;
+        False: Algorithm 1's simultaneous updates, both players traversing
+        against theta^t, then both training).
+      training: `MixTrainingSettings`: `gradient_clip` (gradient-norm clip),
+        `precision` (flat `training_precision`: "float32", the default, or
+        "bfloat16": the agent networks' training forward passes under
+        bfloat16 autocast; parameters, Adam state, loss and gradients stay
+        float32 (`deep.trainer`); the mixing layer's product (eq. 4) takes
+        the agents' outputs in float32, and every query (strategies, probe
+        traversals) runs in float32; on CPU it does not pay:
+        docs/decisions.md, "bfloat16 training"), `schedule`
+        (`openspiel_cfrx.deep.Schedule`: traversal and regret-step ramps,
+        learning rates of every fit; default constant, as the paper),
+        `reinitialize_regret_networks` (Deep CFR backbone only: refit the
+        regret networks from a fresh initialisation every iteration (Brown et
+        al. 2019, Algorithm 1 "train from scratch"; default for
+        `deep_cfr_joint`) or fine-tune the last ones (default for
+        `deep_cfr_mix`: with exchangeable agents a fresh initialisation
+        re-draws which agent takes which role each iteration, and the product
+        of the agents' average marginals then mixes incompatible roles —
+        docs/cfr_mix.md, "Deep CFR + mixing layer")),
+        `rescale_regret_targets` (True, the default: every regret-network fit
         divides its targets by their mean |value| in that fit, re-chosen each
         iteration (an implementation choice, not the paper's:
         docs/cfr_mix_audit.md, "Target scale"); False: fixed at the network's
         first fit. Average-strategy networks always re-choose theirs (their
         linearly weighted targets grow like t^2; a fixed scale breaks them,
-        measured in docs/decisions.md, "CFR-MIX's product form").
-      alternating_updates: True (default): the team traverses and trains,
-        then the adversary traverses against the team's new network; False:
-        Algorithm 1's simultaneous updates (both players traverse against
-        theta^t, then both train).
-      training_precision: "float32" (default) or "bfloat16": the agent
-        networks' training forward passes under bfloat16 autocast (parameters,
-        Adam state, loss and gradients stay float32: `deep.trainer`); the
-        mixing layer's product (eq. 4) takes the agents' outputs in float32,
-        and every query (strategies, probe traversals) runs in float32. On
-        CPU it does not pay (docs/decisions.md, "bfloat16 training").
-      infoset_encoding: "tensor" (`information_state_tensor(player)`) or
-        "compact": the game's own lossy network input
-        (`compact_information_state_size()` / `compact_information_state_array`,
-        and per-agent `compact_agent_features()` where offered: NEST).
-      share_parameters: overrides the variant's parameter sharing.
-      network: registered network name for the agent networks.
-      num_threads: `torch.set_num_threads` (process-wide); default 1.
-      num_workers, ray_address: probe traversals on `num_workers` Ray actors
-        (`distributed.py`; same seed and worker count = same run); 1 runs them
-        in-process without importing Ray; ray_address None starts a local
-        instance, "auto" / "host:port" / "ray://host:port" join a cluster.
-      seed: all randomness derives from it.
-      callback, callback_every: `callback(solver)` after every N-th iteration.
-      schedule: `openspiel_cfrx.deep.Schedule` (traversal and regret-step
-        ramps, learning rates of every fit); default constant, as the paper.
+        measured in docs/decisions.md, "CFR-MIX's product form")).
+      accumulation: `AccumulationSettings`: `anchor_ratio` (anchor rows, from
+        the model's reservoir of earlier iterations, per sampled row in a
+        double-neural update: the regret networks of the double-neural
+        backbone and every variant's average-strategy networks),
+        `linear_averaging` (weight iteration t's strategy by t in the
+        average, as CFR+).
+      network: `AgentNetworkSettings`: `family` (flat `network`: a registered
+        network name for the agent networks), `infoset_encoding` ("tensor":
+        `information_state_tensor(player)`, or "compact": the game's own lossy
+        network input (`compact_information_state_size()` /
+        `compact_information_state_array`, and per-agent
+        `compact_agent_features()` where offered: NEST)), `share_parameters`
+        (overrides the variant's parameter sharing).
+      workers: `WorkerSettings`: `num_workers`, `ray_address` (probe
+        traversals on `num_workers` Ray actors (`distributed.py`; same seed
+        and worker count = same run); 1 runs them in-process without
+        importing Ray; ray_address None starts a local instance, "auto" /
+        "host:port" / "ray://host:port" join a cluster), `num_threads`
+        (`torch.set_num_threads`, process-wide; default 1 here, while a
+        `WorkerSettings()` given as the group leaves it alone).
       progress, log_every, verbose: see `NeuralSolver`.
+      callback, callback_every: `callback(solver)` after every N-th iteration.
 
     The adversary's head has `team.adversary_num_actions(game)` outputs (a
     legal action beyond it raises a ValueError naming the fix). Checkpoints:
-    as `DeepCFRSolver`; `config` holds the settings a checkpoint must match.
+    as `DeepCFRSolver`; `config` holds the settings a checkpoint must match,
+    `settings` the whole run configuration (`CFRMixSettings`).
     """
 
     display_name = "CFR-MIX"
@@ -172,70 +173,69 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         regret_network_layers: Sequence[int] = (64, 64),
         policy_network_layers: Sequence[int] = (64, 64),
         *,
-        joint_cap: int = 64,
         regret_train_steps: int = 200,
         policy_train_steps: int = 200,
         batch_size: int = 256,
         learning_rate: float = 1e-3,
-        gradient_clip: float | None = 1.0,
         memory_capacity: int = 20_000,
-        anchor_ratio: float = 1.0,
-        linear_averaging: bool = True,
-        reinitialize_regret_networks: bool | None = None,
-        alternating_updates: bool = True,
-        rescale_regret_targets: bool = True,
-        training_precision: str = "float32",
-        infoset_encoding: str = "tensor",
-        share_parameters: bool | None = None,
-        network: str = "mlp",
-        num_threads: int | None = 1,
         device: str = "cpu",
         seed: int = 0,
-        traversal_batch_size: int = 256,
-        num_workers: int = 1,
-        ray_address: str | None = None,
-        schedule: Schedule | None = None,
+        traversal: ProbeTraversalSettings | None = None,
+        training: MixTrainingSettings | None = None,
+        accumulation: AccumulationSettings | None = None,
+        network: AgentNetworkSettings | str | None = None,
+        workers: WorkerSettings | None = None,
         progress: bool = False,
         log_every: int = 0,
         verbose: bool = False,
         callback: Callable[[CFRMixSolver], None] | None = None,
         callback_every: int = 1,
+        **flat_settings,
     ):
-        _check_arguments(game, locals())
-        super().__init__(game, num_iterations=num_iterations, seed=seed, schedule=schedule, progress=progress,
+        args = dict(locals())
+        core = {name: args[name] for name in CORE_RULES}
+        groups = {name: args[name] for name in GROUPS}
+        self.settings = settings = CFRMixSettings.resolve(core, groups, flat_settings)
+        check_settings({"callback_every": callback_every}, {"callback_every": "int>=1"})
+        _check_game(game, settings)
+        probe, work = settings.traversal, settings.workers
+        super().__init__(game, num_iterations=num_iterations, seed=seed,
+                         schedule=settings.training.schedule, progress=progress,
                          log_every=log_every, verbose=verbose, callback=callback,
                          callback_every=callback_every)  # fmt: skip
-        self.variant, config = variant, dict(VARIANTS[variant])
-        config["share"] = config["share"] if share_parameters is None else bool(share_parameters)
+        self.variant, config = variant, settings.flags
         self._config = config
-        if num_threads is not None:
-            torch.set_num_threads(int(num_threads))
+        if work.num_threads is not None:
+            torch.set_num_threads(int(work.num_threads))
         self._device = torch.device(device)
         self._adversary_declared, adversary_actions = _adversary_width(game)
-        self.infoset_encoding = infoset_encoding
+        self.infoset_encoding = infoset_encoding = settings.network.infoset_encoding
         self._views, feature_size = team_views(game, config["team_view"], adversary_actions, infoset_encoding)
-        self._num_traversals, self._joint_cap = int(num_traversals), int(joint_cap)
+        self._num_traversals, self._joint_cap = int(num_traversals), int(probe.joint_cap)
         self._steps, self._batch_size = (int(regret_train_steps), int(policy_train_steps)), int(batch_size)
-        self._anchor_ratio, self._linear_averaging = float(anchor_ratio), bool(linear_averaging)
-        self._alternating = bool(alternating_updates)
-        self._reinitialize = (config["team_view"] == "joint" if reinitialize_regret_networks is None
-                              else bool(reinitialize_regret_networks))  # fmt: skip
-        self._build_models(dict(locals()), feature_size)
+        self._anchor_ratio = float(settings.accumulation.anchor_ratio)
+        self._linear_averaging = bool(settings.accumulation.linear_averaging)
+        self._alternating = bool(probe.alternating_updates)
+        self._reinitialize = settings.reinitializes_regret_networks
+        self._build_models(feature_size)
         local = functools.partial(ProbeSampler, game, self._views, config["regret_targets"], self._joint_cap,
-                                  int(traversal_batch_size))  # fmt: skip
-        if num_workers == 1:
+                                  int(probe.batch_size))  # fmt: skip
+        if work.num_workers == 1:
             self._sampler = local(self.py_rng)
         else:
-            self._sampler = RaySampler(functools.partial(local, random.Random(0)), int(num_workers), self._seed, ray_address,
-                                       min_share=int(traversal_batch_size))  # fmt: skip
+            self._sampler = RaySampler(functools.partial(local, random.Random(0)),
+                                       int(work.num_workers), self._seed, work.ray_address,
+                                       min_share=int(probe.batch_size))  # fmt: skip
         self.probes = 0
         self.config = _config(game, variant, config, infoset_encoding, self._views, feature_size,
-                              regret_network_layers, policy_network_layers, network, memory_capacity, joint_cap)
+                              regret_network_layers, policy_network_layers, settings.network.family,
+                              memory_capacity, probe.joint_cap)  # fmt: skip
 
-    def _build_models(self, a: dict, feature_size: int) -> None:
+    def _build_models(self, feature_size: int) -> None:
         """Each player's regret and average-strategy models (seeded); the regret
         model holds one value per candidate pair (joint actions up to
         `joint_cap`, or one per individual action for independent targets)."""
+        s, training = self.settings, self.settings.training
         self._regret_models, self._policy_models = [], []
         for p, view in enumerate(self._views):
             if self._config["regret_targets"] == "independent" and view.num_agents > 1:
@@ -245,12 +245,14 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
             share = self._config["share"] if p == team_lib.TEAM_PLAYER else True
 
             def model(layers, pairs, seed_offset, rescale=True, view=view, share=share):
-                return TeamModel(view, feature_size, layers, share, a["network"], a["learning_rate"],
-                                 a["gradient_clip"], a["memory_capacity"], pairs, self._seed * 1009 + seed_offset,
-                                 self._device, rescale=rescale, precision=a["training_precision"])  # fmt: skip
+                return TeamModel(view, feature_size, layers, share, s.network.family,
+                                 s.learning_rate, training.gradient_clip, s.memory_capacity, pairs,
+                                 self._seed * 1009 + seed_offset, self._device, rescale=rescale,
+                                 precision=training.precision)  # fmt: skip
 
-            self._regret_models.append(model(a["regret_network_layers"], regret_pairs, p, a["rescale_regret_targets"]))
-            self._policy_models.append(model(a["policy_network_layers"], sum(view.num_actions), 2 + p))
+            rescale = training.rescale_regret_targets
+            self._regret_models.append(model(s.regret_network_layers, regret_pairs, p, rescale))
+            self._policy_models.append(model(s.policy_network_layers, sum(view.num_actions), 2 + p))
         for m in (*self._regret_models, *self._policy_models):
             m.schedule = self.schedule
 
@@ -379,9 +381,8 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         return sum(p.numel() for p in self._regret_models[player].net.parameters())
 
 
-def _check_arguments(game, args: dict) -> None:
-    if args["variant"] not in VARIANTS:
-        raise ValueError(f"unknown CFR-MIX variant {args['variant']!r}; choose from {', '.join(VARIANTS)}")
+def _check_game(game, settings: CFRMixSettings) -> None:
+    """What the settings need of the game (and the device of this machine)."""
     if not team_lib.is_factored_team_game(game):
         raise TypeError(
             "CFRMixSolver needs a team-adversary game offering the factored team protocol "
@@ -390,20 +391,20 @@ def _check_arguments(game, args: dict) -> None:
             "after `import games`, or use openspiel_cfrx.DeepCFRSolver for ordinary 2-player games"
         )
     check_game_supported(game)
-    check_settings(args, SETTING_RULES)
-    if args["joint_cap"] < 2:
-        raise ValueError(f"joint_cap must be >= 2 (a* plus at least one probe), got {args['joint_cap']}")
-    check_device(args["device"])
-    if args["infoset_encoding"] == "compact" and not callable(getattr(game, "compact_information_state_size", None)):
+    check_device(settings.device)
+    if settings.network.infoset_encoding == "compact" and not callable(
+        getattr(game, "compact_information_state_size", None)
+    ):
         raise ValueError(
             "infoset_encoding='compact' needs a game with compact_information_state_size() and states with "
             f"compact_information_state_array(player); game '{game.get_type().short_name}' has none: use "
             "infoset_encoding='tensor'"
         )
-    if VARIANTS[args["variant"]]["team_view"] == "joint" and game.num_distinct_actions() > 100_000:
+    if settings.flags["team_view"] == "joint" and game.num_distinct_actions() > 100_000:
         raise ValueError(
-            f"variant {args['variant']!r} needs one network output per joint action, and this game has "
-            f"{game.num_distinct_actions()} joint actions; use a factored variant (cfr_mix)"
+            f"variant {settings.variant!r} needs one network output per joint action, and this "
+            f"game has {game.num_distinct_actions()} joint actions; use a factored variant "
+            "(cfr_mix)"
         )
 
 

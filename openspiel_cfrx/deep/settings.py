@@ -27,6 +27,7 @@ import difflib
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
+import openspiel_cfrx.deep.sampler  # noqa: F401  (registers the backends the defaults name)
 from openspiel_cfrx.deep.average_strategy import AVERAGE_WEIGHTINGS, KINDS
 from openspiel_cfrx.deep.memories import FEATURE_DTYPES, MEMORIES
 from openspiel_cfrx.deep.regret_matching import FALLBACKS
@@ -36,6 +37,12 @@ from openspiel_cfrx.deep.validation import check_settings
 from openspiel_cfrx.sampling import SAMPLERS
 
 SCHEMA = 1  # of `DeepCFRSettings.to_record()`; bump it (and migrate older records) when fields change
+
+
+def check_family(family) -> None:
+    """A network group's `family`: a registered family name (flat keyword `network`)."""
+    if not isinstance(family, str):
+        raise ValueError(f"network must be a registered family name (a str), got {family!r}")
 
 
 class _Group:
@@ -50,6 +57,19 @@ class _Group:
 
     def to_record(self) -> dict:
         return {field.name: _record(getattr(self, field.name)) for field in dataclasses.fields(self)}
+
+
+class _TrainingGroup(_Group):
+    """What every solver's training group has: `gradient_clip`, `precision`
+    (flat `training_precision`) and `schedule` (a `Schedule` or None)."""
+
+    RULES: ClassVar[dict] = {"gradient_clip": "real>0|None", "precision": tuple(PRECISIONS)}
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.schedule is not None and not isinstance(self.schedule, Schedule):
+            raise ValueError("schedule must be an openspiel_cfrx.deep.Schedule, "
+                             f"got {type(self.schedule).__name__}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,7 +99,7 @@ class TraversalSettings(_Group):
 
 
 @dataclasses.dataclass(frozen=True)
-class TrainingSettings(_Group):
+class TrainingSettings(_TrainingGroup):
     """How the networks are fitted (Algorithm 1 lines 6 and 8).
 
     gradient_clip: max gradient norm (the paper: 1); None disables clipping.
@@ -100,13 +120,7 @@ class TrainingSettings(_Group):
     precision: str = "float32"
     regret_scale: float | str = 1.0
     schedule: Schedule | None = None
-    RULES: ClassVar[dict] = {"gradient_clip": "real>0|None", "precision": tuple(PRECISIONS),
-                             "regret_scale": "real>0|auto|pot"}  # fmt: skip
-
-    def __post_init__(self):
-        super().__post_init__()
-        if self.schedule is not None and not isinstance(self.schedule, Schedule):
-            raise ValueError(f"schedule must be an openspiel_cfrx.deep.Schedule, got {type(self.schedule).__name__}")
+    RULES: ClassVar[dict] = {**_TrainingGroup.RULES, "regret_scale": "real>0|auto|pot"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -182,8 +196,7 @@ class NetworkSettings(_Group):
     RULES: ClassVar[dict] = {}
 
     def __post_init__(self):
-        if not isinstance(self.family, str):
-            raise ValueError(f"network must be a registered family name (a str), got {self.family!r}")
+        check_family(self.family)
         if self.options is not None and not isinstance(self.options, Mapping):
             raise ValueError(f"network_options must be a dict of keyword arguments, got {self.options!r}")
 
@@ -238,11 +251,13 @@ register_flat_names(GROUPS, FLAT_NAMES)
 
 
 def resolve_groups(solver: str, groups_table: dict[str, type[_Group]], flat_names: dict[str, tuple[str, str]],
-                   core: list[str], groups: dict, flat: dict) -> dict[str, _Group]:  # fmt: skip
+                   core: list[str], groups: dict, flat: dict,
+                   defaults: Mapping[str, _Group] | None = None) -> dict[str, _Group]:  # fmt: skip
     """A solver's groups from its constructor call: `groups` (name -> group, or
     a str for the `network` / `memory` group's main field, or None) and `flat`
     keyword names (`flat_names`); a field set both ways is refused, and an
-    unknown keyword gets a "did you mean"."""
+    unknown keyword gets a "did you mean". A group not given is `defaults[name]`
+    (else the class's defaults) with the flat keywords' fields replaced."""
     unknown = sorted(set(flat) - set(flat_names))
     if unknown:
         close = difflib.get_close_matches(unknown[0], [*flat_names, *core, *groups_table], n=1)
@@ -259,7 +274,9 @@ def resolve_groups(solver: str, groups_table: dict[str, type[_Group]], flat_name
     for name, group_cls in groups_table.items():
         given = {field: flat[key] for key, (group, field) in flat_names.items() if group == name and key in flat}
         if groups.get(name) is None:
-            built[name] = group_cls(**given)
+            default = (defaults or {}).get(name)
+            built[name] = (group_cls(**given) if default is None
+                           else dataclasses.replace(default, **given))  # fmt: skip
         elif given:
             first = next(key for key, (group, _) in flat_names.items() if group == name and key in flat)
             raise ValueError(f"{first} is given both as a keyword and in {name}={groups[name]!r}; give it once")
