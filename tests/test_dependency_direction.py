@@ -37,3 +37,32 @@ def test_no_new_openspiel_cfrx_module_imports_games():
                 if _imports_games(path):
                     offenders.add(os.path.relpath(path, ROOT))
     assert offenders <= STILL_IMPORTING_GAMES, f"openspiel_cfrx -> games imports: {offenders - STILL_IMPORTING_GAMES}"
+
+
+def _imported_modules(path: str) -> set[str]:
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    return names
+
+
+def test_tabular_poker_and_regret_import_no_sibling():
+    """The CFR variants live in `openspiel_cfrx.regret`, which the tabular solvers and
+    the poker engine's vector CFR both read: neither of them imports the other, and
+    `regret` imports neither."""
+    forbidden = {"tabular": ("poker",), "poker": ("tabular",), "regret": ("tabular", "poker")}
+    offenders = []
+    for package, others in forbidden.items():
+        folder = os.path.join(ROOT, "openspiel_cfrx", package)
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                offenders += [f"{package}/{name} imports {module}" for module in sorted(_imported_modules(path))
+                              for other in others if module == f"openspiel_cfrx.{other}"
+                              or module.startswith(f"openspiel_cfrx.{other}.")]  # fmt: skip
+    assert not offenders, offenders
