@@ -47,7 +47,8 @@ def _imported_modules(path: str) -> set[str]:
             names.update(a.name for a in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module)
-            names.update(f"{node.module}.{a.name}" for a in node.names)
+            if node.module == "openspiel_cfrx":  # from openspiel_cfrx import tabular
+                names.update(f"{node.module}.{a.name}" for a in node.names)
     return names
 
 
