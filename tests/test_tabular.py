@@ -221,7 +221,7 @@ def test_compiled_row_kernels_match_numpy_at_every_width(width):
     otherwise: `rows.by_width`) against plain numpy: regret matching (with a mask
     and an all-negative row), RM+/DCFR regret updates with exact ties, OFTRL's
     softmax."""
-    from openspiel_cfrx.tabular.regret_minimizers import OptimisticFTRLEntropy, RegretMatching
+    from openspiel_cfrx.regret import OptimisticFTRLEntropy, RegretMatching
 
     rng = np.random.default_rng(width)
     n = 50

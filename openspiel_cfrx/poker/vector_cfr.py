@@ -5,8 +5,9 @@ abstraction or sampling" in flop hold'em).
 An infoset is (decision node, board, hand). One walk of the public tree
 (`PublicTree.walk`) computes every infoset's counterfactual action values for
 all hands and boards at once; at each decision node of an updated player the
-hook hands them to that node's local regret minimizer — the same classes the
-tabular driver uses (`tabular.regret_minimizers`: RM, RM+, DCFR discounting),
+hook hands them to that node's local regret minimizer — the classes and
+settings the tabular solvers use (`openspiel_cfrx.regret.VARIANTS`: RM, RM+,
+DCFR discounting, PCFR+, OFTRL with `public_stability_schedule`'s stepsizes),
 one per (node, board chunk), over [boards x hands, actions] — accumulates the
 average strategy with the player's own reach (as OpenSpiel's
 `cumulative_policy`) and writes the next strategy in place. A node's strategy
@@ -34,29 +35,10 @@ import numpy as np
 from openspiel_cfrx.checkpoint_io import array_digest, atomic_write
 from openspiel_cfrx.poker import allocator
 from openspiel_cfrx.poker.public_tree import DEAL, DECISION, MIX, Chunk, PublicTree
+from openspiel_cfrx.regret import TIE_TOLERANCE, VARIANTS, OptimisticFTRLEntropy, RegretMatching
 from openspiel_cfrx.rows import by_width
-from openspiel_cfrx.tabular.driver import TIE_TOLERANCE, averaging_weight
-from openspiel_cfrx.tabular.regret_minimizers import (
-    OptimisticFTRLEntropy,
-    PredictiveRegretMatchingPlus,
-    RegretMatching,
-)
 
 CHECKPOINT_FORMAT = "openspiel_cfrx/poker_vector_cfr/2"  # 2: arrays over the walk's hands (`PublicTree.hands`)
-
-# name -> (minimizer factory (legal, dtype, stepsizes) -> minimizer, average weight, hyperparameters):
-# the same local minimizers and settings as tabular.solvers' CFR family. OFTRL's
-# stepsizes per infoset come from `public_stability_schedule`.
-VARIANTS: dict[str, tuple[Callable, str | Callable[[int], float], dict]] = {
-    "cfr": (lambda legal, dtype, eta: RegretMatching(legal, dtype=dtype), "uniform", {}),
-    "cfr+": (lambda legal, dtype, eta: RegretMatching(legal, plus=True, dtype=dtype), "linear", {}),
-    "lcfr": (lambda legal, dtype, eta: RegretMatching(legal, alpha=1.0, beta=1.0, dtype=dtype), "linear",
-             {"alpha": 1.0, "beta": 1.0, "gamma": 1.0}),
-    "dcfr": (lambda legal, dtype, eta: RegretMatching(legal, alpha=1.5, beta=0.0, dtype=dtype),
-             lambda t: float(t) ** 2, {"alpha": 1.5, "beta": 0.0, "gamma": 2.0}),
-    "pcfr+": (lambda legal, dtype, eta: PredictiveRegretMatchingPlus(legal, dtype=dtype), "quadratic", {}),
-    "oftrl": (lambda legal, dtype, eta: OptimisticFTRLEntropy(legal, eta[0], eta[1], dtype=dtype), "uniform", {}),
-}  # fmt: skip
 
 
 def public_stability_schedule(tree: PublicTree, player: int, kappa_star: float) -> dict[int, float]:
@@ -167,7 +149,7 @@ class VectorCFR:
     Args:
       tree: the public tree (with `isomorphism=True` the solve runs on suit
         classes of boards: strategies are suit-symmetric by construction).
-      variant: "cfr", "cfr+", "lcfr", "dcfr", "pcfr+" or "oftrl" (`VARIANTS`;
+      variant: "cfr", "cfr+", "lcfr", "dcfr", "pcfr+" or "oftrl" (`regret.VARIANTS`;
         the predictive ones observe and predict in one paired walk: the
         prediction is the subtree's values with its new decisions).
       alternating_updates: player 0's walk, then player 1's (which sees 0's new
@@ -194,7 +176,9 @@ class VectorCFR:
         if keep_freed_arrays:
             allocator.keep_freed_arrays()
         self.dtype = np.dtype(dtype)
-        self._make, averaging, self.hyperparameters = VARIANTS[variant]
+        self._variant = VARIANTS[variant]
+        discount = self._variant.discount  # DCFR's (alpha, beta, gamma), recorded in checkpoints
+        self.hyperparameters = {} if discount is None else discount._asdict()
         self._stepsizes: dict[int, tuple[float, float]] = {}
         if variant == "oftrl":
             if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
@@ -208,7 +192,7 @@ class VectorCFR:
             for p in (0, 1):
                 for n, value in public_stability_schedule(tree, p, kappa).items():
                     self._stepsizes[n] = (stepsize_scale * value, 3.0 * tree.max_abs_utility)
-        self._weight = averaging_weight(averaging)
+        self._weight = self._variant.weight()
         self.num_infosets = sum(tree.num_boards[node.round] * tree.num_hands
                                 for node in tree.nodes if node.kind == DECISION)  # fmt: skip
         limit = max_memory_bytes
@@ -234,7 +218,7 @@ class VectorCFR:
     def memory_bytes(self) -> int:
         """Estimated bytes of the solve's stored arrays."""
         # strategy, average and the minimizer's state (PCFR+ keeps the last strategy too)
-        per_entry = self.dtype.itemsize * (3 if self.variant != "pcfr+" else 4)
+        per_entry = self.dtype.itemsize * (2 + len(self._variant.minimizer.state_arrays))
         tree = self.tree
         entries = sum(tree.num_boards[node.round] * tree.num_hands * len(node.legal)
                       for node in tree.nodes if node.kind == DECISION)  # fmt: skip
@@ -247,9 +231,10 @@ class VectorCFR:
         if key not in self.strategy:
             shape = (chunk.hi - chunk.lo, self.tree.num_hands, len(self.tree.nodes[n].legal))  # the walk's hands
             legal = np.broadcast_to(True, (shape[0] * shape[1], shape[2]))  # every action legal: no storage
-            scale = self._stepsizes.get(n)
-            self.minimizers[key] = self._make(legal, self.dtype, None if scale is None else
-                                              (np.full(len(legal), scale[0]), scale[1]))  # fmt: skip
+            scale = self._stepsizes.get(n)  # OFTRL's (stepsize, utility scale) of the node
+            settings = {} if scale is None else {"stepsizes": np.full(len(legal), scale[0]),
+                                                 "utility_scale": scale[1]}  # fmt: skip
+            self.minimizers[key] = self._variant.make_minimizer(legal, self.dtype, **settings)
             self.average[key] = np.zeros(shape, dtype=self.dtype)
             self.strategy[key] = np.full(shape, 1.0 / shape[2], dtype=self.dtype)
         return self.strategy[key], self.average[key], self.minimizers[key]
@@ -293,7 +278,7 @@ class VectorCFR:
         weight = self._weight(t)
         tree = self.tree
         groups = ((0,), (1,)) if self.alternating_updates else ((0, 1),)
-        predictive = self.variant in ("pcfr+", "oftrl")
+        predictive = self._variant.predictive
         for players in groups:
 
             def observe(n, chunk, reach, probs, cf, decide=True):
@@ -303,7 +288,7 @@ class VectorCFR:
                 values = np.empty(cf.shape[:-1])  # the infosets' values, while the average accumulates
                 _values_and_average(A)(cf.reshape(-1, A), probs.reshape(-1, A), reach[q].reshape(-1), float(weight),
                                        average.reshape(-1, A), values.reshape(-1))  # fmt: skip
-                # Exact ties (see tabular.driver.TIE_TOLERANCE). The card-removal sums subtract
+                # Exact ties (see regret.variants.TIE_TOLERANCE). The card-removal sums subtract
                 # from the opponent's total reach on the board, so their rounding noise scales
                 # with that total (a hand whose every opponent is blocked gets +-1e-18, not 0).
                 total = reach[1 - q].sum(axis=1) * (TIE_TOLERANCE * tree.max_abs_utility * tree.chance[chunk.round])

@@ -1,11 +1,14 @@
-"""Tabular CFR family on the array engine: one driver, small local regret minimizers."""
+"""Tabular CFR family on the array engine: one driver, the small local regret
+minimizers of `openspiel_cfrx.regret` (re-exported here)."""
 
-from openspiel_cfrx.tabular.driver import AVERAGING_SCHEMES, TabularCFR, averaging_weight
-from openspiel_cfrx.tabular.regret_minimizers import (
+from openspiel_cfrx.regret import (
+    AVERAGING_SCHEMES,
     OptimisticFTRLEntropy,
     PredictiveRegretMatchingPlus,
     RegretMatching,
+    averaging_weight,
 )
+from openspiel_cfrx.tabular.driver import TabularCFR
 from openspiel_cfrx.tabular.solvers import (
     SOLVERS,
     CFRPlusSolver,

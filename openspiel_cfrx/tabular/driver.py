@@ -1,5 +1,5 @@
 """One tabular CFR driver over the array game tree, with pluggable local regret
-minimizers (see `regret_minimizers.py`).
+minimizers (see `openspiel_cfrx.regret`).
 
 An iteration, for each updated player p (both at once with simultaneous
 updates, 0 then 1 with alternating updates):
@@ -8,7 +8,7 @@ updates, 0 then 1 with alternating updates):
 2. p's sequence payoffs against the opponent's plan (one sparse mat-vec);
 3. counterfactual values under the current strategy (bottom-up pass), handed
    to p's regret minimizer with a tolerance under which a regret is an exact
-   tie (`TIE_TOLERANCE`);
+   tie (`regret.variants.TIE_TOLERANCE`);
 4. the average-strategy accumulator gains weight(t) * x_p (the reach-weighted
    strategy, as in OpenSpiel's `cumulative_policy`);
 5. the next strategy: one vectorised call for non-predictive minimizers, or a
@@ -24,6 +24,7 @@ from collections.abc import Callable
 import numpy as np
 import pyspiel
 
+from openspiel_cfrx.regret.variants import TIE_TOLERANCE, averaging_weight
 from openspiel_cfrx.tree import (
     GameTree,
     get_tree,
@@ -32,34 +33,6 @@ from openspiel_cfrx.tree import (
     sequence_payoffs_and_reach,
     uniform_strategy,
 )
-
-AVERAGING_SCHEMES = ("uniform", "linear", "quadratic")
-
-# Exact ties. The sequence-form pass sums an action's terminal contributions in
-# another order than its sibling's, so actions whose values tie exactly get
-# instantaneous regrets of +-1e-16 instead of 0, and regret matching would turn
-# that noise into a pure strategy. Each iteration the driver therefore hands the
-# minimizer a per-infoset tolerance, TIE_TOLERANCE * max|u| * (counterfactual
-# reach of the infoset: sum over its histories of chance x opponent reach), a
-# bound on the summed terms' size; regrets within it are exactly 0, as in exact
-# arithmetic. Measured on oshi_zumo, goofspiel, Leduc and Liar's dice: noise
-# <= 3e-16 of that bound, the smallest real regret >= 2e-5 of it.
-TIE_TOLERANCE = 1e-12
-
-
-def averaging_weight(averaging: str | Callable[[int], float]) -> Callable[[int], float]:
-    """Iteration weight function for the average strategy."""
-    if callable(averaging):
-        return averaging
-    if averaging == "uniform":
-        return lambda t: 1.0
-    if averaging == "linear":
-        return lambda t: float(t)
-    if averaging == "quadratic":
-        return lambda t: float(t) ** 2
-    raise ValueError(
-        f"averaging must be one of {AVERAGING_SCHEMES} or a callable t -> weight, got {averaging!r}"
-    )
 
 
 class TabularCFR:

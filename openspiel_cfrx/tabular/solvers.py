@@ -12,7 +12,9 @@ solver itself can be passed to `openspiel_cfrx.nash_conv(game, solver)`.
 
 Defaults reproduce OpenSpiel's Python solvers exactly (alternating updates;
 CFR uniform averaging; CFR+ RM+ with linear averaging; DCFR(1.5, 0, 2) with
-OpenSpiel's discounting and t^gamma averaging).
+OpenSpiel's discounting and t^gamma averaging). Each solver's minimizer,
+averaging and discounting come from `openspiel_cfrx.regret.VARIANTS`, the table
+the poker engine's `VectorCFR` reads too.
 """
 
 from __future__ import annotations
@@ -28,12 +30,8 @@ import pyspiel
 from open_spiel.python import policy as policy_lib
 
 from openspiel_cfrx.checkpoint_io import array_digest, atomic_write
+from openspiel_cfrx.regret.variants import VARIANTS, Discount
 from openspiel_cfrx.tabular.driver import TabularCFR
-from openspiel_cfrx.tabular.regret_minimizers import (
-    OptimisticFTRLEntropy,
-    PredictiveRegretMatchingPlus,
-    RegretMatching,
-)
 from openspiel_cfrx.tabular.stability import stability_schedule
 from openspiel_cfrx.tree import (
     GameTree,
@@ -53,6 +51,12 @@ def _check_real(name: str, value, minimum: float | None = None, strict: bool = F
         relation = ">" if strict else ">="
         raise ValueError(f"{name} must be {relation} {minimum}, got {value}")
     return value
+
+
+# The average-strategy label of DCFR checkpoints (`t^gamma`, gamma recorded beside
+# it): the qualified name of the lambda DCFRSolver once passed, kept so that
+# checkpoints written with it still load.
+_DCFR_AVERAGING_LABEL = "DCFRSolver.__init__.<locals>.<lambda>"
 
 
 class TabularSolver:
@@ -262,11 +266,12 @@ class CFRSolver(TabularSolver):
         regret_matching_plus: bool = False,
         averaging=None,
     ):
+        variant = VARIANTS["cfr"]
         if averaging is None:
-            averaging = "linear" if linear_averaging else "uniform"
+            averaging = "linear" if linear_averaging else variant.averaging
         super().__init__(
             game,
-            lambda tree, p: RegretMatching(_legal(tree, p), plus=regret_matching_plus),
+            lambda tree, p: variant.make_minimizer(_legal(tree, p), plus=regret_matching_plus),
             alternating_updates,
             averaging,
             {"regret_matching_plus": bool(regret_matching_plus)},
@@ -277,11 +282,13 @@ class CFRPlusSolver(CFRSolver):
     """CFR+ (Tammelin et al. 2015): RM+, alternating updates, linear averaging,
     as OpenSpiel's `cfr.CFRPlusSolver`."""
 
-    def __init__(self, game, alternating_updates: bool = True, averaging="linear"):
+    def __init__(
+        self, game, alternating_updates: bool = True, averaging=VARIANTS["cfr+"].averaging
+    ):
         super().__init__(
             game,
             alternating_updates=alternating_updates,
-            regret_matching_plus=True,
+            regret_matching_plus=VARIANTS["cfr+"].plus,
             averaging=averaging,
         )
 
@@ -295,21 +302,23 @@ class DCFRSolver(TabularSolver):
     def __init__(
         self,
         game,
-        alpha: float = 1.5,
-        beta: float = 0.0,
-        gamma: float = 2.0,
+        alpha: float = VARIANTS["dcfr"].discount.alpha,
+        beta: float = VARIANTS["dcfr"].discount.beta,
+        gamma: float = VARIANTS["dcfr"].discount.gamma,
         alternating_updates: bool = True,
     ):
         alpha = _check_real("alpha", alpha)
         beta = _check_real("beta", beta)
         gamma = _check_real("gamma", gamma, minimum=0.0)
         self.alpha, self.beta, self.gamma = alpha, beta, gamma
+        variant, discount = VARIANTS["dcfr"], Discount(alpha, beta, gamma)
         super().__init__(
             game,
-            lambda tree, p: RegretMatching(_legal(tree, p), alpha=alpha, beta=beta),
+            lambda tree, p: variant.make_minimizer(_legal(tree, p), discount=discount),
             alternating_updates,
-            lambda t: float(t) ** gamma,
-            {"alpha": alpha, "beta": beta, "gamma": gamma},
+            variant.weight(discount),
+            # checkpoints name the weight t^gamma by the label they always had
+            {"averaging": _DCFR_AVERAGING_LABEL, **discount._asdict()},
         )
 
 
@@ -317,7 +326,7 @@ class LCFRSolver(DCFRSolver):
     """Linear CFR: DCFR with (alpha, beta, gamma) = (1, 1, 1)."""
 
     def __init__(self, game, alternating_updates: bool = True):
-        super().__init__(game, 1.0, 1.0, 1.0, alternating_updates)
+        super().__init__(game, *VARIANTS["lcfr"].discount, alternating_updates)
 
 
 class PCFRPlusSolver(TabularSolver):
@@ -325,10 +334,12 @@ class PCFRPlusSolver(TabularSolver):
     each infoset, prediction = last utility propagated with the subtree's new
     decisions, quadratic averaging by default."""
 
-    def __init__(self, game, alternating_updates: bool = True, averaging="quadratic"):
+    def __init__(
+        self, game, alternating_updates: bool = True, averaging=VARIANTS["pcfr+"].averaging
+    ):
         super().__init__(
             game,
-            lambda tree, p: PredictiveRegretMatchingPlus(_legal(tree, p)),
+            lambda tree, p: VARIANTS["pcfr+"].make_minimizer(_legal(tree, p)),
             alternating_updates,
             averaging,
         )
@@ -360,7 +371,7 @@ class OFTRLCFRSolver(TabularSolver):
         horizon: int = 1000,
         stepsize_scale: float = 1.0,
         alternating_updates: bool = False,
-        averaging="uniform",
+        averaging=VARIANTS["oftrl"].averaging,
     ):
         if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
             raise ValueError(f"horizon must be a positive int (planned iterations), got {horizon!r}")
@@ -377,8 +388,10 @@ class OFTRLCFRSolver(TabularSolver):
             # (opponent/chance reaches over an infoset sum to at most 1), so
             # dividing by 3 max|u| gives losses of infinity-norm <= 1/3.
             utility_scale = 3.0 * max_utility if max_utility > 0 else 1.0
-            return OptimisticFTRLEntropy(
-                _legal(tree, p), stepsize_scale * schedule.kappa, utility_scale
+            return VARIANTS["oftrl"].make_minimizer(
+                _legal(tree, p),
+                stepsizes=stepsize_scale * schedule.kappa,
+                utility_scale=utility_scale,
             )
 
         super().__init__(

@@ -30,7 +30,7 @@ independently" baseline with exact values: agent i runs RM+ on its own
 counterfactual regrets r_i(a_i) = sum_{a_-i} sigma_-i(a_-i) v(a_i, a_-i) - v(I).
 
 Both minimizers are local regret minimizers for `driver.TabularCFR` (same protocol as
-`regret_minimizers.RegretMatching`) over the team player's infosets, whose
+`regret.minimizers.RegretMatching`) over the team player's infosets, whose
 actions are joint actions numbered with agent 0 least significant
 (`openspiel_cfrx.team`). `initial_noise > 0` starts every agent's factor at
 `initial_noise * U(0, 1)` per action (seeded) instead of 0: a tie-breaker that
@@ -44,7 +44,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from openspiel_cfrx import team
-from openspiel_cfrx.tabular.regret_minimizers import RegretMatching, _normalise_positive
+from openspiel_cfrx.regret.minimizers import RegretMatching, _normalise_positive
 from openspiel_cfrx.tabular.solvers import TabularSolver, _legal
 from openspiel_cfrx.tree import best_response
 
@@ -117,7 +117,7 @@ def _initial_factors(axes: _AgentAxes, noise: float, seed: int) -> list[np.ndarr
 
 def _instant_regret(cf_values, infoset_values, tie_tolerance, joint):
     instant = cf_values[:, :joint] - infoset_values[:, None]
-    if tie_tolerance is not None:  # exact ties stay exact (see driver.TIE_TOLERANCE)
+    if tie_tolerance is not None:  # exact ties stay exact (see regret.variants.TIE_TOLERANCE)
         np.copyto(instant, 0.0, where=np.abs(instant) <= tie_tolerance[:, None])
     return instant
 

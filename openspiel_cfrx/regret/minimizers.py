@@ -1,4 +1,6 @@
-"""Local regret minimizers for the tabular CFR driver.
+"""Local regret minimizers of the CFR family, shared by the tabular driver
+(`tabular.driver.TabularCFR`) and the poker engine (`poker.vector_cfr.VectorCFR`);
+`variants.VARIANTS` says which one each CFR variant uses, with which settings.
 
 Each class is the whole difference between two CFR variants: how the infosets
 of one player turn observed counterfactual values into their next strategy.
@@ -10,7 +12,7 @@ Protocol (duck-typed):
     iteration t's counterfactual values were computed with `strategy` (the one
     played); `tie_tolerance [n]` bounds the summation noise of each infoset's
     values: an action value within it of the infoset value is an exact tie
-    (see `driver.TIE_TOLERANCE`).
+    (see `variants.TIE_TOLERANCE`).
   * `next_strategy(t, lo, hi, prediction, out=None)` returns the strategy of
     infosets lo:hi for iteration t + 1 (written into `out` if given). Non-predictive minimizers are called once for the
     player's whole range with `prediction=None`; minimizers with
@@ -243,7 +245,8 @@ class OptimisticFTRLEntropy:
 
     Args:
       legal: [n, A] legal mask of the player's infosets.
-      stepsizes: [n] eta_j per infoset (see `stability_schedule`).
+      stepsizes: [n] eta_j per infoset (`tabular.stability_schedule`; on the poker
+        public tree `poker.vector_cfr.public_stability_schedule`).
       utility_scale: positive scale; counterfactual utilities / utility_scale
         lie in [-1/3, 1/3].
     """
