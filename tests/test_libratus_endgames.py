@@ -54,7 +54,7 @@ def test_loading_opens_only_the_packaged_file():
         "load_endgame(4)\n"
         "print('\\n'.join(opened))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600,
                           env={**os.environ, "PYTHONPATH": ROOT}, check=True)  # fmt: skip
     package = os.path.dirname(os.path.abspath(games.__file__))
     assert done.stdout.split() == [os.path.join(package, "data", "libratus_endgames", "subgame4.txt")]
