@@ -175,6 +175,6 @@ def test_oftrl_endgames_example_writes_curves_and_summary(tmp_path):
 def test_oftrl_endgames_example_refuses_a_data_dir_without_the_subgame(tmp_path):
     done = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "oftrl_endgames.py"), "--subgames=4",
                            f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'out'}"],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+                          capture_output=True, text=True, timeout=600)  # fmt: skip
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     assert done.returncode != 0 and lines == [f"error: --data_dir={tmp_path} has no subgame4.txt"], lines

@@ -78,7 +78,7 @@ def test_interrupted_deep_cfr_run_resumes_to_the_uninterrupted_rows(tmp_path, un
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
     interrupted = _interrupt_when(proc, out / "curve.csv", 2, sig)
     assert interrupted, "the run finished before it could be interrupted"
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=600)
     if interrupted and sig == signal.SIGINT:
         assert "Traceback" not in err and "interrupted at iteration" in err
     if interrupted:
@@ -158,7 +158,7 @@ def test_interrupted_cfr_mix_run_resumes_to_the_uninterrupted_rows(tmp_path, mix
     proc = subprocess.Popen(_cmd("cfr_mix.py", *flags), cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)  # fmt: skip
     assert _interrupt_when(proc, out / "curves.csv", 3, sig), "the run finished before it could be interrupted"
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=600)
     if sig == signal.SIGINT:
         assert "Traceback" not in err and "interrupted" in err
     subprocess.run(_cmd("cfr_mix.py", *flags), check=True, capture_output=True, cwd=ROOT, timeout=300)
