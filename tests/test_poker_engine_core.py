@@ -14,8 +14,8 @@ import games  # noqa: F401  (registers flop_holdem, hulh)
 from games import poker
 from games.poker_exploitability import best_hand_rank
 from openspiel_cfrx.poker import (
-    BettingRules,
     Deck,
+    PokerRules,
     UnsupportedPokerGameError,
     canonical_boards,
     fold_values,
@@ -134,9 +134,9 @@ def test_suit_isomorphic_flops_have_the_same_values_after_permuting_hands(num_ra
 
 @pytest.mark.parametrize("game_string", ["flop_holdem(num_ranks=5,num_suits=2)", "flop_holdem", "hulh",
                                          "hulh(num_ranks=6,num_suits=3,max_raises=2 2 3 3)"])
-def test_betting_rules_read_from_the_game_equal_the_games_own_spec(game_string):
+def test_rules_read_from_the_game_equal_the_games_own_spec(game_string):
     game = pyspiel.load_game(game_string)
-    rules, spec = BettingRules.from_game(game), poker.limit_holdem_spec(game)
+    rules, spec = PokerRules.from_game(game), poker.limit_holdem_spec(game)
     assert (rules.num_rounds, rules.num_ranks, rules.num_suits) == (spec.num_rounds, spec.num_ranks, spec.num_suits)
     assert rules.max_raises == spec.max_raises and rules.raise_sizes == spec.raise_size_per_round
     assert rules.first_player == spec.first_player_per_round and rules.board_cards == spec.board_cards_per_round
@@ -150,7 +150,7 @@ def test_betting_rules_read_from_the_game_equal_the_games_own_spec(game_string):
 ])  # fmt: skip
 def test_unsupported_poker_games_are_refused_naming_why(game_string, match):
     with pytest.raises(UnsupportedPokerGameError, match=match):
-        BettingRules.from_game(pyspiel.load_game(game_string))
+        PokerRules.from_game(pyspiel.load_game(game_string))
 
 
 def _hashed_strategy(tree):

@@ -20,6 +20,10 @@ two hole cards), instead of an [H x H] matrix.
   Appendix C network's card indices): a batched network's strategy
   from inputs built per public node, without pyspiel states.
 
+* `PokerRules`: the rules the engine reads (deck, blinds, stacks, rounds,
+  limit raise sizes and caps or a no-limit `BetAbstraction`), from a
+  universal_poker game (`PokerRules.from_game`) or built by the caller.
+
 Cards follow OpenSpiel's universal_poker numbering: card = rank * num_suits +
 suit, rank 0 = deuce (small decks keep the lowest ranks).
 """
@@ -39,15 +43,16 @@ from openspiel_cfrx.poker.network_policy import (
 )
 from openspiel_cfrx.poker.public_tree import PublicTree, PublicTreePolicy, Subgame
 from openspiel_cfrx.poker.showdown import fold_values, showdown_values
-from openspiel_cfrx.poker.spec import BettingRules, UnsupportedPokerGameError
+from openspiel_cfrx.poker.spec import BetAbstraction, PokerRules, UnsupportedPokerGameError
 from openspiel_cfrx.poker.vector_cfr import VARIANTS, VectorCFR, VectorCFRTooLargeError
 
 __all__ = [
-    "BettingRules",
+    "BetAbstraction",
     "Deck",
     "CardSlotInputs",
     "InformationStateTensors",
     "NetworkStrategy",
+    "PokerRules",
     "PublicTree",
     "PublicTreePolicy",
     "Subgame",
