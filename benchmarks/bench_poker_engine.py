@@ -94,10 +94,10 @@ def full_fhp_queries(num_cards: int = 52) -> int:
 
     import games  # noqa: F401
     from openspiel_cfrx.poker.public_tree import DECISION, betting_tree
-    from openspiel_cfrx.poker.spec import BettingRules
+    from openspiel_cfrx.poker.spec import PokerRules
 
     game = pyspiel.load_game("flop_holdem")
-    nodes = betting_tree(game, BettingRules.from_game(game))
+    nodes = betting_tree(game, PokerRules.from_game(game))
     per_round = {0: math.comb(num_cards, 2), 1: math.comb(num_cards, 3) * math.comb(num_cards - 3, 2)}
     return sum(per_round[node.round] for node in nodes if node.kind == DECISION)
 

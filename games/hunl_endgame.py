@@ -21,9 +21,9 @@ import numpy as np
 import pyspiel
 
 from games._common import two_player_zero_sum_game_type
-from games.libratus_endgames import load_endgame
+from games.libratus_endgames import hunl_rules, load_endgame
 from openspiel_cfrx.poker import Deck, rank_hands
-from openspiel_cfrx.poker.nolimit import NoLimitRules, nolimit_betting_tree
+from openspiel_cfrx.poker.nolimit import nolimit_betting_tree
 from openspiel_cfrx.poker.public_tree import DECISION, FOLDED
 
 _DEFAULTS = {"subgame": 4, "max_hands": 24}
@@ -55,10 +55,10 @@ class HunlEndgameGame(pyspiel.Game):
             raise ValueError(f"hunl_endgame: max_hands must be >= 1, got {params['max_hands']}")
         self.endgame = load_endgame(int(params["subgame"]))
         self.ranges = restricted_ranges(self.endgame.reach, int(params["max_hands"]))
-        self.rules = NoLimitRules()
+        self.rules = hunl_rules()
         pot = self.endgame.pot
         self.nodes = nolimit_betting_tree(self.rules, self.endgame.round, (pot // 2, pot - pot // 2))
-        deck = Deck(13, 4)
+        deck = Deck(self.rules.num_ranks, self.rules.num_suits)
         self.deck = deck
         self.ranks = rank_hands(deck.hand_cards, np.array(self.endgame.board), deck.num_suits)
         hands = [np.flatnonzero(self.ranges[p] * ~deck.conflicts(self.endgame.board)) for p in (0, 1)]

@@ -23,14 +23,36 @@ import os
 
 import numpy as np
 
-from openspiel_cfrx.poker import Deck, PublicTree, Subgame
-from openspiel_cfrx.poker.nolimit import BetAbstraction, NoLimitRules, nolimit_betting_tree
+from openspiel_cfrx.poker import BetAbstraction, Deck, PokerRules, PublicTree, Subgame
+from openspiel_cfrx.poker.nolimit import nolimit_betting_tree
 
 RANKS = "23456789TJQKA"
 DATA_SUITS = "shdc"  # the data's suit order within a rank
 ENGINE_SUITS = "cdhs"  # universal_poker's (the engine's) suit order
 # The packaged data (a Traversable: a directory of an installed wheel, or of the checkout).
 DATA = importlib.resources.files("games") / "data" / "libratus_endgames"
+
+# The paper's heads-up no-limit hold'em (Section 6): "stacks of 20,000 chips",
+# big blind 100 (the minimum raise: "all raises must be at least $100").
+SMALL_BLIND, BIG_BLIND, STACK = 50, 100, 20_000
+BOARD_CARDS = (0, 3, 1, 1)  # preflop, flop, turn, river
+# Player 0, the out-of-position player (the data's first range), acts first in every round.
+FIRST_PLAYER = (0, 0, 0, 0)
+
+
+def hunl_rules(abstraction: BetAbstraction | None = None) -> PokerRules:
+    """The paper's heads-up no-limit hold'em on a 52-card deck, with its bet
+    abstraction (`BetAbstraction()`: 0.5x and 1x pot and all-in for a round's
+    first bet, 1x pot and all-in after) or `abstraction`."""
+    return PokerRules(
+        num_ranks=len(RANKS),
+        num_suits=len(ENGINE_SUITS),
+        blinds=(SMALL_BLIND, BIG_BLIND),
+        stacks=(STACK, STACK),
+        board_cards=BOARD_CARDS,
+        first_player=FIRST_PLAYER,
+        abstraction=abstraction or BetAbstraction(),
+    )
 
 
 def engine_card(text: str) -> int:
@@ -58,8 +80,8 @@ class Endgame:
     pot: int
     reach: np.ndarray
 
-    def rules(self, abstraction: BetAbstraction | None = None) -> NoLimitRules:
-        return NoLimitRules(abstraction=abstraction or BetAbstraction())
+    def rules(self, abstraction: BetAbstraction | None = None) -> PokerRules:
+        return hunl_rules(abstraction)
 
     def tree(self, abstraction: BetAbstraction | None = None, **kwargs) -> PublicTree:
         """The public tree of the endgame under the paper's abstraction (or `abstraction`)."""

@@ -36,8 +36,10 @@ values are unchanged). Chance actions index the deck as
 `rank * num_suits + suit` (rank 0 = deuce, suits c, d, h, s); `card_from_action`
 maps them to the paper's 52-card index `rank * 4 + suit` (Appendix C).
 Utilities are in chips; `chips_to_mbb_per_game` converts to mbb/g.
-`limit_holdem_spec(game)` recovers the rules of a loaded game and
-`game_size(spec)` counts its histories and infosets exactly.
+`paper_rules(num_rounds, ...)` builds the rules (`openspiel_cfrx.poker.PokerRules`,
+the one model the engine, encoders and LBR read), `limit_holdem_rules(game)`
+recovers those of a loaded game and `game_size(rules)` counts its histories and
+infosets exactly.
 """
 
 from __future__ import annotations
@@ -49,10 +51,13 @@ import numpy as np
 import pyspiel
 
 from games._common import two_player_zero_sum_game_type
+from openspiel_cfrx.poker.spec import PokerRules
 
 FLOP_HOLDEM = "flop_holdem"
 HULH = "hulh"
 
+# The paper's rules (Section 5 and Appendix A, see the module docstring);
+# `paper_rules` builds them as the library's `PokerRules`.
 SMALL_BLIND = 50
 BIG_BLIND = 100
 STACK = 20000  # per player (limit betting never reaches it)
@@ -71,120 +76,77 @@ RANK_CHARS = "23456789TJQKA"
 SUIT_CHARS = "cdhs"
 
 
-@dataclasses.dataclass(frozen=True)
-class LimitHoldemSpec:
-    """Rules of one two-player limit hold'em variant (FHP: 2 rounds, HULH: 4)."""
+def paper_rules(num_rounds: int, num_ranks: int = MAX_RANKS, num_suits: int = MAX_SUITS,
+                max_raises: tuple[int, ...] = ()) -> PokerRules:  # fmt: skip
+    """The Deep CFR paper's limit hold'em rules (module docstring): flop hold'em
+    with `num_rounds=2`, HULH with 4, on a deck of the lowest `num_ranks` ranks
+    in `num_suits` suits; raise caps per round `max_raises` (default the
+    paper's, 3 in rounds 1-2 and 4 in rounds 3-4).
 
-    num_rounds: int
-    num_ranks: int = MAX_RANKS
-    num_suits: int = MAX_SUITS
-    max_raises: tuple[int, ...] = ()
+    Raises ValueError saying what is wrong and how to fix it.
+    """
+    if not max_raises:
+        max_raises = _PAPER_MAX_RAISES[:num_rounds]
+    _validate(num_rounds, num_ranks, num_suits, max_raises)
+    return PokerRules(
+        num_ranks=num_ranks,
+        num_suits=num_suits,
+        num_hole_cards=NUM_HOLE_CARDS,
+        blinds=(SMALL_BLIND, BIG_BLIND),
+        stacks=(STACK, STACK),
+        board_cards=_BOARD_CARDS_PER_ROUND[:num_rounds],
+        first_player=_FIRST_PLAYER_PER_ROUND[:num_rounds],
+        raise_sizes=_RAISE_SIZE_PER_ROUND[:num_rounds],
+        max_raises=tuple(max_raises),
+    )
 
-    def __post_init__(self):
-        if not self.max_raises:
-            object.__setattr__(self, "max_raises", _PAPER_MAX_RAISES[: self.num_rounds])
-        validate_spec(self)
 
-    @property
-    def board_cards_per_round(self) -> tuple[int, ...]:
-        return _BOARD_CARDS_PER_ROUND[: self.num_rounds]
+def bet_positions_per_round(rules: PokerRules) -> int:
+    """Betting positions per round in the structured encoding (Appendix C).
 
-    @property
-    def raise_size_per_round(self) -> tuple[int, ...]:
-        return _RAISE_SIZE_PER_ROUND[: self.num_rounds]
+    A round has at most `max_raises + 2` actions (check/limp, the raises,
+    the closing call); the paper's network uses 6, which fits caps <= 4.
+    """
+    return max(PAPER_BET_POSITIONS_PER_ROUND, max(rules.max_raises) + 2)
 
-    @property
-    def first_player_per_round(self) -> tuple[int, ...]:
-        return _FIRST_PLAYER_PER_ROUND[: self.num_rounds]
 
-    @property
-    def blinds(self) -> tuple[int, int]:
-        return (SMALL_BLIND, BIG_BLIND)
-
-    @property
-    def deck_size(self) -> int:
-        return self.num_ranks * self.num_suits
-
-    @property
-    def num_board_cards(self) -> int:
-        return sum(self.board_cards_per_round)
-
-    @property
-    def bet_positions_per_round(self) -> int:
-        """Betting positions per round in the structured encoding (Appendix C).
-
-        A round has at most `max_raises + 2` actions (check/limp, the raises,
-        the closing call); the paper's network uses 6, which fits caps <= 4.
-        """
-        return max(PAPER_BET_POSITIONS_PER_ROUND, max(self.max_raises) + 2)
-
-    def max_contribution(self) -> int:
-        """Chips one player puts in when every round is capped."""
-        return BIG_BLIND + sum(
-            cap * size for cap, size in zip(self.max_raises, self.raise_size_per_round, strict=True)
-        )
-
-    def universal_poker_params(self) -> dict:
-        """Parameters of the equivalent `universal_poker` game (ACPC gamedef).
-
-        ACPC seats are 1-based and `blind` is per seat, so seat 1 (player 0,
-        the paper's P1) posts the small blind and acts first preflop.
-        """
-
-        def join(values):
-            return " ".join(str(v) for v in values)
-
-        return {
-            "betting": "limit",
-            "numPlayers": 2,
-            "numRounds": self.num_rounds,
-            "blind": join(self.blinds),
-            "raiseSize": join(self.raise_size_per_round),
-            "firstPlayer": join(p + 1 for p in self.first_player_per_round),
-            "maxRaises": join(self.max_raises),
-            "numSuits": self.num_suits,
-            "numRanks": self.num_ranks,
-            "numHoleCards": NUM_HOLE_CARDS,
-            "numBoardCards": join(self.board_cards_per_round),
-            # Limit ACPC games ignore stacks; large enough never to bind.
-            "stack": join([STACK, STACK]),
-        }
-
-    def load(self) -> pyspiel.Game:
-        """Loads this variant as a `universal_poker` game."""
-        return pyspiel.load_game("universal_poker", self.universal_poker_params())
+def _load(rules: PokerRules) -> pyspiel.Game:
+    """`rules` loaded as a `universal_poker` game."""
+    return pyspiel.load_game("universal_poker", rules.universal_poker_params())
 
 
 def _is_int(value) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def validate_spec(spec: LimitHoldemSpec) -> None:
-    """Raises ValueError saying what is wrong with `spec` and how to fix it."""
-    if spec.num_rounds not in (2, 4):
+def _validate(num_rounds, num_ranks, num_suits, max_raises) -> None:
+    """Raises ValueError saying what is wrong with `paper_rules`' arguments and how to fix it."""
+    if num_rounds not in (2, 4):
         raise ValueError(
-            f"num_rounds={spec.num_rounds!r}: use 2 (flop hold'em) or 4 (limit hold'em)."
+            f"num_rounds={num_rounds!r}: use 2 (flop hold'em) or 4 (limit hold'em)."
         )
-    if not _is_int(spec.num_ranks) or not 2 <= spec.num_ranks <= MAX_RANKS:
+    if not _is_int(num_ranks) or not 2 <= num_ranks <= MAX_RANKS:
         raise ValueError(
-            f"num_ranks={spec.num_ranks!r}: must be an integer in [2, {MAX_RANKS}] "
+            f"num_ranks={num_ranks!r}: must be an integer in [2, {MAX_RANKS}] "
             "(the lowest ranks, deuce upwards, are kept)."
         )
-    if not _is_int(spec.num_suits) or not 1 <= spec.num_suits <= MAX_SUITS:
-        raise ValueError(f"num_suits={spec.num_suits!r}: must be an integer in [1, {MAX_SUITS}].")
-    cards_needed = 2 * NUM_HOLE_CARDS + spec.num_board_cards
-    if spec.deck_size < cards_needed:
+    if not _is_int(num_suits) or not 1 <= num_suits <= MAX_SUITS:
+        raise ValueError(f"num_suits={num_suits!r}: must be an integer in [1, {MAX_SUITS}].")
+    deck_size = num_ranks * num_suits
+    num_board_cards = sum(_BOARD_CARDS_PER_ROUND[:num_rounds])
+    cards_needed = 2 * NUM_HOLE_CARDS + num_board_cards
+    if deck_size < cards_needed:
         raise ValueError(
-            f"a deck of num_ranks * num_suits = {spec.num_ranks} * {spec.num_suits} = "
-            f"{spec.deck_size} cards cannot deal {cards_needed} cards (2 x 2 hole + "
-            f"{spec.num_board_cards} board); raise num_ranks or num_suits."
+            f"a deck of num_ranks * num_suits = {num_ranks} * {num_suits} = "
+            f"{deck_size} cards cannot deal {cards_needed} cards (2 x 2 hole + "
+            f"{num_board_cards} board); raise num_ranks or num_suits."
         )
-    if len(spec.max_raises) != spec.num_rounds or not all(
-        _is_int(cap) and 0 <= cap <= 20 for cap in spec.max_raises
+    if len(max_raises) != num_rounds or not all(
+        _is_int(cap) and 0 <= cap <= 20 for cap in max_raises
     ):
         raise ValueError(
-            f"max_raises={spec.max_raises!r}: give {spec.num_rounds} integers in [0, 20], "
-            f"one raise cap per round, e.g. {' '.join(map(str, _PAPER_MAX_RAISES[:spec.num_rounds]))!r}."
+            f"max_raises={max_raises!r}: give {num_rounds} integers in [0, 20], "
+            f"one raise cap per round, e.g. {' '.join(map(str, _PAPER_MAX_RAISES[:num_rounds]))!r}."
         )
 
 
@@ -202,10 +164,10 @@ def _parse_max_raises(text, num_rounds: int) -> tuple[int, ...]:
         ) from None
 
 
-def spec_from_parameters(num_rounds: int, params: Mapping) -> LimitHoldemSpec:
-    """Builds a validated spec from `flop_holdem` / `hulh` game parameters."""
-    return LimitHoldemSpec(
-        num_rounds=num_rounds,
+def rules_from_parameters(num_rounds: int, params: Mapping) -> PokerRules:
+    """The validated rules of `flop_holdem` / `hulh` game parameters."""
+    return paper_rules(
+        num_rounds,
         num_ranks=params.get("num_ranks", MAX_RANKS),
         num_suits=params.get("num_suits", MAX_SUITS),
         max_raises=_parse_max_raises(
@@ -219,7 +181,7 @@ def _split_ints(text) -> tuple[int, ...]:
     return tuple(int(token) for token in str(text).split())
 
 
-def limit_holdem_spec(game: pyspiel.Game) -> LimitHoldemSpec:
+def limit_holdem_rules(game: pyspiel.Game) -> PokerRules:
     """Recovers the rules of a game loaded as `flop_holdem` / `hulh`.
 
     Raises ValueError if `game` is not a two-player limit `universal_poker`
@@ -240,15 +202,15 @@ def limit_holdem_spec(game: pyspiel.Game) -> LimitHoldemSpec:
             f"Load it with pyspiel.load_game('{FLOP_HOLDEM}(...)') or '{HULH}(...)'."
         )
     try:
-        spec = LimitHoldemSpec(
-            num_rounds=num_rounds,
+        rules = paper_rules(
+            num_rounds,
             num_ranks=int(params["numRanks"]),
             num_suits=int(params["numSuits"]),
             max_raises=_split_ints(params.get("maxRaises", "")),
         )
     except ValueError as err:
         raise ValueError(f"{game} is not a flop_holdem/hulh variant: {err}") from None
-    expected = spec.universal_poker_params()
+    expected = rules.universal_poker_params()
     for key in ("betting", "numPlayers", "blind", "raiseSize", "firstPlayer",
                 "numHoleCards", "numBoardCards"):
         if str(params.get(key)) != str(expected[key]):
@@ -257,7 +219,7 @@ def limit_holdem_spec(game: pyspiel.Game) -> LimitHoldemSpec:
                 f"{params.get(key)!r}, expected {expected[key]!r}. Load it with "
                 f"pyspiel.load_game('{FLOP_HOLDEM}(...)') or '{HULH}(...)'."
             )
-    return spec
+    return rules
 
 
 def card_from_action(chance_action: int, num_suits: int) -> int:
@@ -308,7 +270,7 @@ class FlopHoldemGame:
     NUM_ROUNDS = 2
 
     def __new__(cls, params: Mapping | None = None) -> pyspiel.Game:
-        return spec_from_parameters(cls.NUM_ROUNDS, params or {}).load()
+        return _load(rules_from_parameters(cls.NUM_ROUNDS, params or {}))
 
 
 _INT_MAX = 2**31 - 1  # universal_poker's limit-betting stack, shown as "Money"
@@ -346,13 +308,13 @@ class HulhGame(pyspiel.Game):
 
     def __init__(self, params: Mapping | None = None):
         params = dict(params or {})
-        self._spec = spec_from_parameters(self.NUM_ROUNDS, params)
-        inner = self._spec.load()
+        self._rules = rules_from_parameters(self.NUM_ROUNDS, params)
+        inner = _load(self._rules)
         self._inner = inner
-        self._num_deck = self._spec.deck_size
+        self._num_deck = self._rules.deck_size
         # universal_poker's card names ("2c", ...) indexed by chance action
         self._card_names = tuple(
-            card_to_string(card_from_action(a, self._spec.num_suits)) for a in range(self._num_deck)
+            card_to_string(card_from_action(a, self._rules.num_suits)) for a in range(self._num_deck)
         )
         self._inner_tensor_size = int(inner.information_state_tensor_size())
         info = pyspiel.GameInfo(
@@ -693,11 +655,11 @@ def _falling(n: int, k: int) -> int:
     return result
 
 
-def game_size(spec: LimitHoldemSpec, card_by_card: bool = True) -> GameSize:
+def game_size(rules: PokerRules, card_by_card: bool = True) -> GameSize:
     """Exact node and infoset counts, computed combinatorially (no tree walk).
 
     Args:
-      spec: the variant.
+      rules: the variant's rules (limit betting).
       card_by_card: True counts the tree as universal_poker (and so
         OpenSpiel and `openspiel_cfrx.get_tree`) sees it, one chance node per
         dealt card in deal order; False counts one chance node per deal (all
@@ -711,7 +673,9 @@ def game_size(spec: LimitHoldemSpec, card_by_card: bool = True) -> GameSize:
     """
     from math import comb
 
-    deck = spec.deck_size
+    if not rules.is_limit:
+        raise ValueError("game_size counts limit betting trees (these rules have a bet abstraction)")
+    deck = rules.deck_size
     hole = 2 * NUM_HOLE_CARDS
     chance_nodes = 0
     if card_by_card:
@@ -729,8 +693,8 @@ def game_size(spec: LimitHoldemSpec, card_by_card: bool = True) -> GameSize:
     sequences = 1
     dealt = hole
     seen = NUM_HOLE_CARDS
-    for rnd in range(spec.num_rounds):
-        board = spec.board_cards_per_round[rnd]
+    for rnd in range(rules.num_rounds):
+        board = rules.board_cards[rnd]
         if board:
             closing = multiplicity  # one chance subtree per closed sequence and deal
             if card_by_card:
@@ -742,8 +706,8 @@ def game_size(spec: LimitHoldemSpec, card_by_card: bool = True) -> GameSize:
             private_views *= comb(deck - seen, board)
             dealt += board
             seen += board
-        decisions, folds, closes = _betting_round(spec.max_raises[rnd], first_facing_bet=rnd == 0)
-        first = spec.first_player_per_round[rnd]
+        decisions, folds, closes = _betting_round(rules.max_raises[rnd], first_facing_bet=rnd == 0)
+        first = rules.first_player[rnd]
         for parity in (0, 1):
             player = first if parity == 0 else 1 - first
             decision_nodes[player] += multiplicity * decisions[parity]

@@ -37,13 +37,13 @@ from games.poker import (
     MAX_SUITS,
     NUM_HOLE_CARDS,
     RAISE,
-    SMALL_BLIND,
-    LimitHoldemSpec,
+    bet_positions_per_round,
     card_from_action,
     card_to_string,
-    limit_holdem_spec,
+    limit_holdem_rules,
 )
 from openspiel_cfrx.encoders import register_input_encoder
+from openspiel_cfrx.poker.spec import PokerRules
 
 NUM_CARD_INDICES = 52
 CARD_GROUP_NAMES = ("hole", "flop", "turn", "river")
@@ -80,7 +80,7 @@ class PokerReplay:
         return self.spent[0] + self.spent[1]
 
 
-def replay_history(spec: LimitHoldemSpec, history) -> PokerReplay:
+def replay_history(rules: PokerRules, history) -> PokerReplay:
     """Replays a universal_poker history (chance and player actions).
 
     Deal order (universal_poker's): player 0's hole cards, player 1's, then
@@ -90,25 +90,25 @@ def replay_history(spec: LimitHoldemSpec, history) -> PokerReplay:
     """
     replay = PokerReplay(
         hole_cards=[[], []],
-        board_cards=[[] for _ in range(spec.num_rounds)],
-        actions=[[] for _ in range(spec.num_rounds)],
-        spent=[SMALL_BLIND, BIG_BLIND],
+        board_cards=[[] for _ in range(rules.num_rounds)],
+        actions=[[] for _ in range(rules.num_rounds)],
+        spent=list(rules.blinds),
     )
-    num_suits = spec.num_suits
-    board_needed = spec.board_cards_per_round
+    num_suits = rules.num_suits
+    board_needed = rules.board_cards
     player = -1
     for action in history:
         if len(replay.hole_cards[1]) < NUM_HOLE_CARDS:
             seat = 0 if len(replay.hole_cards[0]) < NUM_HOLE_CARDS else 1
             replay.hole_cards[seat].append(card_from_action(action, num_suits))
             if len(replay.hole_cards[1]) == NUM_HOLE_CARDS:
-                player = spec.first_player_per_round[0]
+                player = rules.first_player[0]
             continue
         rnd = replay.round
         if len(replay.board_cards[rnd]) < board_needed[rnd]:
             replay.board_cards[rnd].append(card_from_action(action, num_suits))
             if len(replay.board_cards[rnd]) == board_needed[rnd]:
-                player = spec.first_player_per_round[rnd]
+                player = rules.first_player[rnd]
             continue
         if replay.terminal:
             raise ValueError(f"history {list(history)} continues after the hand ended.")
@@ -121,14 +121,14 @@ def replay_history(spec: LimitHoldemSpec, history) -> PokerReplay:
         elif action == CALL:
             chips = max_spent - replay.spent[player]
         elif action == RAISE:
-            chips = max_spent + spec.raise_size_per_round[rnd] - replay.spent[player]
+            chips = max_spent + rules.raise_sizes[rnd] - replay.spent[player]
             replay.raises += 1
         else:
             raise ValueError(f"unknown betting action {action} in history {list(history)}.")
         replay.spent[player] += chips
         round_actions.append((player, action, chips))
         if action == CALL and len(round_actions) >= 2:
-            if rnd + 1 == spec.num_rounds:
+            if rnd + 1 == rules.num_rounds:
                 replay.terminal = True
             else:
                 replay.round += 1
@@ -218,14 +218,14 @@ class PokerEncoder:
     """
 
     def __init__(self, game: pyspiel.Game, chip_scale: float = 1.0 / BIG_BLIND):
-        self.spec = limit_holdem_spec(game)
+        self.rules = limit_holdem_rules(game)
         self.chip_scale = float(chip_scale)
         self.card_group_sizes: tuple[int, ...] = (NUM_HOLE_CARDS,) + tuple(
-            self.spec.board_cards_per_round[1:]
+            self.rules.board_cards[1:]
         )
         self.card_group_names: tuple[str, ...] = CARD_GROUP_NAMES[: len(self.card_group_sizes)]
-        self.bet_positions_per_round = self.spec.bet_positions_per_round
-        self.num_bet_features = self.spec.num_rounds * self.bet_positions_per_round
+        self.bet_positions_per_round = bet_positions_per_round(self.rules)
+        self.num_bet_features = self.rules.num_rounds * self.bet_positions_per_round
         # Flat layout: one 52-wide multi-hot block per card group, then for each
         # betting position an "occurred" bit and the scaled chips.
         self.flat_tensor_size = (
@@ -234,12 +234,13 @@ class PokerEncoder:
         self.network_layout = PokerNetworkLayout(self.card_group_sizes, self.num_bet_features)
         self.network_tensor_size = self.network_layout.input_size
         # Rules, precomputed as plain tuples for the hot path.
-        self._num_rounds = self.spec.num_rounds
-        self._first_player = self.spec.first_player_per_round
-        self._raise_size = self.spec.raise_size_per_round
-        self._board_cards = self.spec.board_cards_per_round
+        self._num_rounds = self.rules.num_rounds
+        self._first_player = self.rules.first_player
+        self._raise_size = self.rules.raise_sizes
+        self._board_cards = self.rules.board_cards
+        self._blinds = self.rules.blinds
         self._card_of_action = tuple(
-            card_from_action(action, self.spec.num_suits) for action in range(self.spec.deck_size)
+            card_from_action(action, self.rules.num_suits) for action in range(self.rules.deck_size)
         )
         self._num_card_slots = sum(self.card_group_sizes)
         stops = np.cumsum(self.card_group_sizes).tolist()
@@ -272,7 +273,7 @@ class PokerEncoder:
             cards[slot] = card_of[history[NUM_HOLE_CARDS * player + slot]]
         index = 2 * NUM_HOLE_CARDS
         rnd, position, actor = 0, 0, self._first_player[0]
-        spent = [SMALL_BLIND, BIG_BLIND]
+        spent = list(self._blinds)
         scale = self.chip_scale
         base = 0
         while index < length:
@@ -371,9 +372,9 @@ class PokerEncoder:
     def information_state_string(self, state: pyspiel.State, player: int | None = None) -> str:
         """Perfect-recall infoset string: own cards, board per street, bets."""
         player = self._player_of(state, player)
-        replay = replay_history(self.spec, state.history())
+        replay = replay_history(self.rules, state.history())
         groups = [sorted(replay.hole_cards[player])] + [
-            sorted(replay.board_cards[rnd]) for rnd in range(1, self.spec.num_rounds)
+            sorted(replay.board_cards[rnd]) for rnd in range(1, self.rules.num_rounds)
         ]
         cards = "|".join("".join(card_to_string(c) for c in group) for group in groups)
         letters = {FOLD: "f", CALL: "c", RAISE: "r"}

@@ -94,12 +94,12 @@ def test_board_by_street_matches_the_rules_replay():
     """The per-street board read off the history agrees with the rules replay
     at every node of random playouts (raises, folds and caps included)."""
     game = pyspiel.load_game("hulh(num_ranks=5,num_suits=2)")
-    spec = poker.limit_holdem_spec(game)
+    rules = poker.limit_holdem_rules(game)
     rng = random.Random(1)
     for _ in range(300):
         state = game.new_initial_state()
         while not state.is_terminal():
-            replay = replay_history(spec, state.history())
+            replay = replay_history(rules, state.history())
             expected = [[poker.card_from_action(a, 2) for a in street] for street in state.board_by_street()]
             assert replay.board_cards[1 : 1 + len(expected)] == expected
             assert all(not cards for cards in replay.board_cards[1 + len(expected) :])
@@ -135,7 +135,7 @@ class _RawOneDeal(_OneDeal):
         return "raw_" + super().__str__()
 
 
-def _perfect_recall_infosets(spec, state, keys):
+def _perfect_recall_infosets(rules, state, keys):
     """Adds each decision's perfect-recall infoset (player, own hole cards,
     board per street as sets, betting per round; from the rules replay) to
     `keys`: what a per-street information state must tell apart."""
@@ -145,7 +145,7 @@ def _perfect_recall_infosets(spec, state, keys):
         actions = [a for a, _ in state.chance_outcomes()]
     else:
         player = state.current_player()
-        replay = replay_history(spec, state.history())
+        replay = replay_history(rules, state.history())
         keys.add((
             player,
             frozenset(replay.hole_cards[player]),
@@ -154,7 +154,7 @@ def _perfect_recall_infosets(spec, state, keys):
         ))
         actions = state.legal_actions()
     for a in actions:
-        _perfect_recall_infosets(spec, state.child(a), keys)
+        _perfect_recall_infosets(rules, state.child(a), keys)
 
 
 def test_tree_engine_keeps_the_streets_apart():
@@ -165,7 +165,7 @@ def test_tree_engine_keeps_the_streets_apart():
     game = _OneDeal(ONE_DEAL)
     tree = openspiel_cfrx.get_tree(game)
     keys = set()
-    _perfect_recall_infosets(poker.limit_holdem_spec(game), _RawOneDeal(ONE_DEAL).new_initial_state(), keys)
+    _perfect_recall_infosets(poker.limit_holdem_rules(game), _RawOneDeal(ONE_DEAL).new_initial_state(), keys)
     expected = tuple(sum(1 for key in keys if key[0] == p) for p in (0, 1))
     assert (tree.num_infosets_of(0), tree.num_infosets_of(1)) == expected == (1502, 1502)
     with pytest.raises(UnsupportedGameError, match="perfect recall"):
@@ -177,7 +177,7 @@ def test_tree_engine_counts_every_hulh_infoset():
     """The smallest whole hulh (9 cards, no raises: 2.8M histories, ~30 s):
     the tree engine's infosets are `game_size`'s perfect-recall count."""
     game = pyspiel.load_game("hulh(num_ranks=3,num_suits=3,max_raises=0 0 0 0)")
-    size = poker.game_size(poker.limit_holdem_spec(game))
+    size = poker.game_size(poker.limit_holdem_rules(game))
     tree = openspiel_cfrx.get_tree(game)
     assert tree.num_histories == size.histories
     assert (tree.num_infosets_of(0), tree.num_infosets_of(1)) == size.infosets

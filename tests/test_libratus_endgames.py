@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import subprocess
@@ -11,9 +12,9 @@ import numpy as np
 import pytest
 
 import games
-from games.libratus_endgames import DATA, engine_card, load_endgame, read_endgame
-from openspiel_cfrx.poker import Deck, VectorCFR
-from openspiel_cfrx.poker.nolimit import BetAbstraction, NoLimitRules, nolimit_betting_tree
+from games.libratus_endgames import DATA, engine_card, hunl_rules, load_endgame, read_endgame
+from openspiel_cfrx.poker import BetAbstraction, Deck, VectorCFR
+from openspiel_cfrx.poker.nolimit import nolimit_betting_tree
 
 
 @pytest.mark.parametrize("number", [1, 2, 3, 4])
@@ -90,7 +91,7 @@ def test_cards_use_the_engines_suit_order():
 
 def test_paper_abstraction_on_a_river_pot_of_3750():
     """First bet: 0.5x pot, 1x pot, all-in; a raise: 1x pot (after calling) or all-in."""
-    nodes = nolimit_betting_tree(NoLimitRules(), 3, (1875, 1875))
+    nodes = nolimit_betting_tree(hunl_rules(), 3, (1875, 1875))
     root = nodes[0]
     assert root.player == 0 and root.legal == (1, 2, 3, 4)  # check, 1875, 3750, all-in (no fold)
     bets = [nodes[c].contributions[0] for c in root.children[1:]]
@@ -104,8 +105,16 @@ def test_paper_abstraction_on_a_river_pot_of_3750():
     assert len(nodes) == 57
 
 
+def test_the_rules_first_player_acts_first_in_each_round():
+    rules = dataclasses.replace(hunl_rules(), first_player=(0, 0, 1, 0))
+    nodes = nolimit_betting_tree(rules, 2, (250, 250))
+    assert nodes[0].player == 1  # the turn's first player
+    river_first = [nodes[c] for n in nodes if n.kind == "deal" for c in n.children if nodes[c].kind == "decision"]
+    assert river_first and all(n.player == 0 for n in river_first)
+
+
 def test_small_bets_are_raised_to_the_minimum_and_merged():
-    rules = NoLimitRules(abstraction=BetAbstraction(first=(0.01, 0.02), later=(1.0,)))
+    rules = hunl_rules(BetAbstraction(first=(0.01, 0.02), later=(1.0,)))
     root = nolimit_betting_tree(rules, 3, (100, 100))[0]
     assert root.legal == (1, 2, 3)  # both tiny fractions became the 100-chip minimum bet, plus all-in
 

@@ -144,11 +144,11 @@ def test_feeds_the_appendix_c_network():
 
 def reference_encoding(encoder, state, player):
     """Appendix C encoding built from the readable rules replay."""
-    replay = replay_history(encoder.spec, state.history())
+    replay = replay_history(encoder.rules, state.history())
     cards = [-1] * sum(encoder.card_group_sizes)
     cards[: len(replay.hole_cards[player])] = replay.hole_cards[player]
     slot = 2
-    for rnd in range(1, encoder.spec.num_rounds):
+    for rnd in range(1, encoder.rules.num_rounds):
         cards[slot: slot + len(replay.board_cards[rnd])] = replay.board_cards[rnd]
         slot += encoder.card_group_sizes[rnd]
     bets = [-1.0] * encoder.num_bet_features

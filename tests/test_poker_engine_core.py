@@ -14,8 +14,9 @@ import games  # noqa: F401  (registers flop_holdem, hulh)
 from games import poker
 from games.poker_exploitability import best_hand_rank
 from openspiel_cfrx.poker import (
-    BettingRules,
+    BetAbstraction,
     Deck,
+    PokerRules,
     UnsupportedPokerGameError,
     canonical_boards,
     fold_values,
@@ -25,6 +26,7 @@ from openspiel_cfrx.poker import (
     showdown_values,
     suit_permutations,
 )
+from openspiel_cfrx.poker.nolimit import nolimit_betting_tree
 from openspiel_cfrx.poker.public_tree import DEAL, DECISION, PublicTree
 
 
@@ -134,13 +136,30 @@ def test_suit_isomorphic_flops_have_the_same_values_after_permuting_hands(num_ra
 
 @pytest.mark.parametrize("game_string", ["flop_holdem(num_ranks=5,num_suits=2)", "flop_holdem", "hulh",
                                          "hulh(num_ranks=6,num_suits=3,max_raises=2 2 3 3)"])
-def test_betting_rules_read_from_the_game_equal_the_games_own_spec(game_string):
+def test_rules_read_from_the_game_equal_the_games_own_rules(game_string):
     game = pyspiel.load_game(game_string)
-    rules, spec = BettingRules.from_game(game), poker.limit_holdem_spec(game)
-    assert (rules.num_rounds, rules.num_ranks, rules.num_suits) == (spec.num_rounds, spec.num_ranks, spec.num_suits)
-    assert rules.max_raises == spec.max_raises and rules.raise_sizes == spec.raise_size_per_round
-    assert rules.first_player == spec.first_player_per_round and rules.board_cards == spec.board_cards_per_round
-    assert rules.blinds == spec.blinds and rules.big_blind == 100 and rules.deck_size == spec.deck_size
+    rules = PokerRules.from_game(game)
+    assert rules == poker.limit_holdem_rules(game) and rules.is_limit
+    assert rules.big_blind == 100 and rules.deck_size == rules.num_ranks * rules.num_suits
+    assert rules.max_contribution() == game.max_utility()  # every round capped
+    # The universal_poker gamedef of the rules is the game's own.
+    assert PokerRules.from_game(pyspiel.load_game("universal_poker", rules.universal_poker_params())) == rules
+
+
+def test_rules_hold_limit_or_no_limit_betting_not_both():
+    limit = poker.paper_rules(2)
+    with pytest.raises(ValueError, match="no-limit rules"):
+        PokerRules(**{**vars(limit), "abstraction": BetAbstraction()})
+    with pytest.raises(ValueError, match="each of the 2 rounds"):
+        PokerRules(**{**vars(limit), "max_raises": (3,)})
+    with pytest.raises(ValueError, match="first_player"):
+        PokerRules(**{**vars(limit), "first_player": (0,)})
+    no_limit = PokerRules(**{**vars(limit), "raise_sizes": (), "max_raises": (), "abstraction": BetAbstraction()})
+    assert not no_limit.is_limit and no_limit.max_contribution() == 20000
+    with pytest.raises(ValueError, match="limit rules only"):
+        no_limit.universal_poker_params()
+    with pytest.raises(ValueError, match="needs no-limit rules"):
+        nolimit_betting_tree(limit, 1, (100, 100))
 
 
 @pytest.mark.parametrize("game_string, match", [
@@ -150,7 +169,7 @@ def test_betting_rules_read_from_the_game_equal_the_games_own_spec(game_string):
 ])  # fmt: skip
 def test_unsupported_poker_games_are_refused_naming_why(game_string, match):
     with pytest.raises(UnsupportedPokerGameError, match=match):
-        BettingRules.from_game(pyspiel.load_game(game_string))
+        PokerRules.from_game(pyspiel.load_game(game_string))
 
 
 def _hashed_strategy(tree):

@@ -22,12 +22,12 @@ def play(game, cards, bets):
 
     `bets` is a string of f/c/r with '/' where the next board cards are dealt.
     """
-    num_suits = poker.limit_holdem_spec(game).num_suits
+    num_suits = poker.limit_holdem_rules(game).num_suits
     deals = iter(cards)
     state = game.new_initial_state()
     for _ in range(4):
         state.apply_action(deal_action(next(deals), num_suits))
-    board_per_round = poker.limit_holdem_spec(game).board_cards_per_round
+    board_per_round = poker.limit_holdem_rules(game).board_cards
     rnd = 0
     for symbol in bets:
         if symbol == "/":
@@ -71,10 +71,10 @@ def test_default_games_are_the_papers(fhp, hulh):
 def test_parameters_give_small_variants():
     game = pyspiel.load_game("flop_holdem(num_ranks=4,num_suits=2)")
     assert game.max_chance_outcomes() == 8
-    spec = poker.limit_holdem_spec(game)
-    assert (spec.num_ranks, spec.num_suits, spec.max_raises) == (4, 2, (3, 3))
+    rules = poker.limit_holdem_rules(game)
+    assert (rules.num_ranks, rules.num_suits, rules.max_raises) == (4, 2, (3, 3))
     capped = pyspiel.load_game("hulh(num_ranks=5,num_suits=2,max_raises=1 1 2 2)")
-    assert poker.limit_holdem_spec(capped).max_raises == (1, 1, 2, 2)
+    assert poker.limit_holdem_rules(capped).max_raises == (1, 1, 2, 2)
     assert capped.max_utility() == 100 + 100 + 100 + 400 + 400
     # The loaded game's string (a universal_poker string) round-trips.
     assert str(pyspiel.load_game(str(game))) == str(game)
@@ -111,18 +111,18 @@ def test_unknown_parameter_is_rejected():
         pyspiel.load_game("flop_holdem(ranks=4)")
 
 
-def test_limit_holdem_spec_rejects_other_games():
+def test_limit_holdem_rules_rejects_other_games():
     with pytest.raises(ValueError, match="kuhn_poker"):
-        poker.limit_holdem_spec(pyspiel.load_game("kuhn_poker"))
+        poker.limit_holdem_rules(pyspiel.load_game("kuhn_poker"))
     other = pyspiel.load_game(
-        "universal_poker", dict(poker.LimitHoldemSpec(2).universal_poker_params(), blind="100 50")
+        "universal_poker", dict(poker.paper_rules(2).universal_poker_params(), blind="100 50")
     )
     with pytest.raises(ValueError, match="blind"):
-        poker.limit_holdem_spec(other)
-    uncapped_params = poker.LimitHoldemSpec(2).universal_poker_params()
+        poker.limit_holdem_rules(other)
+    uncapped_params = poker.paper_rules(2).universal_poker_params()
     del uncapped_params["maxRaises"]
     with pytest.raises(ValueError, match="no raise caps"):
-        poker.limit_holdem_spec(pyspiel.load_game("universal_poker", uncapped_params))
+        poker.limit_holdem_rules(pyspiel.load_game("universal_poker", uncapped_params))
 
 
 def test_blinds_and_first_actor_each_round(hulh):

@@ -44,15 +44,15 @@ def play_to_showdown(game, rng):
 @pytest.mark.parametrize("name, num_deals", VARIANTS)
 def test_showdown_winner_matches_eval7(name, num_deals):
     game = pyspiel.load_game(name)
-    spec = poker.limit_holdem_spec(game)
+    rules = poker.limit_holdem_rules(game)
     rng = random.Random(1234)
     outcomes = {-1: 0, 0: 0, 1: 0}
     for _ in range(num_deals):
         state = play_to_showdown(game, rng)
-        replay = replay_history(spec, state.history())
+        replay = replay_history(rules, state.history())
         assert replay.terminal and replay.folded == -1
         board = [c for street in replay.board_cards for c in street]
-        assert len(board) == spec.num_board_cards
+        assert len(board) == rules.num_board_cards
         scores = [
             eval7.evaluate([to_eval7(c) for c in replay.hole_cards[p] + board]) for p in (0, 1)
         ]
@@ -63,7 +63,7 @@ def test_showdown_winner_matches_eval7(name, num_deals):
         assert state.returns() == [winner_sign * replay.spent[1], -winner_sign * replay.spent[0]]
     # The sample really exercises wins, losses and (except in 1-suit decks) splits.
     assert outcomes[1] > 0 and outcomes[-1] > 0
-    if spec.num_suits > 1:
+    if rules.num_suits > 1:
         assert outcomes[0] > 0
 
 
@@ -71,11 +71,11 @@ def test_replay_agrees_with_universal_poker_on_random_playouts():
     rng = random.Random(7)
     for name in ("flop_holdem", "hulh", "flop_holdem(num_ranks=4,num_suits=2)"):
         game = pyspiel.load_game(name)
-        spec = poker.limit_holdem_spec(game)
+        rules = poker.limit_holdem_rules(game)
         for _ in range(300):
             state = game.new_initial_state()
             while True:
-                replay = replay_history(spec, state.history())
+                replay = replay_history(rules, state.history())
                 assert replay.terminal == state.is_terminal()
                 if state.is_terminal():
                     break
@@ -83,11 +83,11 @@ def test_replay_agrees_with_universal_poker_on_random_playouts():
                     assert replay.current_player == -1
                 else:
                     assert replay.current_player == state.current_player()
-                    assert replay.raises < spec.max_raises[replay.round] or (
+                    assert replay.raises < rules.max_raises[replay.round] or (
                         RAISE not in state.legal_actions()
                     )
                     assert (RAISE in state.legal_actions()) == (
-                        replay.raises < spec.max_raises[replay.round]
+                        replay.raises < rules.max_raises[replay.round]
                     )
                     facing_bet = replay.spent[replay.current_player] < max(replay.spent)
                     assert (FOLD in state.legal_actions()) == facing_bet
@@ -101,10 +101,10 @@ def test_replay_agrees_with_universal_poker_on_random_playouts():
 
 
 def test_replay_rejects_bad_histories():
-    spec = poker.LimitHoldemSpec(2)
+    rules = poker.paper_rules(2)
     deal = [0, 1, 2, 3]
     with pytest.raises(ValueError, match="unknown betting action"):
-        replay_history(spec, deal + [5])
+        replay_history(rules, deal + [5])
     with pytest.raises(ValueError, match="after the hand ended"):
-        replay_history(spec, deal + [FOLD, CALL])
-    assert replay_history(spec, deal + [CALL, CALL]).current_player == -1  # flop to deal
+        replay_history(rules, deal + [FOLD, CALL])
+    assert replay_history(rules, deal + [CALL, CALL]).current_player == -1  # flop to deal

@@ -116,10 +116,10 @@ def card_layout(game: pyspiel.Game) -> dict:
     universal_poker game's information_state_tensor (flop_holdem, hulh):
     blocks in comparison order (public, per-street, private). Refuses other
     games and other tensor layouts, in one line."""
-    from openspiel_cfrx.poker.spec import BettingRules, UnsupportedPokerGameError
+    from openspiel_cfrx.poker.spec import PokerRules, UnsupportedPokerGameError
 
     try:
-        rules = BettingRules.from_game(game)
+        rules = PokerRules.from_game(game)
     except UnsupportedPokerGameError as err:
         raise ValueError(f"network='suit_symmetric_mlp' needs a poker game: {err}") from None
     C = rules.num_ranks * rules.num_suits

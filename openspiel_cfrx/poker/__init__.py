@@ -13,9 +13,13 @@ two hole cards), instead of an [H x H] matrix.
 * `PublicTree(game)`: the tree; `nash_conv / exploitability /
   best_response_values / expected_values(strategy)` of a strategy given as
   `strategy(node, lo, hi) -> [boards, H, actions]`; `locate(state)`.
-* `VectorCFR(tree, "cfr+")`: CFR / CFR+ / LCFR / DCFR with tabular's regret
-  minimizers, float32 storage, memory estimate, checkpoints.
+* `VectorCFR(tree, "cfr+")`: the variants of `openspiel_cfrx.regret.VARIANTS`
+  (CFR / CFR+ / LCFR / DCFR / PCFR+ / OFTRL), float32 storage, memory estimate,
+  checkpoints.
 * `PublicTreePolicy`: any such strategy as an OpenSpiel policy (lookup).
+* `PokerRules`: the rules the engine reads (deck, blinds, stacks, rounds,
+  limit raise sizes and caps or a no-limit `BetAbstraction`), from a
+  universal_poker game (`PokerRules.from_game`) or built by the caller.
 
 A network's strategy on this tree (`NetworkStrategy`) and the neural pieces
 that read poker (the Appendix C network, the "poker" traversal backend) are in
@@ -35,12 +39,13 @@ from openspiel_cfrx.poker.isomorphism import (
 )
 from openspiel_cfrx.poker.public_tree import PublicTree, PublicTreePolicy, Subgame
 from openspiel_cfrx.poker.showdown import fold_values, showdown_values
-from openspiel_cfrx.poker.spec import BettingRules, UnsupportedPokerGameError
+from openspiel_cfrx.poker.spec import BetAbstraction, PokerRules, UnsupportedPokerGameError
 from openspiel_cfrx.poker.vector_cfr import VARIANTS, VectorCFR, VectorCFRTooLargeError
 
 __all__ = [
-    "BettingRules",
+    "BetAbstraction",
     "Deck",
+    "PokerRules",
     "PublicTree",
     "PublicTreePolicy",
     "Subgame",

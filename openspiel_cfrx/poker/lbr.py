@@ -48,7 +48,7 @@ import pyspiel
 
 from openspiel_cfrx.poker.cards import Deck
 from openspiel_cfrx.poker.evaluator import rank_cards, rank_hands
-from openspiel_cfrx.poker.spec import BettingRules
+from openspiel_cfrx.poker.spec import PokerRules
 
 FOLD, CALL, RAISE = 0, 1, 2
 
@@ -89,11 +89,11 @@ class LocalBestResponse:
         if isinstance(max_completions, bool) or int(max_completions) != max_completions or max_completions < 1:
             raise ValueError(f"max_completions must be an int >= 1, got {max_completions!r}")
         self.game, self.policy = game, policy
-        self.rules = BettingRules.from_game(game)
+        self.rules = PokerRules.from_game(game)
         if self.rules.num_hole_cards != 2:
             raise ValueError(f"LBR here needs two hole cards per player, {game} deals {self.rules.num_hole_cards}")
         self.deck = Deck(self.rules.num_ranks, self.rules.num_suits)
-        self.board_total = int(sum(self.rules.board_cards))
+        self.board_total = self.rules.num_board_cards
         self.preflop, self.max_completions = preflop, int(max_completions)
         self.rng = np.random.default_rng(seed)
         self.queries = 0  # opponent infosets asked (range updates and fold probabilities)

@@ -1,6 +1,7 @@
 """No-limit betting trees for the public-tree engine: a pot-fraction bet
-abstraction over heads-up no-limit hold'em rules (the OFTRL-CFR paper's
-Section 6 endgames: Farina, Kroer, Brown, Sandholm 2019).
+abstraction (`PokerRules.abstraction`) over heads-up no-limit hold'em rules,
+as the OFTRL-CFR paper's Section 6 endgames use them (Farina, Kroer, Brown,
+Sandholm 2019; `games.libratus_endgames.hunl_rules` builds those rules).
 
 The rules the paper states (Section 6): stacks of 20,000 chips, big blind 100;
 a round ends when both players have acted and the last one called; "all raises
@@ -8,26 +9,28 @@ must be at least $100 and at least as large as any previous raise in that
 round"; players cannot bet beyond their stack. Its abstraction: "the bet sizes
 of 0.5x the size of the pot, 1x the size of the pot, and the all-in bet for the
 first bet of each round. For subsequent bets in a round, we consider 1x the pot
-and the all-in bet", plus fold / check / call.
+and the all-in bet", plus fold / check / call. The tree reads the stacks, the
+big blind (the minimum raise), the abstraction and each round's first player
+from the rules.
 
 What the paper leaves open, decided here (docs/poker_engine.md lists them):
 
 * A bet of f x pot puts the bettor's total at m + f * 2m, where m is the larger
   contribution: f times the pot *after calling* (the usual pot-size raise; for
   an opening bet the pot is simply 2m).
-* A size below the minimum raise (100, and at least the round's previous raise
-  increment) is raised to the minimum; a size at or above the stack is the
-  all-in. Equal sizes are merged, so a node never offers the same bet twice.
+* A size below the minimum raise (the big blind, and at least the round's
+  previous raise increment) is raised to the minimum; a size at or above the
+  stack is the all-in. Equal sizes are merged, so a node never offers the same
+  bet twice.
 * A player facing an all-in can only fold or call; once both players are
   all-in (or one is and the other called), the remaining board cards are dealt
   without betting and the hand goes to showdown.
-* Player 0 is the out-of-position player, first to act in every round (the
-  Libratus data's first range); fold is offered only when facing a bet.
+* The Libratus endgames' rules make player 0, the out-of-position player (the
+  data's first range), first to act in every round; fold is offered only when
+  facing a bet.
 """
 
 from __future__ import annotations
-
-import dataclasses
 
 from openspiel_cfrx.poker.public_tree import (
     CALL,
@@ -38,52 +41,10 @@ from openspiel_cfrx.poker.public_tree import (
     SHOWDOWN,
     PublicNode,
 )
+from openspiel_cfrx.poker.spec import PokerRules
 
 
-@dataclasses.dataclass(frozen=True)
-class BetAbstraction:
-    """Pot fractions offered for the first bet of a round and for later raises
-    in it; `all_in` adds the all-in bet everywhere a bet is allowed."""
-
-    first: tuple[float, ...] = (0.5, 1.0)
-    later: tuple[float, ...] = (1.0,)
-    all_in: bool = True
-
-    def __post_init__(self):
-        for f in (*self.first, *self.later):
-            if not f > 0:
-                raise ValueError(f"bet fractions must be > 0, got {f!r}")
-
-
-@dataclasses.dataclass(frozen=True)
-class NoLimitRules:
-    """Heads-up no-limit hold'em on a standard deck, as the engine needs it.
-
-    stacks: each player's chips at the start of the hand (contributions count against them).
-    board_cards: cards dealt at the start of each round (preflop, flop, turn, river).
-    """
-
-    num_ranks: int = 13
-    num_suits: int = 4
-    blinds: tuple[int, int] = (50, 100)
-    stacks: tuple[int, int] = (20_000, 20_000)
-    board_cards: tuple[int, ...] = (0, 3, 1, 1)
-    abstraction: BetAbstraction = BetAbstraction()
-
-    @property
-    def num_rounds(self) -> int:
-        return len(self.board_cards)
-
-    @property
-    def big_blind(self) -> int:
-        return max(self.blinds)
-
-    @property
-    def deck_size(self) -> int:
-        return self.num_ranks * self.num_suits
-
-
-def bet_sizes(rules: NoLimitRules, contributions: tuple[int, int], player: int, first_bet: bool,
+def bet_sizes(rules: PokerRules, contributions: tuple[int, int], player: int, first_bet: bool,
               last_increment: int) -> list[int]:  # fmt: skip
     """The totals `player` may raise to (ascending, distinct), given both contributions."""
     stack = rules.stacks[player]
@@ -100,12 +61,14 @@ def bet_sizes(rules: NoLimitRules, contributions: tuple[int, int], player: int, 
     return sorted(sizes)
 
 
-def nolimit_betting_tree(rules: NoLimitRules, root_round: int, contributions: tuple[int, int]) -> list[PublicNode]:
+def nolimit_betting_tree(rules: PokerRules, root_round: int, contributions: tuple[int, int]) -> list[PublicNode]:
     """Public nodes in depth-first order from the first decision of `root_round`
     with the given contributions. Decision nodes' `legal` are 0 (fold), 1
     (check / call) and 2, 3, ... (the bets, ascending); `actions` holds the
     chosen labels from the root and `bets` (see `bet_totals`) is implied by the
     children's contributions."""
+    if rules.is_limit:
+        raise ValueError("nolimit_betting_tree needs no-limit rules (a PokerRules with a bet abstraction)")
     if not 0 <= root_round < rules.num_rounds:
         raise ValueError(f"root round must be in 0..{rules.num_rounds - 1}, got {root_round}")
     if any(c > s for c, s in zip(contributions, rules.stacks, strict=True)):
@@ -121,7 +84,10 @@ def nolimit_betting_tree(rules: NoLimitRules, root_round: int, contributions: tu
             return add(PublicNode(SHOWDOWN, rnd, c, actions=actions))
         index = add(PublicNode(DEAL, rnd, c, actions=actions))
         all_in = any(x >= s for x, s in zip(c, rules.stacks, strict=True))
-        child = end_of_round(rnd + 1, c, actions) if all_in else decide(rnd + 1, c, 0, True, 0, False, actions)
+        if all_in:
+            child = end_of_round(rnd + 1, c, actions)
+        else:
+            child = decide(rnd + 1, c, rules.first_player[rnd + 1], True, 0, False, actions)
         nodes[index].children.append(child)
         return index
 
@@ -149,5 +115,6 @@ def nolimit_betting_tree(rules: NoLimitRules, root_round: int, contributions: tu
         nodes[index].children.extend(children)
         return index
 
-    decide(root_round, (int(contributions[0]), int(contributions[1])), 0, True, 0, False, ())
+    root = (int(contributions[0]), int(contributions[1]))
+    decide(root_round, root, rules.first_player[root_round], True, 0, False, ())
     return nodes

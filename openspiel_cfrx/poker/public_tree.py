@@ -4,7 +4,7 @@ exact computations on it with hand vectors.
 Public tree = betting tree x public chance. The betting tree does not depend on
 the cards, so it is read once from the game itself (universal_poker's legal
 actions and acting player with a fixed deal; contributions from
-`BettingRules`). At every public node each player's private information is a
+`PokerRules`). At every public node each player's private information is a
 vector over the C(deck, 2) hands, and all boards of a round are processed
 together as `[boards, hands]` arrays, in chunks of boards (threads across
 chunks: numpy releases the GIL).
@@ -58,7 +58,7 @@ from openspiel_cfrx.poker.isomorphism import (
     suit_permutations,
 )
 from openspiel_cfrx.poker.showdown import BoardShowdowns, fold_values_batch, kernel_cards
-from openspiel_cfrx.poker.spec import BettingRules, UnsupportedPokerGameError
+from openspiel_cfrx.poker.spec import PokerRules, UnsupportedPokerGameError
 from openspiel_cfrx.rows import by_width, row_dot, row_max
 
 FOLD, CALL, RAISE = 0, 1, 2
@@ -129,7 +129,7 @@ class PublicNode:
     actions: tuple[int, ...] = ()  # betting actions from the root (for states)
 
 
-def betting_tree(game: pyspiel.Game, rules: BettingRules, prefix: tuple[int, ...] = ()) -> list[PublicNode]:
+def betting_tree(game: pyspiel.Game, rules: PokerRules, prefix: tuple[int, ...] = ()) -> list[PublicNode]:
     """The public nodes in depth-first order; node 0 is the first decision
     (after the betting actions `prefix`, for a subgame)."""
     if rules.board_cards[0]:
@@ -245,8 +245,8 @@ class PublicTree:
       subgame: start at a later decision point with a fixed board and given
         ranges (`Subgame`); its board is the root round's only board, later
         deals extend it (isomorphism does not apply).
-      betting: instead of `game`, a (rules, nodes) pair: rules with the deck
-        (num_ranks, num_suits), blinds and per-round board_cards, and public
+      betting: instead of `game`, a (rules, nodes) pair: `PokerRules` (the
+        deck, blinds and per-round board cards are read) and public
         nodes from their root (e.g. `nolimit.nolimit_betting_tree`); needs a
         `subgame` (board, ranges; its `betting` must be empty).
     """
@@ -262,7 +262,7 @@ class PublicTree:
             raise ValueError("PublicTree needs exactly one of a game or betting=(rules, nodes)")
         if betting is not None and (subgame is None or tuple(subgame.betting)):
             raise ValueError("PublicTree(betting=...) needs a subgame with its board and ranges (and no betting prefix)")
-        self.rules = BettingRules.from_game(game) if game is not None else betting[0]
+        self.rules = PokerRules.from_game(game) if game is not None else betting[0]
         self.deck = Deck(self.rules.num_ranks, self.rules.num_suits)
         self.subgame = subgame
         self.nodes = betting_tree(game, self.rules, subgame.betting if subgame else ()) if game is not None else list(betting[1])

@@ -1,10 +1,20 @@
-"""The rules the public-tree engine needs, read from the game itself.
+"""The rules of a two-player hold'em game, limit or no-limit: one model the
+public-tree engine, its no-limit betting trees, local best response and the
+network encoders read.
+
+`PokerRules` holds the deck, the blinds and stacks, per betting round the board
+cards dealt at its start and its first player, and the betting as data: limit
+(per-round raise sizes and raise caps) or no-limit (a `BetAbstraction` of pot
+fractions; `openspiel_cfrx.poker.nolimit` builds its tree).
 
 Any two-player limit `universal_poker` game (OpenSpiel's ACPC-style poker:
 `flop_holdem` and the C++ game behind `hulh` are two) is described by its
 parameters; a Python game that wraps one offers `universal_poker_game()` (the
-protocol `hulh` follows). So the library reads the rules through pyspiel and
-never imports the `games` package.
+protocol `hulh` follows). `PokerRules.from_game` reads them through pyspiel,
+and `universal_poker_params` writes them back, so the library never imports
+the `games` package, which builds the rules of its own games (the Deep CFR
+paper's flop hold'em and HULH in `games.poker`, the Libratus endgames' no-limit
+hold'em in `games.libratus_endgames`).
 """
 
 from __future__ import annotations
@@ -19,38 +29,117 @@ class UnsupportedPokerGameError(ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
-class BettingRules:
-    """Rules of a two-player limit hold'em game (chips; players 0 and 1).
+class BetAbstraction:
+    """Pot fractions offered for the first bet of a round and for later raises
+    in it; `all_in` adds the all-in bet everywhere a bet is allowed."""
 
+    first: tuple[float, ...] = (0.5, 1.0)
+    later: tuple[float, ...] = (1.0,)
+    all_in: bool = True
+
+    def __post_init__(self):
+        for f in (*self.first, *self.later):
+            if not f > 0:
+                raise ValueError(f"bet fractions must be > 0, got {f!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class PokerRules:
+    """Rules of a two-player hold'em game (chips; players 0 and 1).
+
+    num_ranks, num_suits: the deck (the lowest ranks, deuce upwards; card =
+      rank * num_suits + suit, as universal_poker numbers them).
     blinds: chips each player has in before the first action.
-    raise_sizes, max_raises, first_player, board_cards: per betting round
-      (first_player 0-based; board cards dealt at the start of the round).
+    stacks: each player's chips at the start of the hand (contributions count
+      against them; limit betting never reaches them).
+    board_cards, first_player: per betting round, the board cards dealt at its
+      start and its first player (0-based).
+    raise_sizes, max_raises: limit betting, per round: the chips a raise adds
+      and the most raises (empty for no-limit).
+    abstraction: no-limit betting: the bet sizes offered (None for limit).
     """
 
     num_ranks: int
     num_suits: int
-    num_hole_cards: int
     blinds: tuple[int, int]
     stacks: tuple[int, int]
-    raise_sizes: tuple[int, ...]
-    max_raises: tuple[int, ...]
-    first_player: tuple[int, ...]
     board_cards: tuple[int, ...]
+    first_player: tuple[int, ...]
+    raise_sizes: tuple[int, ...] = ()
+    max_raises: tuple[int, ...] = ()
+    abstraction: BetAbstraction | None = None
+    num_hole_cards: int = 2
+
+    def __post_init__(self):
+        rounds = len(self.board_cards)
+        if len(self.blinds) != 2 or len(self.stacks) != 2:
+            raise ValueError(f"blinds {self.blinds} and stacks {self.stacks}: one per player (2)")
+        if len(self.first_player) != rounds:
+            raise ValueError(f"first_player {self.first_player}: one per round ({rounds})")
+        if self.abstraction is None:
+            if len(self.raise_sizes) != rounds or len(self.max_raises) != rounds:
+                raise ValueError(f"limit betting needs raise_sizes {self.raise_sizes} and max_raises "
+                                 f"{self.max_raises} for each of the {rounds} rounds")  # fmt: skip
+        elif self.raise_sizes or self.max_raises:
+            raise ValueError("no-limit rules (an abstraction) take no raise_sizes or max_raises")
+
+    @property
+    def is_limit(self) -> bool:
+        return self.abstraction is None
 
     @property
     def num_rounds(self) -> int:
-        return len(self.raise_sizes)
+        return len(self.board_cards)
 
     @property
     def deck_size(self) -> int:
         return self.num_ranks * self.num_suits
 
     @property
+    def num_board_cards(self) -> int:
+        return sum(self.board_cards)
+
+    @property
     def big_blind(self) -> int:
         return max(self.blinds)
 
+    def max_contribution(self) -> int:
+        """The most chips one player can put in: with limit betting, the big
+        blind plus every round's raises at its cap; with no-limit, the larger stack."""
+        if not self.is_limit:
+            return max(self.stacks)
+        return self.big_blind + sum(cap * size for cap, size in zip(self.max_raises, self.raise_sizes, strict=True))
+
+    def universal_poker_params(self) -> dict:
+        """Parameters of the equivalent `universal_poker` game (ACPC gamedef) of
+        limit rules; `from_game` of that game gives these rules back.
+
+        ACPC seats are 1-based and `blind` is per seat, so seat 1 (player 0)
+        posts blinds[0]; ACPC limit games ignore the stacks.
+        """
+        if not self.is_limit:
+            raise ValueError("universal_poker_params describes limit rules only (no bet abstraction)")
+
+        def join(values):
+            return " ".join(str(v) for v in values)
+
+        return {
+            "betting": "limit",
+            "numPlayers": 2,
+            "numRounds": self.num_rounds,
+            "blind": join(self.blinds),
+            "raiseSize": join(self.raise_sizes),
+            "firstPlayer": join(p + 1 for p in self.first_player),
+            "maxRaises": join(self.max_raises),
+            "numSuits": self.num_suits,
+            "numRanks": self.num_ranks,
+            "numHoleCards": self.num_hole_cards,
+            "numBoardCards": join(self.board_cards),
+            "stack": join(self.stacks),
+        }
+
     @classmethod
-    def from_game(cls, game: pyspiel.Game) -> BettingRules:
+    def from_game(cls, game: pyspiel.Game) -> PokerRules:
         """The rules of `game`; UnsupportedPokerGameError naming what is unsupported."""
         inner = game.universal_poker_game() if callable(getattr(game, "universal_poker_game", None)) else game
         name = game.get_type().short_name
