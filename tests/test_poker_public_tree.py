@@ -3,6 +3,7 @@ several board deals, on-policy values, vector CFR against the tabular solvers,
 the OpenSpiel policy export, checkpoints and refusals."""
 
 import math
+import os
 
 import numpy as np
 import pyspiel
@@ -362,3 +363,16 @@ def test_subgames_with_given_ranges():
         PublicTree(game, subgame=Subgame((1, 1), (1, 2), reach))
     with pytest.raises(ValueError, match="not a sequence of calls and raises"):
         PublicTree(game, subgame=Subgame((1, 0), board, reach))
+
+
+def test_vector_cfr_checkpoint_written_before_pokerrules_still_loads():
+    """`tests/data/vector_cfr_bettingrules.npz`: CFR+ after 3 iterations on 4x2 FHP with one raise per
+    round, written when the rules were `BettingRules` (their repr is in the file's metadata)."""
+    game = pyspiel.load_game("flop_holdem(num_ranks=4,num_suits=2,max_raises=1 1)")
+    tree = PublicTree(game, chunk_boards=5, threads=1)
+    resumed, straight = VectorCFR(tree, "cfr+", verbose=False), VectorCFR(tree, "cfr+", verbose=False)
+    resumed.load(os.path.join(os.path.dirname(__file__), "data", "vector_cfr_bettingrules.npz"))
+    for _ in range(3):
+        straight.iterate()
+    assert resumed.iteration == 3
+    assert tree.nash_conv(resumed.average_strategy) == tree.nash_conv(straight.average_strategy)

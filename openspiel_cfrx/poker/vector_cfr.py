@@ -441,7 +441,7 @@ class VectorCFR:
             raise ValueError(f"checkpoint {path} has format {meta.get('format')!r}; this version reads "
                              f"{CHECKPOINT_FORMAT!r} (restart the run, or resume it with the version that wrote it)")  # fmt: skip
         for key, value in expected.items():
-            if meta.get(key) != value:
+            if meta.get(key) != value and not (key == "rules" and meta.get(key) == _legacy_rules_repr(self.tree.rules)):
                 raise ValueError(f"checkpoint {path} was written with {key}={meta.get(key)!r}, this solver "
                                  f"has {value!r}; construct it the same way to resume")  # fmt: skip
         self.iteration = int(arrays.pop("iteration"))
@@ -493,7 +493,19 @@ def load_strategy(path: str, tree: PublicTree):
     meta = json.loads(str(arrays.pop("meta")))
     expected = {"format": STRATEGY_FORMAT, "rules": repr(tree.rules), "isomorphism": tree.isomorphism}
     for key, value in expected.items():
-        if meta.get(key) != value:
+        if meta.get(key) != value and not (key == "rules" and meta.get(key) == _legacy_rules_repr(tree.rules)):
             raise ValueError(f"strategy file {path} has {key}={meta.get(key)!r}, this tree {value!r}")
     blocks = {int(key.split("/")[1]): value for key, value in arrays.items()}
     return lambda n, lo, hi: blocks[n][lo:hi].astype(np.float64)
+
+
+def _legacy_rules_repr(rules) -> str:
+    """How files written before `PokerRules` named the same rules (`BettingRules`
+    for limit games, `NoLimitRules` for the endgames), so they keep loading."""
+    if rules.abstraction is None:
+        return (f"BettingRules(num_ranks={rules.num_ranks}, num_suits={rules.num_suits}, "
+                f"num_hole_cards={rules.num_hole_cards}, blinds={rules.blinds}, stacks={rules.stacks}, "
+                f"raise_sizes={rules.raise_sizes}, max_raises={rules.max_raises}, "
+                f"first_player={rules.first_player}, board_cards={rules.board_cards})")  # fmt: skip
+    return (f"NoLimitRules(num_ranks={rules.num_ranks}, num_suits={rules.num_suits}, blinds={rules.blinds}, "
+            f"stacks={rules.stacks}, board_cards={rules.board_cards}, abstraction={rules.abstraction!r})")  # fmt: skip
