@@ -163,7 +163,7 @@ def test_rules_hold_limit_or_no_limit_betting_not_both():
 
 
 @pytest.mark.parametrize("game_string, match", [
-    ("kuhn_poker", "is not poker"),
+    ("kuhn_poker", "is not a universal_poker game"),
     ("universal_poker(betting=nolimit,numPlayers=2)", "nolimit betting"),
     ("universal_poker(numPlayers=3,stack=2000 2000 2000,blind=50 100 0)", r"3 players \(only 2\), nolimit betting"),
 ])  # fmt: skip

@@ -14,7 +14,12 @@ import games  # noqa: F401  (registers flop_holdem, hulh)
 from games.poker_exploitability import poker_nash_conv
 from openspiel_cfrx import tabular
 from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError, rank_hands
-from openspiel_cfrx.poker.public_tree import DECISION, PokerTreeTooLargeError, PublicTreePolicy
+from openspiel_cfrx.poker.public_tree import (
+    DECISION,
+    PokerTreeTooLargeError,
+    PokerWalkTooLongError,
+    PublicTreePolicy,
+)
 from openspiel_cfrx.poker.vector_cfr import VectorCFR, VectorCFRTooLargeError
 
 SMALL = "flop_holdem(num_ranks=4,num_suits=2)"  # 6.2M histories: ~35 s to extract for the tabular solvers
@@ -376,3 +381,34 @@ def test_vector_cfr_checkpoint_written_before_pokerrules_still_loads():
         straight.iterate()
     assert resumed.iteration == 3
     assert tree.nash_conv(resumed.average_strategy) == tree.nash_conv(straight.average_strategy)
+
+
+def test_walks_estimated_to_take_days_are_refused_up_front():
+    """HULH's exact walk visits ~6.5e13 (node, board, hand) triples (~400 h measured: 2 of 12,285 flop
+    subtrees in 240 s): refused before it starts, with the estimate and the alternatives."""
+    tree = PublicTree(pyspiel.load_game("hulh"))
+    with pytest.raises(PokerWalkTooLongError, match=r"~6\.5e\+13 .*hours.*LocalBestResponse"):
+        tree.nash_conv(tree.uniform)
+    assert PublicTree(pyspiel.load_game("flop_holdem")).walk_estimate()[1] < 0.01  # full FHP: seconds
+
+
+def test_a_strategy_that_is_not_suit_symmetric_is_refused_on_the_isomorphic_tree():
+    game = pyspiel.load_game("flop_holdem(num_ranks=4,num_suits=2,max_raises=1 1)")
+    iso, every = PublicTree(game, isomorphism=True), PublicTree(game, isomorphism=False)
+    hand = 0  # the first hand (two cards of rank 2); its suit relabelling is another hand
+
+    def asymmetric(n, lo, hi):
+        probs = iso.uniform(n, lo, hi).copy()
+        probs[:, hand] = 0.0
+        probs[:, hand, 0] = 1.0
+        return probs
+
+    with pytest.raises(ValueError, match="not suit-symmetric.*isomorphism=False"):
+        iso.nash_conv(asymmetric)
+    every.nash_conv(asymmetric)  # every board: exact for any strategy
+    iso.nash_conv(iso.uniform)
+
+
+def test_games_that_are_not_universal_poker_name_the_engine_that_serves_them():
+    with pytest.raises(UnsupportedPokerGameError, match="openspiel_cfrx.nash_conv"):
+        PublicTree(pyspiel.load_game("leduc_poker"))

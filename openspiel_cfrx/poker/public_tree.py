@@ -209,6 +209,16 @@ class PokerTreeTooLargeError(UnsupportedPokerGameError, MemoryError):
     """The public tree's walk would not fit in the allowed memory."""
 
 
+class PokerWalkTooLongError(UnsupportedPokerGameError):
+    """An exact walk of the public tree would take far longer than anyone waits."""
+
+
+# (public node, board, hand) triples an exact walk visits per second: full flop hold'em's
+# NashConv (3.4e8 triples) took 7.7 s on 2 shared cores (4.4e7/s); rounded up so the estimate
+# errs towards the shorter time.
+WALK_TRIPLES_PER_SECOND = 1e8
+
+
 def _nbytes(obj) -> int:
     """Bytes of the numpy arrays among `obj`'s attributes."""
     return sum(v.nbytes for v in vars(obj).values() if isinstance(v, np.ndarray))
@@ -312,6 +322,7 @@ class PublicTree:
         self.num_boards = [1 if first is None or r < first else len(self.first_boards) * math.prod(self.fan_out[first + 1:r + 1])
                            for r in range(self.num_rounds)]  # fmt: skip
         self._fit_chunks(max_memory_bytes)
+        self.max_walk_hours: float | None = 24.0  # walks estimated longer are refused (`walk_estimate`)
         self._chunks: list[Chunk] | None = None
         self.deal_cache_bytes = 2**30  # later deals' chunks kept across walks (`deal_chunk`)
         self._dealt: dict[tuple[int, int], Chunk] = {}
@@ -510,6 +521,7 @@ class PublicTree:
         """
         if paired and on_decision is None:
             raise ValueError("walk(paired=True) needs an on_decision hook that returns (observed, predicted) values")
+        self._check_walk_time()
         H = self.deck.num_hands
         if self.subgame is None:
             root = Chunk(0, 0, 1, np.zeros((1, 0), dtype=np.int64), np.ones((1, self.num_hands), dtype=bool))
@@ -627,6 +639,24 @@ class PublicTree:
 
     # ----- front doors ----------------------------------------------------
 
+    def walk_estimate(self) -> tuple[float, float]:
+        """(public node, board, hand) triples one exact walk visits, and the hours
+        that takes at `WALK_TRIPLES_PER_SECOND` (an optimistic rate measured on
+        full flop hold'em, 2 cores)."""
+        triples = float(sum(self.num_boards[node.round] for node in self.nodes)) * self.num_hands
+        return triples, triples / WALK_TRIPLES_PER_SECOND / 3600
+
+    def _check_walk_time(self) -> None:
+        triples, hours = self.walk_estimate()
+        if self.max_walk_hours is not None and hours > self.max_walk_hours:
+            raise PokerWalkTooLongError(
+                f"an exact walk of this public tree visits ~{triples:.2g} (node, board, hand) triples: ~{hours:,.0f} "
+                f"hours at the engine's best measured rate ({WALK_TRIPLES_PER_SECOND:.0e}/s), above "
+                f"max_walk_hours={self.max_walk_hours:g}. Use a smaller deck or fewer rounds, a subgame, "
+                "openspiel_cfrx.poker.lbr.LocalBestResponse (a lower bound for HULH-sized games), or set "
+                "tree.max_walk_hours=None to run it anyway"
+            )
+
     def uniform(self, node: int, lo: int, hi: int, compact: bool = False) -> np.ndarray:
         """The uniform strategy (a `Strategy`; compact: over `self.hands`, as `walk(compact=True)`)."""
         legal = len(self.nodes[node].legal)
@@ -635,11 +665,36 @@ class PublicTree:
     def best_response_values(self, strategy: Strategy, compact: bool = False) -> np.ndarray:
         """[2]: each player's best-response value (chips per game) against the other's
         `strategy` (compact: over `self.hands`, as `walk`)."""
+        self.check_suit_symmetric(strategy, compact)
         return self.walk(strategy, (MAX, MAX), compact=compact).sum(axis=1)
 
     def expected_values(self, strategy: Strategy) -> np.ndarray:
         """[2]: each player's expected value (chips per game) when both play `strategy`."""
+        self.check_suit_symmetric(strategy)
         return self.walk(strategy, (MIX, MIX)).sum(axis=1)
+
+    def check_suit_symmetric(self, strategy: Strategy, compact: bool = False, tolerance: float = 1e-9) -> None:
+        """With `isomorphism`, a walk visits one board per suit class, which is exact
+        only for suit-symmetric strategies. Checks the decisions before the first
+        board (every hand, every suit relabelling) and raises ValueError naming the
+        first asymmetric node and hand; later rounds are not checked (their boards
+        are class representatives)."""
+        if not self.isomorphism or compact or self.first_deal_round is None or len(self.hand_perms) < 2:
+            return
+        for n, node in enumerate(self.nodes):
+            if node.kind != DECISION or node.round >= self.first_deal_round:
+                continue
+            probs = np.asarray(strategy(n, 0, 1), dtype=np.float64)[0]  # [H, A]
+            for perm in self.hand_perms[1:]:
+                gap = np.abs(probs[perm] - probs).max(axis=1)
+                if gap.max() > tolerance:
+                    hand = int(np.argmax(gap))
+                    raise ValueError(
+                        f"the strategy is not suit-symmetric: at preflop node {n} hand {hand} and its suit relabelling "
+                        f"{int(perm[hand])} differ by {gap.max():.3g}, and with isomorphism=True the engine evaluates "
+                        "one board per suit class (exact only for suit-symmetric strategies); build "
+                        "PublicTree(game, isomorphism=False)"
+                    )
 
     def nash_conv(self, strategy: Strategy, compact: bool = False) -> float:
         """Sum of both players' best-response values (zero-sum: OpenSpiel's NashConv)."""

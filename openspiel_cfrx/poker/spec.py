@@ -145,8 +145,9 @@ class PokerRules:
         name = game.get_type().short_name
         if inner.get_type().short_name != "universal_poker":
             raise UnsupportedPokerGameError(
-                f"game '{name}' is not poker: the engine reads two-player limit universal_poker games "
-                "(e.g. flop_holdem, hulh after `import games`)"
+                f"game '{name}' is not a universal_poker game: the poker engine reads two-player limit hold'em "
+                "built on universal_poker (e.g. flop_holdem, hulh after `import games`); for small games such "
+                "as kuhn_poker or leduc_poker use openspiel_cfrx.nash_conv (the exact game-tree engine)"
             )
         p = inner.get_parameters()
         problems = []
