@@ -89,7 +89,10 @@ def _settings_record(solver) -> dict | None:
 
 
 def _digest_into(h, value) -> None:
-    """Feeds a canonical serialisation of `value` into the hash `h`."""
+    """Feeds a canonical serialisation of `value` into the hash `h` (a numpy
+    array as the tensor a checkpoint stores it as)."""
+    if isinstance(value, np.ndarray):
+        value = _to_torch(value)
     if isinstance(value, torch.Tensor):
         tensor = value.detach().cpu().contiguous()
         h.update(f"T{tensor.dtype}{tuple(tensor.shape)}".encode())
@@ -108,7 +111,9 @@ def _digest_into(h, value) -> None:
 
 
 def payload_digest(payload: dict) -> str:
-    """SHA-256 of a checkpoint payload, the `sha256` entry excluded."""
+    """SHA-256 of a checkpoint payload, the `sha256` entry excluded; of any
+    container of tensors, numpy arrays, numbers and strings too (e.g.
+    `{"state": solver.state_dict()}`: equal digests, equal states)."""
     h = hashlib.sha256()
     _digest_into(h, {k: v for k, v in payload.items() if k != "sha256"})
     return h.hexdigest()
