@@ -166,7 +166,9 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
 
     # --------------------------------------------------------------- checkpoint
     def state_dict(self) -> dict:
-        """Everything a resumed run needs (tensors, numpy arrays, numbers, strings, containers)."""
+        """Everything a resumed run needs (tensors, numpy arrays, numbers,
+        strings, containers): loaded into a solver built with the same
+        settings, the run continues bit for bit on CPU as this one would."""
         return {
             "iteration": self._iteration,
             "np_rng": self.np_rng.bit_generator.state,
