@@ -36,10 +36,11 @@ TINY_DEEP_CFR = dict(num_iterations=N, num_traversals=40, advantage_network_trai
                      policy_network_train_steps=6, advantage_network_layers=(8,), policy_network_layers=(8,),
                      memory_capacity=300, keep_iteration_networks=True, num_threads=1, seed=5)  # fmt: skip
 # backend -> (game, settings), the reservoirs full after an iteration or two: with "state" the
-# networks train on the memories merged by infoset (few infosets, large batches); else on sampled
-# minibatches. The poker backend deals as arrays.
+# networks train on the memories merged by infoset (few infosets, large batches) and keep their
+# Adam moments from fit to fit (shrink and perturb); else on sampled minibatches, from scratch.
+# The poker backend deals as arrays.
 DEEP_CFR_CASES = {
-    "state": ("kuhn_poker", dict(memory_capacity=60)),
+    "state": ("kuhn_poker", dict(memory_capacity=60, reinitialize_advantage_networks=0.5)),
     "tree": ("kuhn_poker", dict(memory_capacity=60, batch_size_advantage=4, batch_size_strategy=4)),
     "vectorized": ("leduc_poker", dict(batch_size_advantage=32, batch_size_strategy=32)),
     "poker": (SMALL_POKER, dict(num_traversals=64, batch_size_advantage=64, batch_size_strategy=64,
