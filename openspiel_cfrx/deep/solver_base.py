@@ -281,8 +281,9 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
     def load_checkpoint(self, path: str) -> None:
         """Restores a checkpoint of a solver of this class built with the same
         game and shape settings (`config`); the run then continues exactly as
-        the checkpointed one would have. Raises `CheckpointError` naming the
-        problem otherwise."""
+        the checkpointed one would have (bit for bit on CPU, every traversal
+        backend; on CUDA not checked: docs/deep_cfr.md, "Exact resume").
+        Raises `CheckpointError` naming the problem otherwise."""
         checkpoint_lib.load(self, path)
 
 
