@@ -289,15 +289,26 @@ EXAMPLE_SETTINGS = [
 def test_extended_example_run_equals_the_uninterrupted_one(settings, tmp_path):
     """examples/deep_cfr.py run to 2 iterations and extended to 4 (same
     command, same folders) writes exactly the curve of a straight run to 4."""
-    def run(folder, iterations):
-        subprocess.run([sys.executable, os.path.join(ROOT, "examples", "deep_cfr.py"), *EXAMPLE, *settings,
-                        f"--iterations={iterations}", f"--output_dir={folder}", f"--checkpoint_dir={folder}"],
-                       check=True, capture_output=True, cwd=ROOT, timeout=300)  # fmt: skip
+    def start(folder, iterations):
+        log = open(tmp_path / f"{folder.name}_{iterations}.log", "w")  # (a pipe left unread could fill up)
+        process = subprocess.Popen([sys.executable, os.path.join(ROOT, "examples", "deep_cfr.py"), *EXAMPLE,
+                                    *settings, f"--iterations={iterations}", f"--output_dir={folder}",
+                                    f"--checkpoint_dir={folder}"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
+        log.close()
+        return process, log.name
+
+    def rows(started, folder):
+        process, log = started
+        process.wait(timeout=300)
+        with open(log, encoding="utf-8") as f:
+            assert process.returncode == 0, f.read()
         with open(folder / "curve.csv", encoding="utf-8") as f:
             return [{k: v for k, v in row.items() if k not in TIMING} for row in csv.DictReader(f)]
 
-    straight = run(tmp_path / "straight", 4)
-    run(tmp_path / "resumed", 2)
-    resumed = run(tmp_path / "resumed", 4)
+    straight_dir, resumed_dir = tmp_path / "straight", tmp_path / "resumed"
+    straight, first = start(straight_dir, 4), start(resumed_dir, 2)  # independent: side by side
+    rows(first, resumed_dir)
+    resumed = rows(start(resumed_dir, 4), resumed_dir)
+    straight = rows(straight, straight_dir)
     assert [row["iteration"] for row in straight] == ["2", "4"]
     assert resumed == straight  # NashConv, SD-CFR NashConv, nodes and traversals, as written
