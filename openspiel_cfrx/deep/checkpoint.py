@@ -5,14 +5,17 @@ and containers, so it loads with `torch.load(weights_only=True)` (no
 arbitrary code runs from a checkpoint file). It holds the solver's `config`
 (the settings a checkpoint must match), its whole run configuration
 (`settings`: the settings groups of `deep.settings` / `deep.cfr_mix_settings`
-with their schema version; None in files written before the groups existed)
-and its `state_dict()`: every part's own `state_dict()` (trainers: network and Adam moments; memories; CFR-MIX
-models), the iteration, history, counters and the random streams the solver
-draws from (numpy and Python `random`; network initialisation draws from a
-forked, seeded torch stream), so a resumed run continues exactly as an
-uninterrupted one would. Files are written atomically (temp file + rename,
-stale temporaries of killed writers removed, a full disk reported as such:
-`openspiel_cfrx.checkpoint_io`) with a SHA-256 digest of the whole payload
+with their schema version; None in files written before the groups existed) and its `state_dict()`: every part's
+own `state_dict()` (trainers: network and Adam moments; memories with their
+reservoir counters and duplicate-tracking sums; CFR-MIX models), the
+iteration, history, counters and the random streams the solver draws from
+(numpy and Python `random`, and the traversal sampler's own after `reseed`;
+network initialisation draws from a forked, seeded torch stream), so a run
+resumed at any iteration boundary continues bit for bit (on CPU) as an
+uninterrupted one would (docs/deep_cfr.md, "Exact resume"; state keys added
+since format /3 was introduced are optional on load). Files are written
+atomically (temp file + rename, stale temporaries of killed writers removed,
+a full disk reported as such: `openspiel_cfrx.checkpoint_io`) with a SHA-256 digest of the whole payload
 (every tensor's bytes, dtype and shape, every number and string, in a
 canonical order); a file whose contents no longer match it is refused.
 
@@ -89,7 +92,10 @@ def _settings_record(solver) -> dict | None:
 
 
 def _digest_into(h, value) -> None:
-    """Feeds a canonical serialisation of `value` into the hash `h`."""
+    """Feeds a canonical serialisation of `value` into the hash `h` (a numpy
+    array as the tensor a checkpoint stores it as)."""
+    if isinstance(value, np.ndarray):
+        value = _to_torch(value)
     if isinstance(value, torch.Tensor):
         tensor = value.detach().cpu().contiguous()
         h.update(f"T{tensor.dtype}{tuple(tensor.shape)}".encode())
@@ -108,7 +114,9 @@ def _digest_into(h, value) -> None:
 
 
 def payload_digest(payload: dict) -> str:
-    """SHA-256 of a checkpoint payload, the `sha256` entry excluded."""
+    """SHA-256 of a checkpoint payload, the `sha256` entry excluded; of any
+    container of tensors, numpy arrays, numbers and strings too (e.g.
+    `{"state": solver.state_dict()}`: equal digests, equal states)."""
     h = hashlib.sha256()
     _digest_into(h, {k: v for k, v in payload.items() if k != "sha256"})
     return h.hexdigest()

@@ -39,7 +39,9 @@ independent of the memory's size, and
 a trainer can take the exact gradient of the whole memory's loss in one small
 batch. Tracking stops by itself (`duplicates_tracked` becomes False) once
 more than `max_unique` distinct infosets have been seen, where merging would
-no longer pay.
+no longer pay. `state_dict()` keeps the tracking as it stands (the sums as
+accumulated, the infosets' numbering, or that tracking stopped), so a memory
+restored from a checkpoint merges exactly as the one that wrote it would have.
 """
 
 from __future__ import annotations
@@ -80,6 +82,8 @@ def check_memory_budget(capacities, feature_size: int, num_actions: int, feature
 
 class _ArrayMemory(abc.ABC):
     kind = "base"
+    # the running per-infoset sums of duplicate tracking (`track_duplicates`)
+    _SUMS = ("_m_features", "_m_mask", "_m_count", "_m_t", "_m_y", "_m_ty", "_m_yy", "_m_tyy")
 
     def __init__(self, capacity: int, feature_size: int, num_actions: int, feature_dtype: str = "float32"):
         capacity = int(capacity)
@@ -94,6 +98,7 @@ class _ArrayMemory(abc.ABC):
         self._key_id: np.ndarray | None = None  # distinct-infoset id per slot
         self._key_index: dict[bytes, int] = {}
         self._max_unique = 0
+        self._tracking_stopped = False  # tracking was on and stopped itself (too many infosets)
         self._m_count = None  # running per-infoset sums while tracking
 
     @staticmethod
@@ -172,6 +177,7 @@ class _ArrayMemory(abc.ABC):
         """Starts tracking which slots hold the same infoset, with running
         per-infoset sums (see module doc)."""
         self._max_unique = int(max_unique)
+        self._tracking_stopped = False
         self._key_index = {}
         self._key_id = np.full(min(self.capacity, 1024), -1, dtype=np.int32)
         a = self.targets.shape[1]
@@ -194,8 +200,8 @@ class _ArrayMemory(abc.ABC):
         return len(self._key_index)
 
     def _stop_tracking(self) -> None:
-        self._key_id, self._key_index = None, {}
-        for name in ("_m_features", "_m_mask", "_m_count", "_m_t", "_m_y", "_m_ty", "_m_yy", "_m_tyy"):
+        self._key_id, self._key_index, self._tracking_stopped = None, {}, True
+        for name in self._SUMS:
             setattr(self, name, None)
 
     def _grow_key_ids(self, needed: int) -> None:
@@ -310,7 +316,43 @@ class _ArrayMemory(abc.ABC):
             "targets": self.targets[:size].copy(),
             "legal_mask": self.legal_mask[:size].copy(),
             "iteration": self.iteration[:size].copy(),
+            "duplicates": self._duplicates_state(size),
         }
+
+    def _duplicates_state(self, size: int) -> dict:
+        """The duplicate tracking as it stands: "off", "stopped", or "on" with
+        each slot's infoset id and the running per-infoset sums (float64,
+        accumulated in arrival order: rebuilding them from the held entries
+        would round differently and number the infosets in another order,
+        so a resumed run would not fit the same merged batch bit for bit)."""
+        if self._key_id is None:
+            return {"tracking": "stopped" if self._tracking_stopped else "off"}
+        state = {name.lstrip("_"): getattr(self, name).copy() for name in self._SUMS}
+        return {"tracking": "on", "key_id": self._key_id[:size].copy(), **state}
+
+    def _load_duplicates_state(self, state: dict | None) -> None:
+        """Restores `_duplicates_state` into a memory that tracks duplicates
+        (one that does not, built with aggregate_duplicates off, ignores it).
+        Checkpoints written before it was saved (`state` None) rebuild the
+        sums from the held entries: the same merged rows up to rounding."""
+        if self._key_id is None:
+            return
+        tracking = None if state is None else state["tracking"]
+        if tracking == "stopped":
+            self._stop_tracking()
+            return
+        if tracking != "on":
+            self.track_duplicates(self._max_unique)
+            return
+        for name in self._SUMS:
+            setattr(self, name, np.array(state[name.lstrip("_")]))
+        key_id = np.asarray(state["key_id"], dtype=np.int32)
+        self._key_id = np.full(min(self.capacity, max(1024, len(key_id))), -1, dtype=np.int32)
+        self._key_id[: len(key_id)] = key_id
+        keys = np.concatenate([np.ascontiguousarray(self._m_features, np.float32).view(np.uint8),
+                               np.ascontiguousarray(self._m_mask, bool).view(np.uint8)], axis=1)  # fmt: skip
+        self._key_index = {row.tobytes(): i for i, row in enumerate(keys)}  # as `_ids_of` numbers them
+        self._tracking_stopped = False
 
     def load_state_dict(self, state: dict) -> None:
         if state.get("kind") != self.kind or int(state.get("capacity", -1)) != self.capacity:
@@ -334,8 +376,7 @@ class _ArrayMemory(abc.ABC):
         self.legal_mask[:size] = state["legal_mask"]
         self.iteration[:size] = state["iteration"]
         self.add_calls = int(state["add_calls"])
-        if self._key_id is not None:
-            self.track_duplicates(self._max_unique)
+        self._load_duplicates_state(state.get("duplicates"))
 
 
 class ReservoirMemory(_ArrayMemory):

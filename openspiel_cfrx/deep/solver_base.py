@@ -166,7 +166,9 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
 
     # --------------------------------------------------------------- checkpoint
     def state_dict(self) -> dict:
-        """Everything a resumed run needs (tensors, numpy arrays, numbers, strings, containers)."""
+        """Everything a resumed run needs (tensors, numpy arrays, numbers,
+        strings, containers): loaded into a solver built with the same
+        settings, the run continues bit for bit on CPU as this one would."""
         return {
             "iteration": self._iteration,
             "np_rng": self.np_rng.bit_generator.state,
@@ -176,7 +178,49 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
                          "training_seconds": self.training_seconds},  # fmt: skip
             "parts": {name: part.state_dict() for name, part in self.parts().items()},
             "solver": self.extra_state(),
+            "sampler": self._sampler_state(),
         }
+
+    def _sampler_state(self) -> dict | None:
+        """What decides the traversal sampler's future draws besides the
+        solver's streams: None while it draws from `np_rng` / `py_rng` (the
+        usual case, saved above); its own stream once `reseed` gave it one;
+        a distributed sampler's seed (its shares' streams derive from it)."""
+        sampler = getattr(self, "_sampler", None)
+        if sampler is None:
+            return None
+        if getattr(sampler, "distributed", False):
+            return {"seed": int(sampler.seed)}
+        rng = getattr(sampler, "rng", None)
+        if rng is None or rng is self.np_rng or rng is self.py_rng:
+            return None
+        if isinstance(rng, np.random.Generator):
+            return {"numpy": rng.bit_generator.state}
+        if isinstance(rng, random.Random):
+            return {"python": rng.getstate()}
+        raise TypeError(f"cannot checkpoint the traversal sampler's stream of type {type(rng).__name__}")
+
+    def _load_sampler_state(self, state: dict | None) -> None:
+        """Restores `_sampler_state` (None, or absent in older checkpoints: the
+        sampler draws from the solver's streams again)."""
+        sampler = getattr(self, "_sampler", None)
+        if sampler is None:
+            return
+        state = state or {}
+        if getattr(sampler, "distributed", False):
+            sampler.reseed(int(state.get("seed", self._seed)))
+            return
+        if not hasattr(sampler, "rng"):
+            return
+        if "numpy" in state:
+            sampler.rng = np.random.default_rng()
+            sampler.rng.bit_generator.state = state["numpy"]
+        elif "python" in state:
+            version, internal, gauss = state["python"]
+            sampler.rng = random.Random()
+            sampler.rng.setstate((version, tuple(internal), gauss))
+        else:  # the solver's stream of the sampler's kind
+            sampler.rng = self.py_rng if isinstance(sampler.rng, random.Random) else self.np_rng
 
     def load_state_dict(self, state: dict) -> None:
         parts = self.parts()
@@ -189,6 +233,7 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         version, internal, gauss = state["py_rng"]
         self.py_rng.setstate((version, tuple(internal), gauss))  # in place: samplers hold this object
         self.load_extra_state(state["solver"])
+        self._load_sampler_state(state.get("sampler"))
         self._iteration = int(state["iteration"])
         self.history = [dict(stats) for stats in state["history"]]
         counters = state["counters"]
@@ -236,8 +281,9 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
     def load_checkpoint(self, path: str) -> None:
         """Restores a checkpoint of a solver of this class built with the same
         game and shape settings (`config`); the run then continues exactly as
-        the checkpointed one would have. Raises `CheckpointError` naming the
-        problem otherwise."""
+        the checkpointed one would have (bit for bit on CPU, every traversal
+        backend; on CUDA not checked: docs/deep_cfr.md, "Exact resume").
+        Raises `CheckpointError` naming the problem otherwise."""
         checkpoint_lib.load(self, path)
 
 
