@@ -492,14 +492,12 @@ def read_results_config(csv_path: str) -> dict | None:
 def check_results_folder(config: dict, *csv_paths: str, setting_flags: dict | None = None) -> None:
     """Refuses (one line) to write into a folder whose results at `csv_paths`
     were written by another configuration (`refuse_changed`)."""
-    for path in csv_paths:
-        saved = read_results_config(path)
-        if saved is None:
-            continue
+    found = {path: saved for path in csv_paths if (saved := read_results_config(path)) is not None}
+    for path, saved in found.items():
         differences = config_differences(saved, config, saved.get("settings"), config.get("settings"),
                                          setting_flags)  # fmt: skip
-        refuse_changed(differences, path, f"rerun with that run's flags, choose another --output_dir, or delete {path} "
-                       "to replace its results")
+        refuse_changed(differences, path, f"rerun with that run's flags, choose another --output_dir, or delete "
+                       f"{' and '.join(found)} to replace those results")  # fmt: skip
 
 
 def check_resumed_checkpoint(path: str, saved_run: dict | None, saved_settings, config: dict,

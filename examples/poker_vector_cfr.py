@@ -85,12 +85,6 @@ def main(argv):
         usage_error("--iterations, --threads and --chunk_boards must be >= 1 and --max_minutes >= 0")
     out = check_writable_dir(FLAGS.output_dir, "output_dir")
     game = load_game_or_exit(FLAGS.game, check_supported=False)
-    try:
-        tree = PublicTree(game, isomorphism=FLAGS.isomorphism, chunk_boards=FLAGS.chunk_boards,
-                          threads=FLAGS.threads)  # fmt: skip
-    except UnsupportedPokerGameError as e:
-        usage_error(str(e))
-    solver = VectorCFR(tree, FLAGS.variant, alternating_updates=FLAGS.update_mode == "alternating")
     checkpoint = FLAGS.checkpoint or os.path.join(out, "checkpoint.npz")
     csv_path = os.path.join(out, "curve.csv")
     config = run_config(FLAGS.game, game)
@@ -98,6 +92,12 @@ def main(argv):
     lock_run_file(checkpoint, "checkpoint")
     if not FLAGS.fresh:
         check_results_folder(config, csv_path)
+    try:
+        tree = PublicTree(game, isomorphism=FLAGS.isomorphism, chunk_boards=FLAGS.chunk_boards,
+                          threads=FLAGS.threads)  # fmt: skip
+    except UnsupportedPokerGameError as e:
+        usage_error(str(e))
+    solver = VectorCFR(tree, FLAGS.variant, alternating_updates=FLAGS.update_mode == "alternating")
     label = {"game": config["game"], "solver": f"{FLAGS.variant} ({FLAGS.update_mode})"}
     rows = []
     if os.path.exists(checkpoint) and not FLAGS.fresh:
