@@ -124,10 +124,8 @@ def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, j
     """(step(), policy) for a variant name (CFRMixSolver variants or "deep_cfr");
     `workers`: num_workers / ray_address of the solver."""
     workers = workers or {}
+    check_variant(variant, infoset_encoding)
     if variant == "deep_cfr":
-        if infoset_encoding != "tensor":
-            usage_error("--infoset_encoding=compact applies to the CFRMixSolver variants only; drop deep_cfr "
-                        "from --variants or use --infoset_encoding=tensor")
         from openspiel_cfrx.deep import DeepCFRSolver
 
         solver = DeepCFRSolver(game, policy_network_layers=hidden, advantage_network_layers=hidden,
@@ -135,13 +133,21 @@ def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, j
                                policy_network_train_steps=train_steps, seed=seed, num_threads=1,
                                device=device, **workers)  # fmt: skip
         return solver.run_iteration, solver
-    if variant not in VARIANTS:
-        usage_error(f"unknown variant {variant!r}; choose from {', '.join(VARIANTS)}, deep_cfr")
     solver = CFRMixSolver(game, variant=variant, num_traversals=traversals, regret_network_layers=hidden,
                           policy_network_layers=hidden, regret_train_steps=train_steps,
                           policy_train_steps=train_steps, joint_cap=joint_cap, seed=seed,
                           device=device, infoset_encoding=infoset_encoding, **workers)  # fmt: skip
     return solver.run_iteration, solver
+
+
+def check_variant(variant: str, infoset_encoding: str) -> None:
+    """One-line error for an unknown variant or one that cannot take `infoset_encoding`."""
+    if variant == "deep_cfr":
+        if infoset_encoding != "tensor":
+            usage_error("--infoset_encoding=compact applies to the CFRMixSolver variants only; drop deep_cfr "
+                        "from --variants or use --infoset_encoding=tensor")
+    elif variant not in VARIANTS:
+        usage_error(f"unknown variant {variant!r}; choose from {', '.join(VARIANTS)}, deep_cfr")
 
 
 def evaluate(game, policy, exact: bool, particles: int, eval_games: int, seed: int) -> tuple[str, float, float, float]:
@@ -316,6 +322,8 @@ def main(argv):
         usage_error(f"--infoset_encoding=compact needs a game with a compact network input (nest); "
                     f"{game.get_type().short_name} has none: use --infoset_encoding=tensor")
     exact = exact_available(game, FLAGS.exact_max_histories)
+    for variant in FLAGS.variants:
+        check_variant(variant, FLAGS.infoset_encoding)
     config = run_config(FLAGS.game, game)
     lock_run_folders(output_dir=FLAGS.output_dir, checkpoint_dir=FLAGS.checkpoint_dir)
     check_results_folder(config, os.path.join(FLAGS.output_dir, "curves.csv"))
