@@ -49,7 +49,9 @@ def define_common_flags(
     flags.DEFINE_integer("seed", seed, f"Integer random seed. {seed_help}")
     flags.DEFINE_string(
         "output_dir", output_dir,
-        f"Directory for the outputs ({outputs}); created if missing, existing files are overwritten.",
+        f"Directory for the outputs ({outputs}, each CSV with its <name>.config.json); created if missing. "
+        "One run at a time (a second run into it refuses); results of the same configuration are "
+        "replaced, those of another are refused (see --allow_changed).",
     )  # fmt: skip
     flags.DEFINE_integer("eval_every", eval_every, eval_every_help)
     if torch_device:
@@ -62,6 +64,7 @@ def define_common_flags(
             f"Compute device; only cpu is accepted (anything else is an error): {device_help}"
         )
     flags.DEFINE_string("device", "cpu", device_help)
+    define_allow_changed_flag()
 
 
 def define_worker_flags() -> None:
@@ -207,3 +210,337 @@ def guarded(main):
             sys.exit(f"error: {' '.join(str(e).split())}")
 
     return run
+
+
+# ------------------------------------------------------------- run folders
+# One run per folder: a run holds `<folder>/.run.lock` (host, pid, start time,
+# command; created with O_CREAT | O_EXCL) on its --output_dir and
+# --checkpoint_dir until it exits (normally, on Ctrl-C, SIGTERM or SIGHUP).
+# A second run into a held folder refuses; the lock of a process that no
+# longer runs on this host is taken over with a one-line note.
+LOCK_NAME = ".run.lock"
+_HELD: list[str] = []  # lock files this process created
+
+
+def lock_run_folders(**folders: str) -> None:
+    """Takes the run lock of each folder (flag name -> path; '' skipped, the
+    same folder under two flags locked once); exits with one line naming the
+    holder if another run has one."""
+    import os
+
+    seen = set()
+    for flag, path in folders.items():
+        if not path or os.path.realpath(path) in seen:
+            continue
+        seen.add(os.path.realpath(path))
+        _acquire(os.path.join(path, LOCK_NAME), f"--{flag}={path}", f"another --{flag}")
+
+
+def lock_run_file(path: str, flag: str) -> None:
+    """The run lock of one file outside the locked folders (`<path>.lock`),
+    e.g. a --checkpoint file given elsewhere."""
+    import os
+
+    if path and os.path.realpath(os.path.dirname(os.path.abspath(path))) not in {
+            os.path.realpath(os.path.dirname(held)) for held in _HELD}:  # fmt: skip
+        _acquire(f"{path}.lock", f"--{flag}={path}", f"another --{flag}")
+
+
+def _process_start(pid: int) -> str | None:
+    """The start time of process `pid` (Linux /proc, clock ticks since boot), to
+    tell a live holder from a later process that reuses its pid; None if unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _holder_alive(holder: dict) -> bool | None:
+    """True / False for a lock of this host; None when it cannot be told (another host)."""
+    import socket
+
+    from openspiel_cfrx.checkpoint_io import _pid_alive
+
+    if holder.get("host") != socket.gethostname():
+        return None
+    pid = holder.get("pid")
+    if not isinstance(pid, int) or pid <= 0 or not _pid_alive(pid):
+        return False
+    start = holder.get("start")
+    return start is None or _process_start(pid) in (None, start)
+
+
+def _read_lock(path: str):
+    """The holder recorded in a lock file: a dict, None if the file is gone, "" if unreadable."""
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            holder = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return ""
+    return holder if isinstance(holder, dict) else ""
+
+
+def _acquire(lock_path: str, what: str, other: str) -> None:
+    import json
+    import os
+    import socket
+    import time
+
+    me = {"host": socket.gethostname(), "pid": os.getpid(), "start": _process_start(os.getpid()),
+          "since": time.strftime("%Y-%m-%d %H:%M:%S %z"),
+          "command": " ".join([os.path.basename(sys.argv[0]), *sys.argv[1:]])}  # fmt: skip
+    for _ in range(5):
+        try:
+            fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except FileExistsError:
+            holder = _read_lock(lock_path)
+            if holder is None:  # released meanwhile
+                continue
+            if holder == "":  # being written right now, or damaged long ago
+                try:
+                    age = time.time() - os.path.getmtime(lock_path)
+                except OSError:
+                    continue
+                if age < 30:
+                    time.sleep(0.2)
+                    continue
+                alive, who = False, f"an unreadable lock file ({age:.0f} s old)"
+            else:
+                alive = _holder_alive(holder)
+                program = str(holder.get("command") or "?").split(" ", 1)[0]  # the whole command: in the file
+                who = f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')} ({program})"
+            if alive is not False:
+                hint = f" (if that run is gone, delete {lock_path})" if alive is None else ""
+                usage_error(f"{what} is in use by another run: {who}; choose {other}, or wait for that run "
+                            f"to end{hint}")  # fmt: skip
+            if _read_lock(lock_path) == holder:  # unchanged since read: still the dead run's
+                try:
+                    os.remove(lock_path)
+                except FileNotFoundError:
+                    pass
+                print(f"note: {what}: took over the lock of a run that is no longer running: {who}",
+                      file=sys.stderr)  # fmt: skip
+            continue
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            json.dump(me, f)
+        if not _HELD:
+            _install_release()
+        _HELD.append(lock_path)
+        return
+    usage_error(f"cannot take the lock {lock_path} of {what} (other runs keep taking it); try again")
+
+
+def release_run_locks() -> None:
+    """Removes the lock files this process holds (atexit and signal handlers call it)."""
+    import os
+
+    while _HELD:
+        path = _HELD.pop()
+        holder = _read_lock(path)
+        if isinstance(holder, dict) and holder.get("pid") == os.getpid():
+            try:
+                os.remove(path)
+            except OSError:
+                pass
+
+
+def _install_release() -> None:
+    import atexit
+    import os
+    import signal
+
+    atexit.register(release_run_locks)
+
+    def on_signal(signum, frame):  # release, then die of the signal as before
+        release_run_locks()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) == signal.SIG_DFL:
+            signal.signal(sig, on_signal)
+
+
+# ------------------------------------------------------- run configuration
+# Every results CSV has a `game` column and a sidecar `<name>.config.json`
+# holding the run configuration (`run_config`): the program, the game, every
+# flag and, for the neural solvers, the solver's settings record. A run into a
+# folder whose results (or checkpoint) come from another configuration refuses,
+# naming each differing setting, unless the difference is always safe
+# (`ALWAYS_SAFE`) or allowed with --allow_changed.
+CONFIG_SCHEMA = 1
+# Flags that say where outputs go, not what is computed: recorded, never compared.
+NOT_COMPARED = frozenset({"output_dir", "checkpoint_dir", "policy_file", "checkpoint", "fresh", "allow_changed"})
+# Flags that may always change between the run that wrote a folder and the next
+# one: iteration counts and budgets, evaluation cadence, verbosity, and where
+# it runs (device, threads, parallel jobs, the Ray address).
+ALWAYS_SAFE = frozenset({
+    "iterations", "seconds", "max_minutes", "baseline_seconds", "checkpoint_minutes",
+    "eval_every", "eval_points", "evaluations", "progress", "quiet",
+    "device", "threads", "torch_threads", "jobs", "ray_address",
+})  # fmt: skip
+# Solver settings ("group.field" of `settings.to_record()`) set by the common flags.
+SETTING_FLAGS = {
+    "openspiel.num_iterations": "iterations", "core.num_iterations": "iterations",
+    "openspiel.device": "device", "core.device": "device", "openspiel.seed": "seed", "core.seed": "seed",
+    "workers.num_workers": "num_workers", "workers.ray_address": "ray_address",
+}  # fmt: skip
+
+
+def define_allow_changed_flag() -> None:
+    flags.DEFINE_list(
+        "allow_changed", [],
+        "Comma-separated flags (or solver settings, group.field as the refusal names them) that may differ from "
+        "the configuration that wrote the --output_dir results or the checkpoint being resumed. Always allowed: "
+        f"{', '.join(sorted(ALWAYS_SAFE))}; never: the game.",
+    )  # fmt: skip
+
+
+def _plain(value):
+    """`value` as JSON data (lists, dicts, str, numbers, bool, None)."""
+    import json
+
+    return json.loads(json.dumps(value, default=str))
+
+
+def run_config(game_string: str, game=None, settings=None) -> dict:
+    """The run configuration of this command: program, game (as given and as
+    loaded), every flag of the program, and `settings` (a solver's
+    `settings.to_record()`, or {name: record} for several)."""
+    import os
+
+    module = flags.FLAGS.find_module_defining_flag("output_dir") or sys.argv[0]
+    values = {flag.name: flag.value for flag in flags.FLAGS.get_flags_for_module(module)}
+    return _plain({"schema": CONFIG_SCHEMA, "program": os.path.basename(sys.argv[0]), "game": game_string.strip(),
+                   "game_loaded": str(game) if game is not None else game_string.strip(),
+                   "flags": values, "settings": settings})  # fmt: skip
+
+
+def config_differences(saved: dict, now: dict, saved_settings=None, now_settings=None,
+                       setting_flags: dict | None = None) -> dict[str, tuple]:  # fmt: skip
+    """{name: (saved value, current value)} of the run configurations `saved`
+    and `now` (`run_config`): the game, each flag both record, and each solver
+    setting (`saved_settings` / `now_settings`, `settings.to_record()`) that
+    differs, named by the flag that sets it (`setting_flags`: "group.field" ->
+    flag) or as group.field; a setting whose flag already differs is named once."""
+    from openspiel_cfrx.deep.checkpoint import settings_differences
+
+    setting_flags = {**SETTING_FLAGS, **(setting_flags or {})}
+    differences = {}
+    if saved.get("game_loaded", saved.get("game")) != now.get("game_loaded", now.get("game")):
+        differences["game"] = (saved.get("game"), now.get("game"))
+    old, new = saved.get("flags") or {}, now.get("flags") or {}
+    for name in sorted(set(old) & set(new) - NOT_COMPARED - {"game"}):
+        if old[name] != new[name]:
+            differences[name] = (old[name], new[name])
+    if saved_settings is not None and now_settings is not None:
+        for path, values in (settings_differences(_plain(saved_settings), _plain(now_settings)) or {}).items():
+            differences.setdefault(setting_flags.get(path, path), values)
+    return differences
+
+
+def refuse_changed(differences: dict[str, tuple], where: str, fix: str, fixed: dict[str, str] | None = None) -> None:
+    """Exits with one line naming each difference (`config_differences`) that is
+    neither always safe nor in --allow_changed; `fixed` (name -> reason): names
+    that cannot change even when allowed (the game always)."""
+    allowed = set(getattr(flags.FLAGS, "allow_changed", None) or ())
+    never = {"game": "the game cannot change", **(fixed or {})}
+    refused = {name: values for name, values in differences.items()
+               if name in never or (name not in ALWAYS_SAFE and name not in allowed)}  # fmt: skip
+    if not refused:
+        return
+
+    def label(name):
+        return name if "." in name or name == "schema" else f"--{name}"
+
+    details = "; ".join(f"{label(name)}: {a!r} there vs {b!r} now" + (f" ({never[name]})" if name in never else "")
+                        for name, (a, b) in refused.items())  # fmt: skip
+    changeable = [name for name in refused if name not in never]
+    allow = f", or pass --allow_changed={','.join(changeable)} to accept the change" if changeable else ""
+    usage_error(f"{where} comes from a run with other settings ({details}); {fix}{allow}")
+
+
+def sidecar_path(csv_path: str) -> str:
+    """`curve.csv` -> `curve.config.json`: the run configuration that wrote the CSV."""
+    import os
+
+    return os.path.splitext(csv_path)[0] + ".config.json"
+
+
+def read_results_config(csv_path: str) -> dict | None:
+    """The run configuration of the results at `csv_path` (its sidecar); None
+    if there are no results or they predate the sidecars."""
+    import json
+    import os
+
+    if not os.path.exists(csv_path) or not os.path.exists(sidecar_path(csv_path)):
+        return None
+    try:
+        with open(sidecar_path(csv_path), encoding="utf-8") as f:
+            config = json.load(f)
+    except (OSError, ValueError) as e:
+        usage_error(f"cannot read {sidecar_path(csv_path)} ({type(e).__name__}: {e}), the configuration of "
+                    f"{csv_path}; delete both or choose another --output_dir")  # fmt: skip
+    return config if isinstance(config, dict) else {}
+
+
+def check_results_folder(config: dict, *csv_paths: str, setting_flags: dict | None = None) -> None:
+    """Refuses (one line) to write into a folder whose results at `csv_paths`
+    were written by another configuration (`refuse_changed`)."""
+    found = {path: saved for path in csv_paths if (saved := read_results_config(path)) is not None}
+    for path, saved in found.items():
+        differences = config_differences(saved, config, saved.get("settings"), config.get("settings"),
+                                         setting_flags)  # fmt: skip
+        refuse_changed(differences, path, f"rerun with that run's flags, choose another --output_dir, or delete "
+                       f"{' and '.join(found)} to replace those results")  # fmt: skip
+
+
+def check_resumed_checkpoint(path: str, saved_run: dict | None, saved_settings, config: dict,
+                             now_settings=None, setting_flags: dict | None = None,
+                             fixed: dict[str, str] | None = None) -> None:  # fmt: skip
+    """Refuses (one line) to resume the checkpoint `path` under a configuration
+    other than the one that wrote it: `saved_run` (the `run_config` stored in
+    its `extra`) and `saved_settings` (its solver settings record) against
+    `config` and `now_settings`. A checkpoint that records neither was written
+    before they were recorded: a one-line note says its settings could not be checked."""
+    if saved_run is None and saved_settings is None:
+        print(f"note: {path} was written before checkpoints recorded their run configuration: its settings could "
+              "not be checked (only its game and network shapes)", file=sys.stderr)  # fmt: skip
+        return
+    differences = config_differences(saved_run or {}, config, saved_settings, now_settings, setting_flags)
+    fix = "resume with that run's flags, or start a new run in another --checkpoint_dir"
+    refuse_changed(differences, f"checkpoint {path}", fix, fixed)
+
+
+_SIDECARS: dict[str, bytes] = {}  # CSV path -> the sidecar this process wrote
+
+
+def write_results(path: str, rows: list[dict], config: dict, fields: list[str] | None = None) -> None:
+    """`rows` to the CSV `path` with a `game` column first (`write_csv_rows`),
+    after the sidecar `<name>.config.json` holding `config` (both atomic)."""
+    import json
+
+    from openspiel_cfrx.checkpoint_io import atomic_write
+
+    data = (json.dumps(config, indent=1, sort_keys=True, default=str) + "\n").encode("utf-8")
+    if _SIDECARS.get(path) != data:  # written once per configuration, not with every row
+        atomic_write(sidecar_path(path), lambda f: f.write(data))
+        _SIDECARS[path] = data
+    game = config["game"]
+    rows = [{"game": row.get("game") or game, **{k: v for k, v in row.items() if k != "game"}} for row in rows]
+    write_csv_rows(path, rows, ["game", *[f for f in fields if f != "game"]] if fields else None)
+
+
+def point_rows(points) -> list[dict]:
+    """Curve points (dataclasses, e.g. `eval.CurvePoint`) as CSV rows, floats as `eval.write_csv` writes them."""
+    import dataclasses
+
+    def text(value):
+        return f"{value:.10g}" if isinstance(value, float) else ("" if value is None else value)
+
+    return [{name: text(value) for name, value in dataclasses.asdict(point).items()} for point in points]

@@ -27,11 +27,16 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from examples._common import (  # noqa: E402
     check_device,
+    check_results_folder,
     check_writable_dir,
     define_common_flags,
     guarded,
     load_game_or_exit,
+    lock_run_folders,
+    point_rows,
+    run_config,
     usage_error,
+    write_results,
 )
 from examples.contenders import (  # noqa: E402
     CONTENDERS,
@@ -39,7 +44,7 @@ from examples.contenders import (  # noqa: E402
     make_contender,
     run_timed,
 )
-from openspiel_cfrx.eval import plot_curves, write_csv  # noqa: E402
+from openspiel_cfrx.eval import plot_curves  # noqa: E402
 from openspiel_cfrx.eval.report import machine_header  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -94,6 +99,10 @@ def main(argv):
 
     torch.set_num_threads(FLAGS.torch_threads)
     cap = f" (or {FLAGS.iterations} steps, whichever came first)" if FLAGS.iterations else ""
+    csv_path = os.path.join(FLAGS.output_dir, "benchmark.csv")
+    config = run_config(FLAGS.game, game)
+    lock_run_folders(output_dir=FLAGS.output_dir)
+    check_results_folder(config, csv_path)
     points = []
     for name in FLAGS.algorithms:
         print(f"{name}: {FLAGS.seconds:g}s{cap} on {game}", flush=True)
@@ -102,7 +111,7 @@ def main(argv):
         points += run_timed(contender, game, FLAGS.seconds, times, log=None if FLAGS.quiet else print,
                             max_steps=FLAGS.iterations, eval_every=FLAGS.eval_every)  # fmt: skip
         # After every algorithm: an interrupted run keeps the finished algorithms' curves.
-        write_csv(points, os.path.join(FLAGS.output_dir, "benchmark.csv"))
+        write_results(csv_path, point_rows(points), config)
 
     plot_curves(points, os.path.join(FLAGS.output_dir, "exploitability_vs_seconds.png"),
                 f"{game}: equal wall-clock", x="seconds")  # fmt: skip

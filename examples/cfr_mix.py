@@ -19,6 +19,10 @@ Solver seconds exclude evaluation.
 Resume an interrupted run with the same flags and --checkpoint_dir: each
 variant reloads `<checkpoint_dir>/<variant>.pt` and continues (its
 iterations and solver seconds count towards --iterations and --seconds).
+Checkpoints and curves.config.json record the run's flags and settings; a
+resume with other ones is refused naming each (--iterations, --seconds,
+--eval_every and the other always-safe flags may change; --allow_changed
+accepts others). One run at a time per --output_dir / --checkpoint_dir.
 """
 
 from __future__ import annotations
@@ -35,14 +39,19 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from examples._common import (  # noqa: E402
     check_device,
+    check_results_folder,
+    check_resumed_checkpoint,
     check_writable_dir,
     define_common_flags,
     define_worker_flags,
     guarded,
     load_game_or_exit,
+    lock_run_folders,
+    run_config,
     usage_error,
     worker_settings,
     write_csv_rows,
+    write_results,
 )
 from openspiel_cfrx.deep.cfr_mix import VARIANTS, CFRMixSolver  # noqa: E402
 from openspiel_cfrx.eval.team_best_response import exact_team_worst_case, sampled_team_worst_case  # noqa: E402
@@ -87,6 +96,18 @@ flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/<variant>.pt after
                     "variant from its file when present (same flags needed); empty = no checkpoints.")
 
 
+# The flag behind each solver setting ("group.field" of CFRMixSolver's / DeepCFRSolver's
+# `settings.to_record()`; examples._common adds the common flags'), so a refused resume names the flag.
+SETTING_FLAGS = {
+    "core.num_traversals": "traversals", "core.regret_network_layers": "hidden", "core.policy_network_layers": "hidden",
+    "core.regret_train_steps": "train_steps", "core.policy_train_steps": "train_steps",
+    "traversal.joint_cap": "joint_cap", "network.infoset_encoding": "infoset_encoding",
+    "openspiel.num_traversals": "traversals", "openspiel.policy_network_layers": "hidden",
+    "openspiel.advantage_network_layers": "hidden", "openspiel.advantage_network_train_steps": "train_steps",
+    "openspiel.policy_network_train_steps": "train_steps",
+}  # fmt: skip
+
+
 @dataclasses.dataclass
 class Point:
     variant: str
@@ -103,10 +124,8 @@ def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, j
     """(step(), policy) for a variant name (CFRMixSolver variants or "deep_cfr");
     `workers`: num_workers / ray_address of the solver."""
     workers = workers or {}
+    check_variant(variant, infoset_encoding)
     if variant == "deep_cfr":
-        if infoset_encoding != "tensor":
-            usage_error("--infoset_encoding=compact applies to the CFRMixSolver variants only; drop deep_cfr "
-                        "from --variants or use --infoset_encoding=tensor")
         from openspiel_cfrx.deep import DeepCFRSolver
 
         solver = DeepCFRSolver(game, policy_network_layers=hidden, advantage_network_layers=hidden,
@@ -114,13 +133,21 @@ def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, j
                                policy_network_train_steps=train_steps, seed=seed, num_threads=1,
                                device=device, **workers)  # fmt: skip
         return solver.run_iteration, solver
-    if variant not in VARIANTS:
-        usage_error(f"unknown variant {variant!r}; choose from {', '.join(VARIANTS)}, deep_cfr")
     solver = CFRMixSolver(game, variant=variant, num_traversals=traversals, regret_network_layers=hidden,
                           policy_network_layers=hidden, regret_train_steps=train_steps,
                           policy_train_steps=train_steps, joint_cap=joint_cap, seed=seed,
                           device=device, infoset_encoding=infoset_encoding, **workers)  # fmt: skip
     return solver.run_iteration, solver
+
+
+def check_variant(variant: str, infoset_encoding: str) -> None:
+    """One-line error for an unknown variant or one that cannot take `infoset_encoding`."""
+    if variant == "deep_cfr":
+        if infoset_encoding != "tensor":
+            usage_error("--infoset_encoding=compact applies to the CFRMixSolver variants only; drop deep_cfr "
+                        "from --variants or use --infoset_encoding=tensor")
+    elif variant not in VARIANTS:
+        usage_error(f"unknown variant {variant!r}; choose from {', '.join(VARIANTS)}, deep_cfr")
 
 
 def evaluate(game, policy, exact: bool, particles: int, eval_games: int, seed: int) -> tuple[str, float, float, float]:
@@ -157,16 +184,22 @@ class _Uniform:
 
 def run_variants(game, variants, seconds, iterations, traversals, hidden, train_steps, joint_cap, eval_every,
                  exact, particles, eval_games, seed, log=print, device="cpu", checkpoint_dir="", output_dir="",
-                 previous=(), infoset_encoding="tensor", workers: dict | None = None) -> list[Point]:  # fmt: skip
+                 previous=(), infoset_encoding="tensor", workers: dict | None = None,
+                 config: dict | None = None) -> list[Point]:  # fmt: skip
     """Runs each variant; with `checkpoint_dir`, resumes a variant from
     `<checkpoint_dir>/<variant>.pt` when present (keeping its `previous`
     points up to the resumed iteration, e.g. read from curves.csv) and, at
     every evaluation, writes curves.csv to `output_dir` (if given) and then
-    the checkpoint, so the CSV always covers the checkpointed iterations."""
+    the checkpoint, so the CSV always covers the checkpointed iterations.
+    `config`: the run configuration (`examples._common.run_config`), recorded
+    in curves.config.json and each checkpoint; a checkpoint of another
+    configuration is refused."""
     points = []
     for index, variant in enumerate(variants):
         step, policy = make_solver(game, variant, traversals, hidden, train_steps, joint_cap, seed, device,
                                    infoset_encoding, workers)  # fmt: skip
+        if config is not None:
+            config["settings"] = {**(config.get("settings") or {}), variant: policy.settings.to_record()}
         checkpoint = os.path.join(checkpoint_dir, f"{variant}.pt") if checkpoint_dir else ""
         if checkpoint and os.path.exists(checkpoint):
             from openspiel_cfrx.deep import CheckpointError
@@ -176,6 +209,10 @@ def run_variants(game, variants, seconds, iterations, traversals, hidden, train_
             except CheckpointError as e:
                 message = " ".join(str(e).split())  # one line (torch's load_state_dict errors span several)
                 sys.exit(f"error: {message}; delete {checkpoint} or choose another --checkpoint_dir")
+            if config is not None:
+                check_resumed_checkpoint(checkpoint, (policy.checkpoint_extra or {}).get("run"),
+                                         getattr(policy, "checkpoint_settings", None), config,
+                                         policy.settings.to_record(), SETTING_FLAGS)  # fmt: skip
             done = policy.iteration
             saved = (policy.checkpoint_extra or {}).get("points")
             if saved is not None:  # the rows written with the checkpoint: exactly the run's rows so far
@@ -204,22 +241,27 @@ def run_variants(game, variants, seconds, iterations, traversals, hidden, train_
                     log(f"{variant:20s} it {it:4d} {spent:7.1f}s {metric} {value:.4f} {error}")
                 if checkpoint:
                     if output_dir:  # keep the previous points of variants still to resume
-                        write_csv(points + [p for p in previous if p.variant in pending], output_dir)
+                        write_csv(points + [p for p in previous if p.variant in pending], output_dir, config)
                     mine = [dataclasses.asdict(p) for p in points if p.variant == variant]
-                    policy.save_checkpoint(checkpoint, extra={"points": mine})
+                    run = {key: value for key, value in (config or {}).items() if key != "settings"} or None
+                    policy.save_checkpoint(checkpoint, extra={"points": mine, "run": run})
     return points
 
 
-def write_csv(points: list[Point], output_dir: str) -> None:
-    """curves.csv, written atomically (an interrupted run never leaves half a file)."""
+def write_csv(points: list[Point], output_dir: str, config: dict | None = None) -> None:
+    """curves.csv, written atomically (an interrupted run never leaves half a file);
+    with `config` (`examples._common.run_config`), a `game` column and curves.config.json."""
     # nash_conv / exploitability (= NashConv / 2, the team as one player against the adversary) are filled
     # where the exact metric was used, as every example's CSV carries them.
     rows = [dict(variant=p.variant, iteration=p.iteration, seconds=f"{p.seconds:.3f}", metric=p.metric,
                  value=f"{p.value:.6g}", ci95=f"{p.ci95:.4g}", current=f"{p.current:.6g}",
                  nash_conv=f"{p.value:.6g}" if p.metric == "nash_conv" else "",
                  exploitability=f"{p.value / 2:.6g}" if p.metric == "nash_conv" else "") for p in points]  # fmt: skip
-    write_csv_rows(os.path.join(output_dir, "curves.csv"), rows,
-                   [f.name for f in dataclasses.fields(Point)] + ["nash_conv", "exploitability"])
+    fields = [f.name for f in dataclasses.fields(Point)] + ["nash_conv", "exploitability"]
+    if config is None:
+        write_csv_rows(os.path.join(output_dir, "curves.csv"), rows, fields)
+    else:
+        write_results(os.path.join(output_dir, "curves.csv"), rows, config, fields)
 
 
 def read_csv(output_dir: str) -> list[Point]:
@@ -236,8 +278,8 @@ def read_csv(output_dir: str) -> list[Point]:
                  "choose another --output_dir")  # fmt: skip
 
 
-def write_points(points: list[Point], output_dir: str, title: str) -> None:
-    write_csv(points, output_dir)
+def write_points(points: list[Point], output_dir: str, title: str, config: dict | None = None) -> None:
+    write_csv(points, output_dir, config)
     import matplotlib
 
     matplotlib.use("Agg")
@@ -280,16 +322,22 @@ def main(argv):
         usage_error(f"--infoset_encoding=compact needs a game with a compact network input (nest); "
                     f"{game.get_type().short_name} has none: use --infoset_encoding=tensor")
     exact = exact_available(game, FLAGS.exact_max_histories)
+    for variant in FLAGS.variants:
+        check_variant(variant, FLAGS.infoset_encoding)
+    config = run_config(FLAGS.game, game)
+    lock_run_folders(output_dir=FLAGS.output_dir, checkpoint_dir=FLAGS.checkpoint_dir)
+    check_results_folder(config, os.path.join(FLAGS.output_dir, "curves.csv"))
     previous = read_csv(FLAGS.output_dir) if FLAGS.checkpoint_dir else []
     points = run_variants(game, FLAGS.variants, FLAGS.seconds, FLAGS.iterations, FLAGS.traversals, hidden,
                           FLAGS.train_steps, FLAGS.joint_cap, FLAGS.eval_every, exact, FLAGS.particles,
                           FLAGS.eval_games, FLAGS.seed, device=FLAGS.device, checkpoint_dir=FLAGS.checkpoint_dir,
                           output_dir=FLAGS.output_dir, previous=previous,
-                          infoset_encoding=FLAGS.infoset_encoding, workers=worker_settings())  # fmt: skip
+                          infoset_encoding=FLAGS.infoset_encoding, workers=worker_settings(),
+                          config=config)  # fmt: skip
     if not points:
         print("nothing to do: every variant already at --iterations or --seconds")
         return
-    write_points(points, FLAGS.output_dir, FLAGS.game)
+    write_points(points, FLAGS.output_dir, FLAGS.game, config)
     print(f"wrote {os.path.join(FLAGS.output_dir, 'curves.csv')} and curves.png")
 
 

@@ -16,7 +16,11 @@ the settings of the committed 10-minute benchmark (NashConv ~0.13):
         --output_dir=out/deep_cfr
 
 Resume an interrupted run with the same flags and --checkpoint_dir: the
-solver reloads `<checkpoint_dir>/deep_cfr.pt` and continues.
+solver reloads `<checkpoint_dir>/deep_cfr.pt` and continues. The checkpoint
+records the run's flags and solver settings; a resume with other ones is
+refused naming each (--iterations, --eval_every and the other always-safe
+flags may change; --allow_changed=NAME,... accepts others). One run at a time
+per --output_dir / --checkpoint_dir (a lock file; a second run refuses).
 """
 
 from __future__ import annotations
@@ -32,15 +36,19 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from examples._common import (  # noqa: E402
     check_device,
+    check_results_folder,
+    check_resumed_checkpoint,
     check_writable_dir,
     define_common_flags,
     define_worker_flags,
     guarded,
     load_game_or_exit,
+    lock_run_folders,
     resumed_rows,
+    run_config,
     usage_error,
     worker_settings,
-    write_csv_rows,
+    write_results,
 )
 from openspiel_cfrx.deep import Schedule  # noqa: E402
 
@@ -114,6 +122,20 @@ def _regret_scale(text: str):
 # Flags that set what a --preset sets.
 _PRESET_FLAGS = ("traversals", "advantage_steps", "policy_steps", "batch", "memory", "layers", "network",
                  "learning_rate", "learning_rate_schedule", "traversal_backend", "regret_scale", "average_weighting")
+
+
+# The flag behind each DeepCFRSolver setting ("group.field" of `settings.to_record()`; examples._common
+# adds the common flags'), so a refused resume names the flag to fix.
+SETTING_FLAGS = {
+    "openspiel.policy_network_layers": "layers", "openspiel.advantage_network_layers": "layers",
+    "openspiel.num_traversals": "traversals", "openspiel.learning_rate": "learning_rate",
+    "openspiel.batch_size_advantage": "batch", "openspiel.batch_size_strategy": "batch",
+    "openspiel.memory_capacity": "memory", "openspiel.policy_network_train_steps": "policy_steps",
+    "openspiel.advantage_network_train_steps": "advantage_steps", "training.schedule": "learning_rate_schedule",
+    "network.family": "network", "traversal.backend": "traversal_backend", "training.regret_scale": "regret_scale",
+    "averaging.average_weighting": "average_weighting", "averaging.keep_iteration_networks": "sd_cfr",
+    "workers.num_threads": "threads",
+}  # fmt: skip
 
 
 def _solver_settings() -> dict:
@@ -195,15 +217,27 @@ def main(argv):
     except ValueError as e:
         sys.exit(f"error: {e}")
     checkpoint = os.path.join(FLAGS.checkpoint_dir, "deep_cfr.pt") if FLAGS.checkpoint_dir else ""
+    csv_path = os.path.join(FLAGS.output_dir, "curve.csv")
+    config = run_config(FLAGS.game, game, solver.settings.to_record())
+    lock_run_folders(output_dir=FLAGS.output_dir, checkpoint_dir=FLAGS.checkpoint_dir)
     resumed = False
     if checkpoint and os.path.exists(checkpoint):
         try:
             solver.load_checkpoint(checkpoint)
         except CheckpointError as e:
             sys.exit(f"error: {' '.join(str(e).split())}; delete {checkpoint} or choose another --checkpoint_dir")
+        saved_run = (solver.checkpoint_extra or {}).get("run")
+        saved_settings = getattr(solver, "checkpoint_settings", None)
+        kept = (saved_settings or {}).get("averaging", {}).get("keep_iteration_networks")
+        never = {}
+        if kept is False and FLAGS.sd_cfr:  # the SD-CFR average would silently miss those iterations
+            never["sd_cfr"] = "the checkpointed iterations' networks were not kept for the SD-CFR average"
+        check_resumed_checkpoint(checkpoint, saved_run, saved_settings, config, solver.settings.to_record(),
+                                 SETTING_FLAGS, never)  # fmt: skip
         resumed = True
+    check_results_folder(config, csv_path, setting_flags=SETTING_FLAGS)
+    if resumed:
         print(f"resumed from {checkpoint} at iteration {solver.iteration}")
-    csv_path = os.path.join(FLAGS.output_dir, "curve.csv")
     csv_rows = []
     if resumed and os.path.exists(csv_path):
         with open(csv_path, encoding="utf-8") as f:
@@ -211,9 +245,9 @@ def main(argv):
     rows = resumed_rows(csv_rows, (solver.checkpoint_extra or {}).get("rows") if resumed else None, resumed,
                         keep=lambda r: int(r["iteration"]) <= solver.iteration)  # fmt: skip
     if rows:
-        write_csv_rows(csv_path, rows)
+        write_results(csv_path, rows, config)
     try:
-        _train(game, solver, rows, csv_path, checkpoint, nash_conv)
+        _train(game, solver, rows, csv_path, checkpoint, nash_conv, config)
     except KeyboardInterrupt:
         where = f"; rerun the same command to resume from {checkpoint}" if checkpoint else ""
         sys.exit(f"interrupted at iteration {solver.iteration}: {csv_path} holds the {len(rows)} evaluated "
@@ -228,7 +262,7 @@ def main(argv):
     print(f"wrote {csv_path} and curve.png")
 
 
-def _train(game, solver, rows, csv_path, checkpoint, nash_conv):
+def _train(game, solver, rows, csv_path, checkpoint, nash_conv, config):
     """Runs the remaining iterations; at every evaluation point appends the
     row to `rows` and `csv_path` (written atomically) and then saves the
     checkpoint with the rows inside, so an interrupted run loses at most the
@@ -249,15 +283,17 @@ def _train(game, solver, rows, csv_path, checkpoint, nash_conv):
                 start = time.perf_counter()
                 value = nash_conv(game, solver)
                 sd_cfr = solver.nash_conv("sd_cfr") if FLAGS.sd_cfr else float("nan")
-                rows.append(dict(iteration=t, traversals=2 * FLAGS.traversals * t, nodes=solver.nodes_touched,
+                traversals = sum(stats.get("traversals", 0) for stats in solver.history)  # as run, resumes included
+                rows.append(dict(game=config["game"], iteration=t, traversals=traversals, nodes=solver.nodes_touched,
                                  seconds=f"{solver.traversal_seconds + solver.training_seconds:.3f}",
                                  nash_conv=f"{value:.6g}", exploitability=f"{value / game.num_players():.6g}",
                                  sd_cfr_nash_conv=f"{sd_cfr:.6g}"))  # fmt: skip
-                write_csv_rows(csv_path, rows)
+                write_results(csv_path, rows, config)
                 print(f"iteration {t}: NashConv {value:.4f} (policy network), {sd_cfr:.4f} (SD-CFR); "
                       f"evaluation {time.perf_counter() - start:.1f}s", flush=True)  # fmt: skip
             if checkpoint:
-                solver.save_checkpoint(checkpoint, extra={"rows": rows})
+                run = {key: value for key, value in config.items() if key != "settings"}  # the file has them
+                solver.save_checkpoint(checkpoint, extra={"rows": rows, "run": run})
     if bar is not None:
         bar.close()
 

@@ -17,7 +17,6 @@ reports the row policy's winnings against the column policy in mbb/g with a
 
 from __future__ import annotations
 
-import csv
 import itertools
 import os
 import sys
@@ -30,11 +29,15 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from examples._common import (  # noqa: E402
     check_device,
+    check_results_folder,
     check_writable_dir,
     define_common_flags,
     guarded,
     load_game_or_exit,
+    lock_run_folders,
+    run_config,
     usage_error,
+    write_results,
 )
 from openspiel_cfrx.eval.head_to_head import always_call, always_raise, play_match  # noqa: E402
 
@@ -108,6 +111,10 @@ def main(argv):
     game = load_game_or_exit(FLAGS.game, check_supported=False)
     if FLAGS.deals < 2:
         usage_error("--deals must be >= 2")
+    csv_path = os.path.join(FLAGS.output_dir, "head_to_head.csv")
+    config = run_config(FLAGS.game, game)
+    lock_run_folders(output_dir=FLAGS.output_dir)
+    check_results_folder(config, csv_path)
     policies = {spec: build_policy(spec, game, FLAGS.seed) for spec in FLAGS.policies}
     rows = []
     for a, b in itertools.combinations(FLAGS.policies, 2):
@@ -117,12 +124,12 @@ def main(argv):
         print(f"{a:>14} vs {b:<14} {result}   ({time.perf_counter() - start:.1f}s)", flush=True)
     os.makedirs(FLAGS.output_dir, exist_ok=True)
     unit = "mbb/g" if rows and rows[0][2].mean_mbb is not None else "chips"
-    with open(os.path.join(FLAGS.output_dir, "head_to_head.csv"), "w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["policy_a", "policy_b", "deals", f"mean_{unit}", f"ci95_{unit}"])
-        for a, b, r in rows:
-            mean, ci = (r.mean_mbb, r.ci95_mbb) if unit == "mbb/g" else (r.mean_chips, r.ci95_chips)
-            writer.writerow([a, b, r.deals, f"{mean:.6g}", f"{ci:.6g}"])
+    table = []
+    for a, b, r in rows:
+        mean, ci = (r.mean_mbb, r.ci95_mbb) if unit == "mbb/g" else (r.mean_chips, r.ci95_chips)
+        table.append({"policy_a": a, "policy_b": b, "deals": r.deals, f"mean_{unit}": f"{mean:.6g}",
+                      f"ci95_{unit}": f"{ci:.6g}"})  # fmt: skip
+    write_results(csv_path, table, config, ["policy_a", "policy_b", "deals", f"mean_{unit}", f"ci95_{unit}"])
     lines = [f"| A | B | A's result ({unit}, 95% CI) |", "|---|---|---|"]
     for a, b, r in rows:
         mean, ci = (r.mean_mbb, r.ci95_mbb) if unit == "mbb/g" else (r.mean_chips, r.ci95_chips)

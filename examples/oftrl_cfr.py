@@ -11,6 +11,11 @@ exploitability, nash_conv) and log-log plots against iterations and seconds.
 
 Exploitability is (sum of best-response values - utility sum) / 2, i.e.
 OpenSpiel's `exploitability` (= NashConv / 2), in the game's utility units.
+
+curves.csv has a `game` column and curves.config.json beside it records the
+run's flags. One run at a time per --output_dir; a run into a folder holding
+the curves of another game or solver set refuses (rerun with the same flags
+to replace them, or choose another --output_dir).
 """
 
 from __future__ import annotations
@@ -24,13 +29,18 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from examples._common import (  # noqa: E402
     check_device,
+    check_results_folder,
     check_writable_dir,
     define_common_flags,
     guarded,
     load_game_or_exit,
+    lock_run_folders,
+    point_rows,
+    run_config,
     usage_error,
+    write_results,
 )
-from openspiel_cfrx.eval import log_checkpoints, plot_curves, run_curve, write_csv  # noqa: E402
+from openspiel_cfrx.eval import CurvePoint, log_checkpoints, plot_curves, run_curve  # noqa: E402
 from openspiel_cfrx.tabular import SOLVERS, make_solver  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -107,6 +117,10 @@ def main(argv):
         usage_error("--iterations must be >= 1")
     checkpoints = log_checkpoints(FLAGS.iterations, every=FLAGS.eval_every or None)
     log = None if FLAGS.quiet else print
+    csv_path = os.path.join(FLAGS.output_dir, "curves.csv")
+    config = run_config(FLAGS.game, game)
+    lock_run_folders(output_dir=FLAGS.output_dir)
+    check_results_folder(config, csv_path)
 
     runs = []  # (label, solver)
     for mode in modes:
@@ -124,14 +138,14 @@ def main(argv):
                 runs.append((f"{name.upper()} ({mode})", make_solver(name, game, alternating)))
 
     points = []
-    csv_path = os.path.join(FLAGS.output_dir, "curves.csv")
+    fields = ["game", *CurvePoint.__dataclass_fields__]
     print(f"game {game}: {FLAGS.iterations} iterations, checkpoints {len(checkpoints)}")
     for label, solver in runs:
         points += run_curve(
             label, game, solver.evaluate_and_update_policy, solver.average_strategy,
             FLAGS.iterations, checkpoints, log=log,
         )  # fmt: skip
-        write_csv(points, csv_path)  # after every run: an interrupted program keeps the finished curves
+        write_results(csv_path, point_rows(points), config, fields)  # after every run: an interrupted program keeps the finished curves
     for name in FLAGS.openspiel_baselines:
         step, average = _openspiel_baseline(name, game)
         points += run_curve(
@@ -140,7 +154,7 @@ def main(argv):
         )  # fmt: skip
 
     os.makedirs(FLAGS.output_dir, exist_ok=True)
-    write_csv(points, csv_path)
+    write_results(csv_path, point_rows(points), config, fields)
     title = f"{game}"
     plot_curves(points, os.path.join(FLAGS.output_dir, "exploitability_vs_iterations.png"), title)
     plot_curves(points, os.path.join(FLAGS.output_dir, "exploitability_vs_seconds.png"), title,

@@ -47,7 +47,16 @@ from absl import app, flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from examples._common import check_writable_dir, guarded, usage_error, write_csv_rows  # noqa: E402
+from examples._common import (  # noqa: E402
+    check_results_folder,
+    check_writable_dir,
+    define_allow_changed_flag,
+    guarded,
+    lock_run_folders,
+    run_config,
+    usage_error,
+    write_results,
+)
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("subgames", ["3", "4"], "Libratus endgames to run (1-4; 1 and 2 are turn + river, slower).")
@@ -61,7 +70,10 @@ flags.DEFINE_integer("threads", 2, "Threads over board chunks (with --jobs=1; on
 flags.DEFINE_integer("jobs", 1, "Runs in parallel, one process each (the grid's runs are independent).")
 flags.DEFINE_string("data_dir", "", "Directory of subgame1.txt..subgame4.txt (default: the data packaged with `games`, "
                     "games/data/libratus_endgames).")  # fmt: skip
-flags.DEFINE_string("output_dir", "out/oftrl_endgames", "Outputs: curves.csv, <subgame>_<mode>.png, summary.md.")
+flags.DEFINE_string("output_dir", "out/oftrl_endgames", "Outputs: curves.csv, runs.csv (each with its "
+                    "<name>.config.json), <subgame>_<mode>.png, summary.md; one run at a time, results of another "
+                    "configuration are refused.")
+define_allow_changed_flag()
 
 LABELS = {"cfr": "CFR", "dcfr": "DCFR", "oftrl_theory": "OFTRL theory", "oftrl_tuned": "OFTRL tuned"}
 
@@ -138,6 +150,9 @@ def main(argv):
     missing = [f"subgame{s}.txt" for s in subgames if FLAGS.data_dir and not os.path.isfile(os.path.join(FLAGS.data_dir, f"subgame{s}.txt"))]
     if missing:
         usage_error(f"--data_dir={FLAGS.data_dir} has no {', '.join(missing)}")
+    config = run_config("libratus_endgames")
+    lock_run_folders(output_dir=FLAGS.output_dir)
+    check_results_folder(config, *(os.path.join(FLAGS.output_dir, name) for name in ("curves.csv", "runs.csv")))
     tasks = grid(subgames, FLAGS.data_dir, FLAGS.jobs)
     results, rows = [], []
     started = time.perf_counter()
@@ -145,10 +160,10 @@ def main(argv):
     def finished(result: dict) -> None:
         results.append(result)
         label = LABELS[result["algorithm"]] + (f" (theory x{result['multiple']:g})" if result["algorithm"] == "oftrl_tuned" else "")
-        rows.extend({"subgame": result["subgame"], "update_mode": result["mode"], "algorithm": label, "iteration": t,
+        rows.extend({"game": _game(result["subgame"]), "subgame": result["subgame"], "update_mode": result["mode"], "algorithm": label, "iteration": t,
                      "saddle_point_gap_mbb": gap, "iterations_per_second": round(result["speed"], 3)}
                     for t, gap in result["curve"])  # fmt: skip
-        write_csv_rows(os.path.join(FLAGS.output_dir, "runs.csv"), rows)
+        write_results(os.path.join(FLAGS.output_dir, "runs.csv"), rows, config)
         print(f"[{(time.perf_counter() - started) / 60:6.1f} min] subgame {result['subgame']} {result['mode']:12s} "
               f"{label:26s} gap {result['curve'][-1][1]:10.3f} mbb/g  {result['speed']:6.2f} it/s", flush=True)  # fmt: skip
 
@@ -163,10 +178,15 @@ def main(argv):
         with concurrent.futures.ProcessPoolExecutor(FLAGS.jobs, mp_context=context) as pool:
             for future in concurrent.futures.as_completed([pool.submit(run_task, task) for task in tasks]):
                 finished(future.result())
-    report(results, subgames)
+    report(results, subgames, config)
 
 
-def report(results: list[dict], subgames: list[int]) -> None:
+def _game(subgame: int) -> str:
+    """The `game` column: the Libratus endgame (games.libratus_endgames.load_endgame)."""
+    return f"libratus_endgame(subgame={subgame})"
+
+
+def report(results: list[dict], subgames: list[int], config: dict) -> None:
     """curves.csv (the figures' curves: OFTRL tuned = the best multiple by final
     gap), one PNG per subgame and mode, summary.md."""
     rows, summary = [], []
@@ -178,11 +198,11 @@ def report(results: list[dict], subgames: list[int]) -> None:
                 best = min(runs, key=lambda r: r["curve"][-1][1])
                 label = LABELS[algorithm] + (f" (theory x{best['multiple']:g})" if algorithm == "oftrl_tuned" else "")
                 curves[label] = best["curve"]
-                rows += [{"subgame": subgame, "update_mode": mode, "algorithm": label, "iteration": t,
+                rows += [{"game": _game(subgame), "subgame": subgame, "update_mode": mode, "algorithm": label, "iteration": t,
                           "saddle_point_gap_mbb": gap} for t, gap in best["curve"]]  # fmt: skip
                 summary.append((subgame, mode, label, best["curve"][-1][1], best["speed"]))
             _plot(curves, f"Subgame {subgame}, {mode}", os.path.join(FLAGS.output_dir, f"subgame{subgame}_{mode}.png"))
-    write_csv_rows(os.path.join(FLAGS.output_dir, "curves.csv"), rows)
+    write_results(os.path.join(FLAGS.output_dir, "curves.csv"), rows, config)
     lines = ["| subgame | updates | algorithm | gap at last iteration (mbb/g) | iterations/s |", "|---|---|---|---:|---:|"]
     lines += [f"| {s} | {m} | {a} | {g:.3f} | {v:.2f} |" for s, m, a, g, v in summary]
     with open(os.path.join(FLAGS.output_dir, "summary.md"), "w") as f:

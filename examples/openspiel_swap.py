@@ -25,11 +25,15 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import openspiel_cfrx  # noqa: E402
 from examples._common import (  # noqa: E402
+    check_results_folder,
     check_writable_dir,
+    define_allow_changed_flag,
     guarded,
     load_game_or_exit,
+    lock_run_folders,
+    run_config,
     usage_error,
-    write_csv_rows,
+    write_results,
 )
 
 FLAGS = flags.FLAGS
@@ -40,7 +44,8 @@ flags.DEFINE_integer("iterations", 100, "Solver iterations.")
 flags.DEFINE_integer("seed", 0, "Seed for the bot matches.")
 flags.DEFINE_integer("episodes", 200, "Episodes of evaluate_bots self-play (>= 1).")
 flags.DEFINE_string("output_dir", "out/openspiel_swap", "Directory for results.csv (one row per implementation); "
-                    "created if missing.")
+                    "created if missing; one run at a time, results of another configuration are refused.")
+define_allow_changed_flag()
 
 # The only lines that differ between OpenSpiel and openspiel_cfrx:
 OPENSPIEL = {"cfr": cfr.CFRSolver, "cfr_plus": cfr.CFRPlusSolver, "dcfr": discounted_cfr.DCFRSolver}
@@ -79,6 +84,10 @@ def main(argv):
     check_writable_dir(FLAGS.output_dir, "output_dir")
     game = load_game_or_exit(FLAGS.game)
     impls = ["openspiel", "cfrx"] if FLAGS.impl == "both" else [FLAGS.impl]
+    path = os.path.join(FLAGS.output_dir, "results.csv")
+    config = run_config(FLAGS.game, game)
+    lock_run_folders(output_dir=FLAGS.output_dir)
+    check_results_folder(config, path)
     rows = []
     print(f"{'impl':<10} {'solve s':>8} {'NashConv (OpenSpiel)':>21} {'BR value p1':>12} {'self-play returns':>20}")
     for impl in impls:
@@ -91,8 +100,7 @@ def main(argv):
         rows.append(dict(impl=impl, solver=FLAGS.solver, iterations=FLAGS.iterations, solve_seconds=f"{seconds:.4f}",
                          nash_conv=f"{conv:.12g}", br_value_p1=f"{br_value:.10g}",
                          returns_p0=f"{returns[0]:.6g}", returns_p1=f"{returns[1]:.6g}"))  # fmt: skip
-    path = os.path.join(FLAGS.output_dir, "results.csv")
-    write_csv_rows(path, rows)
+    write_results(path, rows, config)
     print(f"wrote {path}")
 
 

@@ -12,6 +12,11 @@ Figure 3, on full flop hold'em with:
         --iterations=2000 --max_minutes=85 --output_dir=out/fhp_lossless
 
 Exploitability is NashConv / 2 in chips and in mbb/g (big blind 100).
+curve.csv has `game` and `solver` columns and curve.config.json beside it
+records the run's flags; a resume checks the checkpoint's game, variant and
+settings (`VectorCFR.load`) and the curve's flags (--allow_changed accepts
+others than the always-safe ones). One run at a time per --output_dir (and
+--checkpoint file).
 """
 
 from __future__ import annotations
@@ -28,12 +33,16 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from examples._common import (  # noqa: E402
     check_device,
+    check_results_folder,
     check_writable_dir,
     define_common_flags,
     guarded,
     load_game_or_exit,
+    lock_run_file,
+    lock_run_folders,
+    run_config,
     usage_error,
-    write_csv_rows,
+    write_results,
 )
 from openspiel_cfrx.eval import CurvePoint, log_checkpoints, plot_curves  # noqa: E402
 from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError  # noqa: E402
@@ -62,9 +71,10 @@ flags.DEFINE_integer("threads", 2, "Threads over board chunks.")
 flags.DEFINE_integer("chunk_boards", 64, "Boards per array block.")
 flags.DEFINE_string("checkpoint", "", "Checkpoint file (default <output_dir>/checkpoint.npz); resumed if present.")
 flags.DEFINE_float("checkpoint_minutes", 10.0, "Minutes between checkpoints.")
-flags.DEFINE_bool("fresh", False, "Ignore (and overwrite) an existing checkpoint.")
+flags.DEFINE_bool("fresh", False, "Ignore (and overwrite) an existing checkpoint and curve.csv, even of another "
+                  "configuration.")
 
-FIELDS = ["iteration", "seconds", "nash_conv", "exploitability", "exploitability_mbb", "evaluation_seconds"]
+FIELDS = ["game", "solver", "iteration", "seconds", "nash_conv", "exploitability", "exploitability_mbb", "evaluation_seconds"]
 
 
 def main(argv):
@@ -75,20 +85,26 @@ def main(argv):
         usage_error("--iterations, --threads and --chunk_boards must be >= 1 and --max_minutes >= 0")
     out = check_writable_dir(FLAGS.output_dir, "output_dir")
     game = load_game_or_exit(FLAGS.game, check_supported=False)
+    checkpoint = FLAGS.checkpoint or os.path.join(out, "checkpoint.npz")
+    csv_path = os.path.join(out, "curve.csv")
+    config = run_config(FLAGS.game, game)
+    lock_run_folders(output_dir=out)
+    lock_run_file(checkpoint, "checkpoint")
+    if not FLAGS.fresh:
+        check_results_folder(config, csv_path)
     try:
         tree = PublicTree(game, isomorphism=FLAGS.isomorphism, chunk_boards=FLAGS.chunk_boards,
                           threads=FLAGS.threads)  # fmt: skip
     except UnsupportedPokerGameError as e:
         usage_error(str(e))
     solver = VectorCFR(tree, FLAGS.variant, alternating_updates=FLAGS.update_mode == "alternating")
-    checkpoint = FLAGS.checkpoint or os.path.join(out, "checkpoint.npz")
-    csv_path = os.path.join(out, "curve.csv")
+    label = {"game": config["game"], "solver": f"{FLAGS.variant} ({FLAGS.update_mode})"}
     rows = []
     if os.path.exists(checkpoint) and not FLAGS.fresh:
         solver.load(checkpoint)
         if os.path.exists(csv_path):
             with open(csv_path) as f:
-                rows = [r for r in csv.DictReader(f) if int(r["iteration"]) <= solver.iteration]
+                rows = [{**label, **r} for r in csv.DictReader(f) if int(r["iteration"]) <= solver.iteration]
         print(f"resumed {checkpoint} at iteration {solver.iteration}", file=sys.stderr)
     marks = set(log_checkpoints(FLAGS.iterations, every=FLAGS.eval_every or None))
     deadline = time.perf_counter() + FLAGS.max_minutes * 60 if FLAGS.max_minutes else float("inf")
@@ -98,8 +114,8 @@ def main(argv):
         return t in marks or t == target or time.perf_counter() > deadline
 
     def record(row):
-        rows.append({k: row[k] for k in FIELDS})
-        write_csv_rows(csv_path, rows, FIELDS)
+        rows.append({**label, **{k: row[k] for k in FIELDS if k not in label}})
+        write_results(csv_path, rows, config, FIELDS)
         print(f"iteration {row['iteration']:>6}  {row['seconds']:>9.1f} s  exploitability "
               f"{row['exploitability']:.6g} chips = {row['exploitability_mbb']:.3f} mbb/g", flush=True)  # fmt: skip
 

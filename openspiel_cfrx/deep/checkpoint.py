@@ -272,3 +272,35 @@ def load(solver, path: str) -> None:
             "write a new one, or construct the solver with the checkpoint's settings"
         ) from None
     solver.checkpoint_extra = payload.get("extra")
+    solver.checkpoint_settings = payload.get("settings")  # None: written before settings were recorded
+
+
+def settings_differences(saved: dict | None, current: dict) -> dict[str, tuple] | None:
+    """The settings that differ between a checkpoint's run configuration
+    (`solver.checkpoint_settings` after `load`, a `settings.to_record()`) and
+    `current` (the resuming solver's `settings.to_record()`), as
+    {"group.field": (checkpoint value, current value)} ("openspiel.num_traversals",
+    "averaging.keep_iteration_networks", "schema", ...). None when the
+    checkpoint has no record (written before checkpoints recorded their
+    settings): its settings cannot be checked, only its `config` (shapes),
+    which `load` always checks. `load` itself does not compare settings: a
+    solver may continue a checkpoint with other training settings (more
+    iterations, `from_checkpoint`'s shape-only rebuild); callers that must
+    refuse changed settings (the example programs) compare with this."""
+    if saved is None:
+        return None
+
+    def flat(record, prefix=""):
+        items = {}
+        for key, value in (record or {}).items():
+            name = f"{prefix}{key}"
+            if isinstance(value, dict) and value and name.count(".") == 0 and key != "schema":
+                items.update(flat(value, f"{name}."))
+            else:
+                items[name] = value
+        return items
+
+    old, new = flat(saved), flat(current)
+    missing = object()
+    return {name: (old.get(name), new.get(name)) for name in sorted(set(old) | set(new))
+            if old.get(name, missing) != new.get(name, missing)}  # fmt: skip
