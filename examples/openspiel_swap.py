@@ -25,10 +25,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import openspiel_cfrx  # noqa: E402
 from examples._common import (  # noqa: E402
+    check_number,
+    check_output_dir,
+    check_seed,
     check_writable_dir,
     guarded,
     load_game_or_exit,
-    usage_error,
+    parse_flags,
     write_csv_rows,
 )
 
@@ -72,10 +75,10 @@ def typical_openspiel_script(game, solver_cls, iterations, seed, episodes):
 
 def main(argv):
     del argv
-    if FLAGS.iterations < 1:
-        usage_error(f"--iterations must be >= 1, got {FLAGS.iterations}")
-    if FLAGS.episodes < 1:
-        usage_error(f"--episodes must be >= 1, got {FLAGS.episodes}")
+    check_output_dir()
+    check_number("iterations", 1)
+    check_number("episodes", 1)
+    check_seed()
     check_writable_dir(FLAGS.output_dir, "output_dir")
     game = load_game_or_exit(FLAGS.game)
     impls = ["openspiel", "cfrx"] if FLAGS.impl == "both" else [FLAGS.impl]
@@ -97,4 +100,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(guarded(main))
+    app.run(guarded(main), flags_parser=parse_flags)
