@@ -37,7 +37,8 @@ setup(
         "dm-tree>=0.1.8",  # imported by OpenSpiel's PyTorch NFSP (a benchmark baseline)
     ],
     extras_require={
-        "test": ["pytest>=7", "pytest-xdist>=3.5", "ruff>=0.5", "eval7>=0.1.11"],  # eval7: independent hand evaluator
+        # eval7: independent hand evaluator; hypothesis: property sweeps (flags of the examples, nash_conv)
+        "test": ["pytest>=7", "pytest-xdist>=3.5", "ruff>=0.5", "eval7>=0.1.11", "hypothesis>=6.100"],
         "docs": ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"],  # the docs site (mkdocs.yml)
         "ray": ["ray>=2.40"],  # traversals on Ray workers (num_workers > 1)
     },

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import re
 import sys
 from typing import NoReturn
@@ -188,6 +189,9 @@ def resumed_rows(csv_rows: list[dict], checkpoint_rows, resumed: bool, keep) -> 
     return [dict(row) for row in csv_rows if keep(row)]
 
 
+_WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EFBIG, errno.EIO)
+
+
 def guarded(main):
     """Wraps an absl `main` so that the library's refusals (bad values,
     unsupported or too-large games, damaged checkpoints, unwritable or full
@@ -208,6 +212,12 @@ def guarded(main):
         except (ValueError, TrainingDivergedError, CheckpointWriteError, RayUnavailableError,
                 RayConnectionError) as e:  # fmt: skip
             sys.exit(f"error: {' '.join(str(e).split())}")
+        except OSError as e:  # an output that cannot be written (e.g. a full disk under a plot)
+            if e.errno not in _WRITE_ERRNOS:
+                raise
+            where = f" {e.filename}" if e.filename else " an output file"
+            sys.exit(f"error: cannot write{where}: {e.strerror or e}; free some space or choose another "
+                     "--output_dir")  # fmt: skip
 
     return run
 
@@ -544,3 +554,134 @@ def point_rows(points) -> list[dict]:
         return f"{value:.10g}" if isinstance(value, float) else ("" if value is None else value)
 
     return [{name: text(value) for name, value in dataclasses.asdict(point).items()} for point in points]
+
+
+# ------------------------------------------------------- flag validation
+# One-line refusals of flag values the library would reject with a traceback,
+# run forever on, or silently ignore. Each names the flag and the value.
+MAX_SEED = 2**31 - 1  # OpenSpiel's C++ solvers take the seed as a C int
+
+
+def parse_flags(argv: list[str]) -> list[str]:
+    """absl's flag parser for `app.run(..., flags_parser=parse_flags)`: a bad
+    flag (unknown name, wrong type, value outside an enum) and positional
+    arguments (every example takes flags only; `deep_cfr.py leduc_poker` would
+    otherwise silently run the default game) end with one `error:` line."""
+    try:
+        rest = flags.FLAGS(argv)
+    except flags.Error as e:
+        usage_error(f"{' '.join(str(e).split())} (--helpshort lists the flags)")
+    if len(rest) > 1:
+        hint = f"; did you mean --game={rest[1]}?" if "game" in flags.FLAGS and len(rest) == 2 else ""
+        usage_error(f"unexpected argument(s) {' '.join(rest[1:])!r}: flags only, e.g. --name=value{hint}")
+    return rest
+
+
+def check_list(name: str, choices=None, *, allow_empty: bool = False, unique: bool = True) -> list[str]:
+    """The value of list flag --`name`: entries stripped, none empty, no
+    duplicates if `unique` (each would write a duplicate series), each in
+    `choices` if given (with a suggestion); empty only if `allow_empty`."""
+    import difflib
+
+    values = [str(v).strip() for v in (flags.FLAGS[name].value or [])]
+    given = ",".join(values)
+    if not values:
+        if allow_empty:
+            return []
+        usage_error(f"--{name} is empty; give at least one"
+                    + (f" of {', '.join(choices)}" if choices else " value"))  # fmt: skip
+    if "" in values:
+        usage_error(f"--{name}={given} has an empty entry; separate entries by single commas")
+    duplicates = sorted({v for v in values if values.count(v) > 1}) if unique else []
+    if duplicates:
+        usage_error(f"--{name}={given} names {', '.join(duplicates)} more than once; give each once")
+    if choices is not None:
+        for value in values:
+            if value not in choices:
+                close = difflib.get_close_matches(value, list(choices), n=1, cutoff=0.6)
+                hint = f" (did you mean {close[0]}?)" if close else ""
+                usage_error(f"--{name}: unknown entry {value!r}{hint}; choose from {', '.join(choices)}")
+    return values
+
+
+def check_number_list(name: str, kind=float, minimum: float | None = None, maximum: float | None = None,
+                      *, strict: bool = False, allow_empty: bool = False, unique: bool = True) -> list:  # fmt: skip
+    """List flag --`name` as numbers of `kind` (int or float): finite, within
+    [minimum, maximum] (`strict`: minimum excluded), no duplicates if `unique`."""
+    texts = check_list(name, allow_empty=allow_empty, unique=unique)
+    values = []
+    for text in texts:
+        try:
+            value = kind(text)
+        except ValueError:
+            noun = "integers" if kind is int else "numbers"
+            usage_error(f"--{name}: entry {text!r} is not a number; give comma-separated {noun}")
+        values.append(_in_range(f"--{name} entry", value, minimum, maximum, strict))
+    if unique and len(set(values)) < len(values):
+        usage_error(f"--{name}={','.join(texts)} gives the same value twice; give each once")
+    return values
+
+
+def _in_range(label: str, value, minimum, maximum, strict: bool):
+    import math
+
+    if isinstance(value, float) and not math.isfinite(value):
+        usage_error(f"{label} must be a finite number, got {value}")
+    if minimum is not None and (value <= minimum if strict else value < minimum):
+        usage_error(f"{label} must be {'>' if strict else '>='} {minimum}, got {value}")
+    if maximum is not None and value > maximum:
+        usage_error(f"{label} must be <= {maximum}, got {value}")
+    return value
+
+
+def check_number(name: str, minimum: float | None = None, maximum: float | None = None, *,
+                 strict: bool = False, allow_none: bool = False):  # fmt: skip
+    """The value of numeric flag --`name`: finite (no nan/inf), within
+    [minimum, maximum] (`strict`: minimum excluded); None passes if `allow_none`."""
+    value = flags.FLAGS[name].value
+    if value is None and allow_none:
+        return None
+    return _in_range(f"--{name}", value, minimum, maximum, strict)
+
+
+def check_seed(name: str = "seed") -> int:
+    """--seed in [0, 2^31 - 1] (OpenSpiel's C++ solvers and torch take it)."""
+    return check_number(name, 0, MAX_SEED)
+
+
+def check_local_workers(name: str = "num_workers", address_flag: str = "ray_address") -> None:
+    """--num_workers: a local Ray instance (no --ray_address) runs one process
+    per worker on this machine; more than its cores only queue (1000 start
+    1000 interpreters and never make progress). A cluster address takes any
+    count."""
+    import os
+
+    values = flags.FLAGS
+    count = values[name].value
+    cores = os.cpu_count() or 1
+    if count > 1 and not values[address_flag].value and count > cores:
+        usage_error(f"--{name}={count} exceeds this machine's {cores} CPU cores for a local Ray instance; use "
+                    f"--{name} <= {cores}, or --{address_flag} of a cluster with that many")  # fmt: skip
+
+
+def check_output_file(name: str) -> str:
+    """File flag --`name`: not a directory, its directory writable (checked
+    before any compute, so a long run does not end in a failed write)."""
+    import os
+
+    path = flags.FLAGS[name].value
+    if not path:
+        return path
+    if os.path.isdir(path) or path.endswith(os.sep):
+        usage_error(f"--{name}={path} is a directory; give a file path, e.g. {os.path.join(path, name + '.pt')}")
+    check_writable_dir(os.path.dirname(os.path.abspath(path)), name)
+    return path
+
+
+def check_output_dir(name: str = "output_dir") -> str:
+    """--`name` is not empty: an empty value would scatter the outputs over
+    the current directory (the directory itself is checked by `check_writable_dir`)."""
+    path = flags.FLAGS[name].value
+    if not path or not path.strip():
+        usage_error(f"--{name} is empty; give a directory (. for the current one)")
+    return path

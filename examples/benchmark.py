@@ -27,12 +27,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from examples._common import (  # noqa: E402
     check_device,
+    check_list,
+    check_number,
+    check_output_dir,
     check_results_folder,
+    check_seed,
     check_writable_dir,
     define_common_flags,
     guarded,
     load_game_or_exit,
     lock_run_folders,
+    parse_flags,
     point_rows,
     run_config,
     usage_error,
@@ -77,23 +82,34 @@ flags.DEFINE_integer("eval_points", 10, "Log-spaced evaluation times per algorit
 flags.DEFINE_bool("quiet", False, "Only print the final table (no per-evaluation lines).")
 flags.DEFINE_integer("torch_threads", 1, "torch.set_num_threads for neural algorithms (same for all).")
 
+_MAX_EVAL_POINTS = 10_000  # evaluations per algorithm (each one is an exact best response)
+
 # Contenders built with a torch `device=` (our DeepCFRSolver and CFRMixSolver).
 _ON_DEVICE = {"deep_cfr", "cfr_mix"}
 
 
 def main(argv):
     del argv
+    check_output_dir()
+    algorithms = check_list("algorithms", list(CONTENDERS))
+    check_number("seconds", 0, strict=True)
+    check_number("iterations", 0)
+    check_number("eval_every", 0)
+    check_number("eval_points", 1, _MAX_EVAL_POINTS)
+    check_number("torch_threads", 1, 4 * (os.cpu_count() or 1))
+    check_seed()
     check_writable_dir(FLAGS.output_dir, "output_dir")
     check_device(FLAGS.device, torch_device=True)
-    if FLAGS.device != "cpu" and not _ON_DEVICE.intersection(FLAGS.algorithms):
+    if FLAGS.device != "cpu" and not _ON_DEVICE.intersection(algorithms):
         usage_error(f"--device={FLAGS.device} only applies to {', '.join(sorted(_ON_DEVICE))}; "
                     "none is in --algorithms, use --device=cpu")  # fmt: skip
-    if FLAGS.seconds <= 0 or FLAGS.iterations < 0 or FLAGS.eval_every < 0:
-        usage_error("--seconds must be > 0, --iterations and --eval_every >= 0")
     game = load_game_or_exit(FLAGS.game)
-    for name in FLAGS.algorithms:
-        if name not in CONTENDERS:
-            usage_error(f"unknown algorithm {name!r}; choose from {', '.join(CONTENDERS)}")
+    if "cfr_mix" in algorithms:
+        from openspiel_cfrx.team import is_factored_team_game
+
+        if not is_factored_team_game(game):
+            usage_error(f"--algorithms=cfr_mix needs a factored team game (e.g. "
+                        f"'team_goofspiel(num_cards=3,num_agents=2,num_turns=2)'); {FLAGS.game} is not one")  # fmt: skip
     times = log_times(FLAGS.seconds, FLAGS.eval_points)
     import torch
 
@@ -104,12 +120,16 @@ def main(argv):
     lock_run_folders(output_dir=FLAGS.output_dir)
     check_results_folder(config, csv_path)
     points = []
-    for name in FLAGS.algorithms:
+    for name in algorithms:
         print(f"{name}: {FLAGS.seconds:g}s{cap} on {game}", flush=True)
         kwargs = {"device": FLAGS.device} if name in _ON_DEVICE else {}
         contender = make_contender(name, game, seed=FLAGS.seed, **kwargs)
-        points += run_timed(contender, game, FLAGS.seconds, times, log=None if FLAGS.quiet else print,
-                            max_steps=FLAGS.iterations, eval_every=FLAGS.eval_every)  # fmt: skip
+        try:
+            run_timed(contender, game, FLAGS.seconds, times, log=None if FLAGS.quiet else print,
+                      max_steps=FLAGS.iterations, eval_every=FLAGS.eval_every, into=points)  # fmt: skip
+        except KeyboardInterrupt:  # keep every point measured so far, the current algorithm's included
+            write_results(csv_path, point_rows(points), config)
+            sys.exit(f"interrupted (Ctrl-C) during {name}: {csv_path} holds the {len(points)} points measured")
         # After every algorithm: an interrupted run keeps the finished algorithms' curves.
         write_results(csv_path, point_rows(points), config)
 
@@ -120,7 +140,7 @@ def main(argv):
         plot_curves(with_nodes, os.path.join(FLAGS.output_dir, "exploitability_vs_nodes.png"),
                     f"{game}", x="nodes_touched")  # fmt: skip
     lines = ["| algorithm | steps | seconds | exploitability | nash_conv |", "|---|---|---|---|---|"]
-    for name in FLAGS.algorithms:
+    for name in algorithms:
         last = [p for p in points if p.solver == name][-1]
         lines.append(f"| {name} | {last.iteration} | {last.seconds:.1f} | "
                      f"{last.exploitability:.4e} | {last.nash_conv:.4e} |")  # fmt: skip
@@ -134,4 +154,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(guarded(main))
+    app.run(guarded(main), flags_parser=parse_flags)

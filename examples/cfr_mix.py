@@ -39,14 +39,21 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from examples._common import (  # noqa: E402
     check_device,
+    check_list,
+    check_local_workers,
+    check_number,
+    check_number_list,
+    check_output_dir,
     check_results_folder,
     check_resumed_checkpoint,
+    check_seed,
     check_writable_dir,
     define_common_flags,
     define_worker_flags,
     guarded,
     load_game_or_exit,
     lock_run_folders,
+    parse_flags,
     run_config,
     usage_error,
     worker_settings,
@@ -304,6 +311,17 @@ def write_points(points: list[Point], output_dir: str, title: str, config: dict 
 
 def main(argv):
     del argv
+    check_output_dir()
+    check_list("variants", [*VARIANTS, "deep_cfr"])
+    check_number("seconds", 0, strict=True)
+    check_number("iterations", 1)
+    check_number("eval_every", 1)
+    for name in ("traversals", "train_steps", "joint_cap", "particles", "eval_games"):
+        check_number(name, 1)
+    check_number("exact_max_histories", 0)
+    check_number_list("hidden", int, 1, unique=False)
+    check_seed()
+    check_local_workers()
     check_writable_dir(FLAGS.output_dir, "output_dir")
     check_writable_dir(FLAGS.checkpoint_dir, "checkpoint_dir")
     check_device(FLAGS.device, torch_device=True)
@@ -342,4 +360,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(guarded(main))
+    app.run(guarded(main), flags_parser=parse_flags)

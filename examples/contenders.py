@@ -368,13 +368,16 @@ def run_timed(
     log: Callable[[str], None] | None = print,
     max_steps: int = 0,
     eval_every: int = 0,
+    into: list | None = None,
 ) -> list[TimedPoint]:
     """Steps `contender` for `seconds` of its own compute (policy production
     included, exact evaluation excluded), evaluating at the first step boundary
     after each time in `eval_times` and at the end.
 
     `max_steps` > 0 also stops after that many steps (whichever comes first);
-    `eval_every` > 0 also evaluates after every `eval_every`-th step."""
+    `eval_every` > 0 also evaluates after every `eval_every`-th step. Each
+    point is also appended to `into` (if given) as soon as it is measured, so
+    a caller interrupted mid-run (Ctrl-C) still has them."""
     points: list[TimedPoint] = []
     pending = sorted(t for t in eval_times if t < seconds)
     spent, steps = 0.0, 0
@@ -395,6 +398,8 @@ def run_timed(
             points.append(
                 TimedPoint(contender.name, steps, spent, exploit, conv, contender.nodes_touched)
             )
+            if into is not None:
+                into.append(points[-1])
             if log is not None:
                 log(f"  {contender.name:<14} step {steps:>7} {spent:8.1f}s  "
                     f"exploitability {exploit:.4e}")  # fmt: skip

@@ -36,14 +36,21 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from examples._common import (  # noqa: E402
     check_device,
+    check_local_workers,
+    check_number,
+    check_number_list,
+    check_output_dir,
+    check_output_file,
     check_results_folder,
     check_resumed_checkpoint,
+    check_seed,
     check_writable_dir,
     define_common_flags,
     define_worker_flags,
     guarded,
     load_game_or_exit,
     lock_run_folders,
+    parse_flags,
     resumed_rows,
     run_config,
     usage_error,
@@ -56,7 +63,8 @@ FLAGS = flags.FLAGS
 define_common_flags(
     game="kuhn_poker",
     game_help="Must be 2-player zero-sum with sequential moves; exact evaluation extracts the whole tree, "
-    "so keep it small, e.g. kuhn_poker, leduc_poker, 'flop_holdem(num_ranks=5,num_suits=2)'.",
+    "so keep it small, e.g. kuhn_poker, leduc_poker, 'flop_holdem(num_ranks=4,num_suits=2)' (about a minute "
+    "to extract). Larger poker (5x2 flop hold'em: --preset=fhp_5x2) trains with --noevaluate.",
     iterations=40,
     iterations_help="Deep CFR iterations (each: --traversals traversals per player, then advantage-network "
     "training); >= 1. With --checkpoint_dir, the total to reach including resumed ones.",
@@ -97,7 +105,8 @@ flags.DEFINE_enum("average_weighting", None, ["linear", "uniform"], "The average
                   "(default: as the regrets', t; DeepCFRSolver(average_weighting=...)).")
 flags.DEFINE_string("preset", "", "Named settings behind a committed result (openspiel_cfrx.presets: "
                     "kuhn_demo, fhp_5x2, fhp_full): the solver's settings and, unless --game is given, its game; "
-                    "the network/training flags above cannot be combined with it.")
+                    "the network/training flags above cannot be combined with it. The flop hold'em presets' games "
+                    "are too large for exact evaluation: they train with --noevaluate unless --evaluate is given.")
 flags.DEFINE_bool("sd_cfr", True, "Also evaluate the SD-CFR average (keeps every iteration's networks in memory).")
 flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/deep_cfr.pt after each evaluation and resume from "
                     "it when present (same flags needed); empty = no checkpoints.")
@@ -176,18 +185,29 @@ def _solver_settings() -> dict:
 
 def main(argv):
     del argv
+    check_output_dir()
+    check_seed()
+    check_number("iterations", 1)
+    check_number("eval_every", 0)
+    check_number("threads", 1, 4 * (os.cpu_count() or 1))
+    check_number("learning_rate", 0, strict=True)
+    check_number_list("layers", int, 1, unique=False)
+    check_local_workers()
+    check_output_file("policy_file")
     if FLAGS.preset and not FLAGS["game"].present:
         from openspiel_cfrx.presets import DEEP_CFR_PRESETS
 
         if FLAGS.preset in DEEP_CFR_PRESETS:
             FLAGS.game = DEEP_CFR_PRESETS[FLAGS.preset].game
+            if FLAGS.preset.startswith("fhp_") and not FLAGS["evaluate"].present:
+                FLAGS.evaluate = False  # its game's tree is too large to extract (--preset's help)
+                print(f"preset {FLAGS.preset}: training without exact evaluation (--noevaluate; its game's tree is "
+                      "too large to extract); checkpoints are still saved every --eval_every iterations")
     check_device(FLAGS.device, torch_device=True)
     if FLAGS.iterations < 1 or FLAGS.eval_every < 0:
         usage_error("--iterations must be >= 1 and --eval_every >= 0")
     check_writable_dir(FLAGS.output_dir, "output_dir")
     check_writable_dir(FLAGS.checkpoint_dir, "checkpoint_dir")
-    if FLAGS.policy_file:
-        check_writable_dir(os.path.dirname(os.path.abspath(FLAGS.policy_file)), "policy_file")
     game = load_game_or_exit(FLAGS.game)
     from openspiel_cfrx.deep import CheckpointError, DeepCFRSolver
     from openspiel_cfrx.tree import TreeTooLargeError, get_tree, nash_conv
@@ -256,7 +276,10 @@ def main(argv):
         solver.save_policy(FLAGS.policy_file)
         print(f"wrote the policy file {FLAGS.policy_file}")
     if not rows:
-        print("nothing to do: already at --iterations" if resumed else "no evaluation rows (--noevaluate)")
+        kept = " and ".join(f"--{name}" for name in ("checkpoint_dir", "policy_file") if FLAGS[name].value)
+        print("nothing to do: already at --iterations" if resumed else "no evaluation rows (--noevaluate); the "
+              + (f"trained solver is in {kept}" if kept else "trained solver is not kept: pass --policy_file or "
+                 "--checkpoint_dir to keep it"))  # fmt: skip
         return
     _plot(rows, os.path.join(FLAGS.output_dir, "curve.png"))
     print(f"wrote {csv_path} and curve.png")
@@ -323,4 +346,4 @@ def _plot(rows, path):
 
 
 if __name__ == "__main__":
-    app.run(guarded(main))
+    app.run(guarded(main), flags_parser=parse_flags)

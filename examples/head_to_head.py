@@ -29,12 +29,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from examples._common import (  # noqa: E402
     check_device,
+    check_list,
+    check_number,
+    check_output_dir,
     check_results_folder,
+    check_seed,
     check_writable_dir,
     define_common_flags,
     guarded,
     load_game_or_exit,
     lock_run_folders,
+    parse_flags,
     run_config,
     usage_error,
     write_results,
@@ -100,8 +105,36 @@ def build_policy(spec: str, game, seed: int):
     usage_error(f"unknown policy {spec!r}; use call, raise, uniform, cfr+:N, nfsp:N, deep_cfr:PATH")
 
 
+def _check_spec(spec: str) -> None:
+    """One-line refusal of a malformed --policies entry (before any training)."""
+    name, colon, arg = spec.partition(":")
+    if name not in _POLICY_NAMES:
+        usage_error(f"unknown policy {spec!r} in --policies; use call, raise, uniform, cfr+[:N], nfsp[:N], "
+                    "deep_cfr:PATH")  # fmt: skip
+    if name in ("call", "raise", "uniform") and colon:
+        usage_error(f"--policies entry {spec!r}: {name} takes no ':' argument")
+    if name in ("cfr+", "nfsp") and colon:
+        if not arg.isdigit() or int(arg) < 1:
+            usage_error(f"--policies entry {spec!r}: {name}:N needs a whole number N >= 1, got {arg!r}")
+    if name == "deep_cfr" and not arg:
+        usage_error("deep_cfr needs a checkpoint path: deep_cfr:PATH")
+
+
+_POLICY_NAMES = ("call", "raise", "uniform", "cfr+", "nfsp", "deep_cfr")
+
+
 def main(argv):
     del argv
+    check_output_dir()
+    specs = check_list("policies")
+    if len(specs) < 2:
+        usage_error(f"--policies={','.join(specs)} names one policy; a round-robin needs at least two, "
+                    "e.g. --policies=call,raise")  # fmt: skip
+    for spec in specs:
+        _check_spec(spec)
+    check_number("iterations", 1)
+    check_number("deals", 2)
+    check_seed()
     check_writable_dir(FLAGS.output_dir, "output_dir")
     check_device(FLAGS.device, torch_device=False, cpu_only_reason="head-to-head matches are played on the CPU")
     if FLAGS.eval_every != 0:
@@ -140,4 +173,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(guarded(main))
+    app.run(guarded(main), flags_parser=parse_flags)

@@ -29,12 +29,18 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from examples._common import (  # noqa: E402
     check_device,
+    check_list,
+    check_number,
+    check_number_list,
+    check_output_dir,
     check_results_folder,
+    check_seed,
     check_writable_dir,
     define_common_flags,
     guarded,
     load_game_or_exit,
     lock_run_folders,
+    parse_flags,
     point_rows,
     run_config,
     usage_error,
@@ -79,6 +85,9 @@ flags.DEFINE_float("baseline_seconds", 120.0,
 flags.DEFINE_bool("quiet", False, "Only print the final table (no per-checkpoint lines).")
 
 
+_BASELINES = ("python_cfr", "python_cfr_plus", "python_dcfr", "cpp_cfr")
+
+
 def _openspiel_baseline(name, game):
     """(step, average_policy) for one of OpenSpiel's own solvers."""
     import pyspiel
@@ -90,6 +99,7 @@ def _openspiel_baseline(name, game):
         "python_dcfr": lambda: discounted_cfr.DCFRSolver(game),
         "cpp_cfr": lambda: pyspiel.CFRSolver(game),
     }
+    assert tuple(factories) == _BASELINES
     if name not in factories:
         usage_error(
             f"unknown --openspiel_baselines entry {name!r}; choose from {', '.join(factories)}"
@@ -100,6 +110,15 @@ def _openspiel_baseline(name, game):
 
 def main(argv):
     del argv
+    check_output_dir()
+    solvers = check_list("solvers", list(SOLVERS))
+    check_number_list("stepsize_scales", float, 0, strict=True, allow_empty="oftrl" not in solvers)
+    check_list("openspiel_baselines", list(_BASELINES), allow_empty=True)
+    check_number("iterations", 1)
+    check_number("eval_every", 0)
+    check_number("baseline_seconds", 0, strict=True)
+    check_number("kappa", 0, strict=True, allow_none=True)
+    check_seed()
     check_writable_dir(FLAGS.output_dir, "output_dir")
     check_device(FLAGS.device, torch_device=False, cpu_only_reason="the tabular solvers run on the CPU")
     if FLAGS.eval_every < 0:
@@ -170,4 +189,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(guarded(main))
+    app.run(guarded(main), flags_parser=parse_flags)

@@ -48,11 +48,16 @@ from absl import app, flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from examples._common import (  # noqa: E402
+    check_list,
+    check_number,
+    check_number_list,
+    check_output_dir,
     check_results_folder,
     check_writable_dir,
     define_allow_changed_flag,
     guarded,
     lock_run_folders,
+    parse_flags,
     run_config,
     usage_error,
     write_results,
@@ -65,7 +70,8 @@ flags.DEFINE_list("update_modes", ["simultaneous", "alternating"], "Update modes
 flags.DEFINE_list("algorithms", ["cfr", "dcfr", "oftrl_theory", "oftrl_tuned"], "Algorithms.")
 flags.DEFINE_list("tuned_scales", ["10", "100", "1000"], "stepsize_scale values tried for 'OFTRL tuned'.")
 flags.DEFINE_enum("oftrl_units", "chips", ["chips", "bounded"], "What 'OFTRL theory' scales (module doc).")
-flags.DEFINE_integer("evaluations", 25, "Log-spaced exact evaluations per run.")
+flags.DEFINE_integer("evaluations", 25, "Log-spaced exact evaluations per run (>= 2: the first and the last "
+                     "iteration at least).")
 flags.DEFINE_integer("threads", 2, "Threads over board chunks (with --jobs=1; one per job otherwise).")
 flags.DEFINE_integer("jobs", 1, "Runs in parallel, one process each (the grid's runs are independent).")
 flags.DEFINE_string("data_dir", "", "Directory of subgame1.txt..subgame4.txt (default: the data packaged with `games`, "
@@ -136,17 +142,16 @@ def grid(subgames: list[int], data_dir: str, jobs: int) -> list[dict]:
 
 def main(argv):
     del argv
-    if FLAGS.iterations < 10:
-        usage_error("--iterations must be >= 10")
-    if FLAGS.jobs < 1:
-        usage_error("--jobs must be >= 1")
-    unknown = set(FLAGS.algorithms) - set(LABELS)
-    if unknown:
-        usage_error(f"unknown --algorithms {sorted(unknown)}; choose from {', '.join(LABELS)}")
-    if set(FLAGS.update_modes) - {"simultaneous", "alternating"}:
-        usage_error("--update_modes are simultaneous and/or alternating")
+    check_output_dir()
+    check_number("iterations", 10)
+    check_number("jobs", 1, 4 * (os.cpu_count() or 1))
+    check_number("threads", 1, 4 * (os.cpu_count() or 1))
+    check_number("evaluations", 2, 10_000)
+    algorithms = check_list("algorithms", list(LABELS))
+    check_list("update_modes", ["simultaneous", "alternating"])
+    check_number_list("tuned_scales", float, 0, strict=True, allow_empty="oftrl_tuned" not in algorithms)
+    subgames = check_number_list("subgames", int, 1, 4)
     check_writable_dir(FLAGS.output_dir, "output_dir")
-    subgames = [int(s) for s in FLAGS.subgames]
     missing = [f"subgame{s}.txt" for s in subgames if FLAGS.data_dir and not os.path.isfile(os.path.join(FLAGS.data_dir, f"subgame{s}.txt"))]
     if missing:
         usage_error(f"--data_dir={FLAGS.data_dir} has no {', '.join(missing)}")
@@ -230,4 +235,4 @@ def _plot(curves: dict, title: str, path: str) -> None:
 
 
 if __name__ == "__main__":
-    app.run(guarded(main))
+    app.run(guarded(main), flags_parser=parse_flags)

@@ -25,14 +25,17 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import openspiel_cfrx  # noqa: E402
 from examples._common import (  # noqa: E402
+    check_number,
+    check_output_dir,
     check_results_folder,
+    check_seed,
     check_writable_dir,
     define_allow_changed_flag,
     guarded,
     load_game_or_exit,
     lock_run_folders,
+    parse_flags,
     run_config,
-    usage_error,
     write_results,
 )
 
@@ -77,10 +80,10 @@ def typical_openspiel_script(game, solver_cls, iterations, seed, episodes):
 
 def main(argv):
     del argv
-    if FLAGS.iterations < 1:
-        usage_error(f"--iterations must be >= 1, got {FLAGS.iterations}")
-    if FLAGS.episodes < 1:
-        usage_error(f"--episodes must be >= 1, got {FLAGS.episodes}")
+    check_output_dir()
+    check_number("iterations", 1)
+    check_number("episodes", 1)
+    check_seed()
     check_writable_dir(FLAGS.output_dir, "output_dir")
     game = load_game_or_exit(FLAGS.game)
     impls = ["openspiel", "cfrx"] if FLAGS.impl == "both" else [FLAGS.impl]
@@ -105,4 +108,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    app.run(guarded(main))
+    app.run(guarded(main), flags_parser=parse_flags)

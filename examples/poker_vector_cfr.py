@@ -33,20 +33,29 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from examples._common import (  # noqa: E402
     check_device,
+    check_number,
+    check_output_dir,
     check_results_folder,
+    check_seed,
     check_writable_dir,
     define_common_flags,
     guarded,
     load_game_or_exit,
     lock_run_file,
     lock_run_folders,
+    parse_flags,
     run_config,
     usage_error,
     write_results,
 )
 from openspiel_cfrx.eval import CurvePoint, log_checkpoints, plot_curves  # noqa: E402
 from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError  # noqa: E402
-from openspiel_cfrx.poker.vector_cfr import VARIANTS, VectorCFR  # noqa: E402
+from openspiel_cfrx.poker.vector_cfr import (  # noqa: E402
+    VARIANTS,
+    VectorCFR,
+    VectorCFRTooLargeError,
+    format_bytes,
+)
 
 FLAGS = flags.FLAGS
 define_common_flags(
@@ -81,8 +90,14 @@ def main(argv):
     if len(argv) > 1:
         usage_error(f"unexpected arguments {argv[1:]}; flags only")
     check_device(FLAGS.device, False, "vector CFR runs on numpy")
+    check_output_dir()
     if FLAGS.iterations < 1 or FLAGS.threads < 1 or FLAGS.chunk_boards < 1 or FLAGS.max_minutes < 0:
         usage_error("--iterations, --threads and --chunk_boards must be >= 1 and --max_minutes >= 0")
+    check_number("max_minutes", 0)
+    check_number("checkpoint_minutes", 0, strict=True)
+    check_number("threads", 1, 4 * (os.cpu_count() or 1))
+    check_number("eval_every", 0)
+    check_seed()
     out = check_writable_dir(FLAGS.output_dir, "output_dir")
     game = load_game_or_exit(FLAGS.game, check_supported=False)
     checkpoint = FLAGS.checkpoint or os.path.join(out, "checkpoint.npz")
@@ -97,7 +112,16 @@ def main(argv):
                           threads=FLAGS.threads)  # fmt: skip
     except UnsupportedPokerGameError as e:
         usage_error(str(e))
-    solver = VectorCFR(tree, FLAGS.variant, alternating_updates=FLAGS.update_mode == "alternating")
+    try:
+        solver = VectorCFR(tree, FLAGS.variant, alternating_updates=FLAGS.update_mode == "alternating",
+                           verbose=False)  # its estimate is printed below, once the solve is accepted
+    except VectorCFRTooLargeError as e:
+        needs = str(e).split("; use ")[0]  # the library's advice names its arguments, not the flags
+        hint = "use a smaller game (fewer ranks or suits)" if FLAGS.isomorphism else \
+            "drop --noisomorphism (12.6x fewer flops) or use a smaller game"
+        usage_error(f"{needs}; {hint}")
+    print(f"vector {FLAGS.variant}: {solver.num_infosets:,} infosets (node x board x hand), "
+          f"~{format_bytes(solver.memory_bytes())} of {solver.dtype.name} arrays", file=sys.stderr)  # fmt: skip
     label = {"game": config["game"], "solver": f"{FLAGS.variant} ({FLAGS.update_mode})"}
     rows = []
     if os.path.exists(checkpoint) and not FLAGS.fresh:
@@ -147,21 +171,41 @@ def summarise(rows: list[dict], solver: VectorCFR) -> str:
     seconds = np.array([float(r["seconds"]) for r in rows])
     lines = ["| iteration | solve seconds | exploitability (mbb/g) |", "|---:|---:|---:|"]
     lines += [f"| {int(a)} | {b:.1f} | {c:.3f} |" for a, b, c in zip(t, seconds, mbb, strict=True)]
-    per_iteration = seconds[-1] / t[-1]
-    lines += ["", f"{t[-1] / seconds[-1]:.4f} iterations/s ({per_iteration:.2f} s per iteration, both players, "
-              "evaluations excluded)."]  # fmt: skip
+    # The rate between the first and the last evaluation: the first iterations carry the start-up
+    # (numba compiling the walk), which would otherwise dominate a short run's iterations/s.
+    if seconds[-1] > seconds[0] and t[-1] > t[0]:
+        per_iteration = (seconds[-1] - seconds[0]) / (t[-1] - t[0])
+        span = f"iterations {int(t[0]) + 1}-{int(t[-1])}; the first {int(t[0])} took {seconds[0]:.1f} s, start-up included"
+    else:
+        per_iteration = seconds[-1] / t[-1]
+        span = "start-up included"
+    lines += ["", f"{1 / max(per_iteration, 1e-12):.4g} iterations/s ({format_seconds(per_iteration)} per iteration, "
+              f"both players, evaluations excluded; {span})."]  # fmt: skip
     late = t >= max(10.0, t[-1] / 4)
     if late.sum() >= 2 and mbb[-1] > 1.0:
         slope, intercept = np.polyfit(np.log(t[late]), np.log(mbb[late]), 1)
         if slope < 0:
             needed = math.exp((0.0 - intercept) / slope)
             lines.append(f"Projection (a fit mbb/g ~ t^{slope:.2f} over iterations >= {int(t[late][0])}, not "
-                         f"measured): 1 mbb/g at about iteration {needed:,.0f}, ~{needed * per_iteration / 60:,.0f} "
-                         "min of solving.")  # fmt: skip
-    lines.append(f"Stored arrays: ~{solver.memory_bytes() / 2**30:.2f} GiB (regrets, strategies, averages); the "
+                         f"measured): 1 mbb/g at about iteration {needed:,.0f}, ~{format_seconds(needed * per_iteration)} "
+                         "of solving.")  # fmt: skip
+    lines.append(f"Stored arrays: ~{format_bytes(solver.memory_bytes())} (regrets, strategies, averages); the "
                  f"average strategy alone is {solver.num_infosets:,} infosets.")  # fmt: skip
     return "\n".join(lines) + "\n"
 
 
+def format_seconds(seconds: float) -> str:
+    """A duration in the unit that reads best: '0.031 s', '42 s', '17 min', '3.2 h', '5.1 days'."""
+    if seconds < 1:
+        return f"{seconds:.2g} s"
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    if seconds < 2 * 86400:
+        return f"{seconds / 3600:.1f} h"
+    return f"{seconds / 86400:,.1f} days"
+
+
 if __name__ == "__main__":
-    app.run(guarded(main))
+    app.run(guarded(main), flags_parser=parse_flags)

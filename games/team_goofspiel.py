@@ -190,6 +190,11 @@ class TeamGoofspielGame(_team.TeamGameMixin, pyspiel.Game):
     def new_initial_state(self):
         return TeamGoofspielState(self)
 
+    def __reduce__(self):
+        # Pickles as its game string (pyspiel's own pickling of a Python game
+        # skips __init__, leaving no _cfg): solvers holding the game pickle.
+        return pyspiel.load_game, (str(self),)
+
     def make_py_observer(self, iig_obs_type=None, params=None):
         if params:
             raise ValueError(f"team_goofspiel observers take no parameters; got {params}")

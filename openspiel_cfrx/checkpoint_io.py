@@ -81,6 +81,14 @@ def _sigint_deferred():
 
 def atomic_write(path: str, write: Callable[[object], None]) -> None:
     """Calls `write(file_object)` on a temporary file and renames it to `path`."""
+    path = os.fspath(path)
+    if not path:
+        raise CheckpointWriteError(errno.ENOENT, "cannot write a checkpoint to an empty path; give a file name")
+    if os.path.isdir(path):
+        raise CheckpointWriteError(
+            errno.EISDIR, f"cannot write checkpoint {path}: it is a directory; give a file path inside it, "
+            f"e.g. {os.path.join(path, 'checkpoint')}"
+        )  # fmt: skip
     directory = os.path.dirname(os.path.abspath(path))
     try:
         os.makedirs(directory, exist_ok=True)

@@ -85,6 +85,16 @@ def _explain(message: str, names: list[str]) -> str:
     return f"OpenSpiel check failed: {condition}"
 
 
+def _suggestions(name: str, registered: set[str]) -> list[str]:
+    """Up to 3 registered names close to `name`, ignoring case (game names are
+    lower case: `KUHN_POKER` suggests kuhn_poker)."""
+    by_lower = {n.lower(): n for n in sorted(registered)}
+    if name.lower() in by_lower:
+        return [by_lower[name.lower()]]
+    close = difflib.get_close_matches(name.lower(), sorted(by_lower), n=3, cutoff=0.5)
+    return [by_lower[n] for n in close]
+
+
 def load_game(game_string: str) -> pyspiel.Game:
     """Loads `game_string` like `pyspiel.load_game`, raising `GameStringError`
     (one line: the unknown name with suggestions, or the bad parameter with the
@@ -101,7 +111,7 @@ def load_game(game_string: str) -> pyspiel.Game:
     names = _game_names(game_string)
     for name in names:
         if name not in registered:
-            close = difflib.get_close_matches(name, sorted(registered), n=3, cutoff=0.5)
+            close = _suggestions(name, registered)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             if name in _PROJECT_GAMES:
                 hint = "; `import games` registers it"

@@ -24,6 +24,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 # first, they cannot be the last file a worker is still running when the other is idle.
 LONGEST_FIRST = (
     "test_examples.py",
+    "test_cli_sweep.py",
     "test_resume_examples.py",
     "test_cfr_mix.py",
     "test_distributed.py",

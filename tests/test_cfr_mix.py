@@ -425,7 +425,7 @@ def test_corrupt_and_mismatched_checkpoints_give_clear_errors(tiny_game, tmp_pat
     assert issubclass(CheckpointError, ValueError)
     # Another game, network shape or variant: the message names the setting.
     other_game = CFRMixSolver(pyspiel.load_game(STAR_NEST), **TINY_NETS)
-    with pytest.raises(CheckpointError, match=r"game: checkpoint 'team_goofspiel.*construct the solver"):
+    with pytest.raises(CheckpointError, match=r"game: the checkpoint has 'team_goofspiel.*construct the solver"):
         other_game.load_checkpoint(path)
     wider = CFRMixSolver(tiny_game, **{**TINY_NETS, "regret_network_layers": (16,)})
     with pytest.raises(CheckpointError, match="regret_network_layers"):
@@ -482,7 +482,7 @@ def test_compact_infoset_encoding_on_nest(tmp_path):
     resumed = CFRMixSolver(game, num_iterations=2, infoset_encoding="compact", **TINY_NETS)
     resumed.load_checkpoint(path)
     assert resumed.iteration == 2
-    with pytest.raises(CheckpointError, match="infoset_encoding: checkpoint 'compact' vs solver 'tensor'"):
+    with pytest.raises(CheckpointError, match="infoset_encoding: the checkpoint has 'compact', this solver 'tensor'"):
         CFRMixSolver(game, **TINY_NETS).load_checkpoint(path)
     # An unknown format version is refused, naming it.
     tensor = CFRMixSolver(game, **TINY_NETS)

@@ -72,7 +72,7 @@ def test_benchmark_example(tmp_path):
         pytest.param("oftrl_cfr.py", ["--game=leduc_poker(foo=1)"], "cannot load game", marks=pytest.mark.slow),
         ("oftrl_cfr.py", ["--game=matrix_rps"], "simultaneous"),
         ("benchmark.py", ["--game=kuhn_poker(players=3)"], "3 players"),
-        ("benchmark.py", ["--algorithms=nope"], "unknown algorithm"),
+        ("benchmark.py", ["--algorithms=nope"], "--algorithms: unknown entry 'nope'"),
     ],
 )
 def test_bad_flags_give_one_line_errors(script, flags, message, tmp_path):

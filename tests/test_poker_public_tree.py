@@ -218,7 +218,7 @@ def test_checkpoints_refuse_damage_and_other_settings(tmp_path):
 
 def test_refusals_name_the_problem():
     tree = PublicTree(pyspiel.load_game(SMALL))
-    with pytest.raises(VectorCFRTooLargeError, match=r"needs ~.* GiB"):
+    with pytest.raises(VectorCFRTooLargeError, match=r"needs ~[0-9.]+ (B|KiB|MiB|GiB) "):
         VectorCFR(tree, "cfr+", max_memory_bytes=1000, verbose=False)
     with pytest.raises(ValueError, match="unknown vector CFR variant 'cfr-'"):
         VectorCFR(tree, "cfr-")

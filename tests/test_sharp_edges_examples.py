@@ -89,9 +89,12 @@ def test_examples_print_one_line_for_a_bad_parameter(example, game):
 @pytest.mark.parametrize(
     "example, flag, message",
     [
-        ("cfr_mix", "--traversals=0", "num_traversals must be an int >= 1"),
-        ("oftrl_cfr", "--stepsize_scales=-1", "stepsize_scale must be > 0"),
-        ("deep_cfr", "--learning_rate=inf", "learning_rate must be a finite number > 0"),
+        # Refused at the flag (examples/_common.py), naming the flag rather than the library's argument.
+        ("cfr_mix", "--traversals=0", "--traversals must be >= 1, got 0"),
+        ("oftrl_cfr", "--stepsize_scales=-1", "--stepsize_scales entry must be > 0, got -1.0"),
+        ("deep_cfr", "--learning_rate=inf", "--learning_rate must be a finite number, got inf"),
+        ("deep_cfr", "--learning_rate=1e400", "--learning_rate must be a finite number, got inf"),
+        ("deep_cfr", "--traversals=0", "num_traversals must be an int >= 1"),  # the library's refusal
         ("openspiel_swap", "--iterations=-5", "--iterations must be >= 1"),
         ("openspiel_swap", "--episodes=-1", "--episodes must be >= 1"),
     ],

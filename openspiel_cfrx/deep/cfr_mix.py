@@ -84,7 +84,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
       game: a 2-player zero-sum pyspiel game offering the factored team protocol
         (`openspiel_cfrx.team.FactoredTeamGame`), team = player 0.
       variant: one of `VARIANTS` (default "cfr_mix").
-      num_iterations: CFR iterations T run by `solve()`.
+      num_iterations: CFR iterations T run by each `solve()` call.
       num_traversals: K probe-sampling traversals per player per iteration.
       regret_network_layers, policy_network_layers: hidden widths of the agent
         networks (regret and average strategy).

@@ -239,7 +239,11 @@ def _check_config(path: str, saved, current: dict) -> None:
         raise CheckpointError(f"checkpoint {path!r} is damaged: its config is {type(saved).__name__}")
     mismatched = {key: (saved.get(key), value) for key, value in current.items() if saved.get(key) != value}
     if mismatched:
-        details = "; ".join(f"{k}: checkpoint {a!r} vs solver {b!r}" for k, (a, b) in mismatched.items())
+        details = "; ".join(
+            f"{k}: this solver has {b!r}, the checkpoint predates that setting (written before it existed)"
+            if k not in saved else f"{k}: the checkpoint has {a!r}, this solver {b!r}"
+            for k, (a, b) in mismatched.items()
+        )
         raise CheckpointError(
             f"checkpoint {path!r} does not match this solver ({details}); construct the "
             "solver with the checkpoint's game and settings"

@@ -227,17 +227,31 @@ class FlatAdam:
         for p in params:
             n = p.numel()
             self.params[offset : offset + n].copy_(p.detach().reshape(-1))
-            p.data = self.params[offset : offset + n].view_as(p)
-            p.grad = self.grads[offset : offset + n].view_as(p)
             offset += n
-        self.lr, self.betas, self.eps, self.max_grad_norm = float(lr), betas, float(eps), max_grad_norm
         self._fused = None
+        self.bind(module)
+        self.lr, self.betas, self.eps, self.max_grad_norm = float(lr), betas, float(eps), max_grad_norm
         self._lr_t = torch.zeros((), dtype=torch.float32, device=self.params.device)  # CUDA: `prepare`
         self._step_t = torch.zeros((), dtype=torch.float32, device=self.params.device)
         if total >= self.FUSED_MIN_PARAMETERS and not self.params.is_cuda:
             self.params.grad = self.grads
             self._fused = torch.optim.Adam([self.params], lr=self.lr, betas=betas, eps=self.eps, fused=True)
         self.reset_state()
+
+    def bind(self, module: nn.Module) -> None:
+        """Re-points `module`'s trainable parameters and gradients to views of
+        the flat buffers (at construction, and after a copy or unpickling,
+        which copy the module's tensors and the buffers separately)."""
+        offset = 0
+        for p in (p for p in module.parameters() if p.requires_grad):
+            n = p.numel()
+            p.data = self.params[offset : offset + n].view_as(p)
+            p.grad = self.grads[offset : offset + n].view_as(p)
+            offset += n
+        if offset != self.params.numel():
+            raise ValueError(f"module has {offset} trainable parameters, the optimiser {self.params.numel()}")
+        if self._fused is not None:
+            self.params.grad = self.grads
 
     def reset_state(self) -> None:
         """Forgets the moment estimates (a fresh optimiser for a re-initialised net)."""

@@ -107,8 +107,15 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         return self._iteration - 1
 
     def solve(self):
-        """Runs the remaining iterations up to `num_iterations`; returns `solve_result()`."""
-        remaining = range(self._iteration, self._num_iterations + 1)
+        """Runs `num_iterations` iterations and returns `solve_result()`.
+
+        As OpenSpiel's `solve()`, every call runs `num_iterations` more. The
+        first call of a solver resumed with `load_checkpoint` runs only the
+        rest up to `num_iterations` (so a resumed run ends where the
+        uninterrupted one did); later calls run `num_iterations` more."""
+        end = self._iteration + self._num_iterations if getattr(self, "_solved", False) else self._num_iterations + 1
+        self._solved = True
+        remaining = range(self._iteration, end)
         bar = None
         if self._progress:
             from tqdm import tqdm

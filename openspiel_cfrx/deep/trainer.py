@@ -82,6 +82,11 @@ SQUARED = WeightedSquaredLoss()
 SQUARED_ON_PROBABILITIES = WeightedSquaredLoss(transform=masked_softmax)
 
 
+def _plain_forward(network: torch.nn.Module, inputs):
+    """`network(inputs)`: a trainer's default forward pass."""
+    return network(inputs)
+
+
 class Trainer:
     """One network, its optimiser, and the SGD loop.
 
@@ -102,7 +107,13 @@ class Trainer:
         _warn_if_bfloat16_is_emulated(precision, network)
         self.learning_rate = float(learning_rate)
         self.optimizer = FlatAdam(network, lr=learning_rate, max_grad_norm=gradient_clip)
-        self.forward = forward or (lambda net, x: net(x))
+        self.forward = forward or _plain_forward  # a module-level function: trainers (and solvers) pickle
+
+    def __setstate__(self, state: dict) -> None:
+        # A copy or an unpickled trainer has the network's parameters and the
+        # optimiser's flat buffer as separate tensors: make them views again.
+        self.__dict__.update(state)
+        self.optimizer.bind(self.network)
 
     cuda_graphs = True  # on a CUDA device, each fit replays one captured step (`fit`)
 

@@ -139,6 +139,16 @@ def _zero_tied_rows(width):
     return kernel
 
 
+def format_bytes(count: float) -> str:
+    """`count` bytes with a unit that keeps 3 significant digits: '512 B', '2.62 MiB', '687 TiB'."""
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
+        if abs(value) < 1024 or unit == "PiB":
+            break
+        value /= 1024
+    return f"{value:.0f} {unit}" if unit == "B" else f"{value:.3g} {unit}"
+
+
 class VectorCFRTooLargeError(MemoryError):
     """The solve's arrays would not fit in the allowed memory."""
 
@@ -203,13 +213,16 @@ class VectorCFR:
         needed = self.memory_bytes()
         if verbose:
             print(f"vector {variant}: {self.num_infosets:,} infosets (node x board x hand), "
-                  f"~{needed / 2**30:.2f} GiB of {self.dtype.name} arrays", file=sys.stderr)  # fmt: skip
+                  f"~{format_bytes(needed)} of {self.dtype.name} arrays", file=sys.stderr)  # fmt: skip
         if needed > limit:
             raise VectorCFRTooLargeError(
-                f"vector {variant} on this game needs ~{needed / 2**30:.1f} GiB (regrets, strategies and "
-                f"averages for {self.num_infosets:,} infosets) but the limit is {limit / 2**30:.1f} GiB; "
-                "use a smaller game, isomorphism=True, or pass max_memory_bytes="
-            )
+                f"vector {variant} on this game needs ~{format_bytes(needed)} (regrets, strategies and "
+                f"averages for {self.num_infosets:,} infosets) but the limit is {format_bytes(limit)}; "
+                + ("use a smaller game, or pass max_memory_bytes= to raise the limit"
+                   if getattr(tree, "isomorphism", False) else
+                   "use a smaller game, PublicTree(..., isomorphism=True), or pass max_memory_bytes= to raise "
+                   "the limit")
+            )  # fmt: skip
         self.iteration = 0
         self.strategy: dict[tuple[int, int], np.ndarray] = {}  # (node, board lo) -> [b, H, A]
         self.average: dict[tuple[int, int], np.ndarray] = {}

@@ -45,24 +45,46 @@ AVERAGING_SCHEMES = ("uniform", "linear", "quadratic")
 TIE_TOLERANCE = 1e-12
 
 
+def _uniform_weight(t: int) -> float:
+    return 1.0
+
+
+def _linear_weight(t: int) -> float:
+    return float(t)
+
+
+def _quadratic_weight(t: int) -> float:
+    return float(t) ** 2
+
+
+# Module-level functions (not lambdas), so that solvers holding them pickle.
+_SCHEME_WEIGHTS = {"uniform": _uniform_weight, "linear": _linear_weight, "quadratic": _quadratic_weight}
+
+
 def averaging_weight(averaging: str | Callable[[int], float]) -> Callable[[int], float]:
     """Iteration weight function for the average strategy."""
     if callable(averaging):
         return averaging
-    if averaging == "uniform":
-        return lambda t: 1.0
-    if averaging == "linear":
-        return lambda t: float(t)
-    if averaging == "quadratic":
-        return lambda t: float(t) ** 2
+    if isinstance(averaging, str) and averaging in _SCHEME_WEIGHTS:
+        return _SCHEME_WEIGHTS[averaging]
     raise ValueError(
         f"averaging must be one of {AVERAGING_SCHEMES} or a callable t -> weight, got {averaging!r}"
     )
 
 
+@dataclasses.dataclass(frozen=True)
+class PowerWeight:
+    """DCFR's average-strategy weight t^gamma (a picklable callable)."""
+
+    gamma: float
+
+    def __call__(self, t: int) -> float:
+        return float(t) ** self.gamma
+
+
 def power_weight(gamma: float) -> Callable[[int], float]:
     """DCFR's average-strategy weight t^gamma."""
-    return lambda t: float(t) ** gamma
+    return PowerWeight(gamma)
 
 
 class Discount(NamedTuple):

@@ -54,9 +54,17 @@ def _tabular_rows(tree: GameTree, tabular: policy_lib.TabularPolicy) -> np.ndarr
 
 
 def _fill_from_dicts(tree: GameTree, strategy: np.ndarray, ids, dicts) -> None:
+    num_actions = tree.num_actions
     for i, probs in zip(ids, dicts, strict=True):
         items = probs.items() if hasattr(probs, "items") else probs
         for action, prob in items:
+            if not (type(action) is int or isinstance(action, np.integer)) or not 0 <= action < num_actions:
+                legal = np.flatnonzero(tree.infoset_legal_mask[i]).tolist()
+                raise ValueError(
+                    f"policy gives probability {prob!r} to action {action!r} at infoset "
+                    f"{tree.infoset_key[i]!r} of player {int(tree.infoset_player[i])}, which is not an "
+                    f"action of the game (actions are 0..{num_actions - 1}; legal here: {legal})"
+                )
             strategy[i, action] = prob
 
 
