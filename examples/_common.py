@@ -336,7 +336,7 @@ def check_output_file(name: str) -> str:
     if not path:
         return path
     if os.path.isdir(path) or path.endswith(os.sep):
-        usage_error(f"--{name}={path} is a directory; give a file path, e.g. {os.path.join(path, name + '.pt')}")
+        usage_error(f"--{name}={path} is a directory; give a file path, e.g. {os.path.join(path, name)}")
     check_writable_dir(os.path.dirname(os.path.abspath(path)), name)
     return path
 
