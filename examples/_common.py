@@ -201,7 +201,9 @@ def guarded(main):
 
     from openspiel_cfrx.checkpoint_io import CheckpointWriteError
     from openspiel_cfrx.deep.distributed import RayConnectionError, RayUnavailableError
+    from openspiel_cfrx.deep.sampler import TraversalTooLargeError
     from openspiel_cfrx.deep.validation import TrainingDivergedError
+    from openspiel_cfrx.poker.vector_cfr import VectorCFRTooLargeError
 
     @functools.wraps(main)
     def run(argv):
@@ -210,7 +212,7 @@ def guarded(main):
         except KeyboardInterrupt:
             sys.exit("interrupted (Ctrl-C); outputs written so far are kept")
         except (ValueError, TrainingDivergedError, CheckpointWriteError, RayUnavailableError,
-                RayConnectionError) as e:  # fmt: skip
+                RayConnectionError, TraversalTooLargeError, VectorCFRTooLargeError) as e:  # fmt: skip
             sys.exit(f"error: {' '.join(str(e).split())}")
         except OSError as e:  # an output that cannot be written (e.g. a full disk under a plot)
             if e.errno not in _WRITE_ERRNOS:
@@ -673,7 +675,7 @@ def check_output_file(name: str) -> str:
     if not path:
         return path
     if os.path.isdir(path) or path.endswith(os.sep):
-        usage_error(f"--{name}={path} is a directory; give a file path, e.g. {os.path.join(path, name + '.pt')}")
+        usage_error(f"--{name}={path} is a directory; give a file path, e.g. {os.path.join(path, name)}")
     check_writable_dir(os.path.dirname(os.path.abspath(path)), name)
     return path
 

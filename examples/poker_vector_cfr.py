@@ -35,6 +35,7 @@ from examples._common import (  # noqa: E402
     check_device,
     check_number,
     check_output_dir,
+    check_output_file,
     check_results_folder,
     check_seed,
     check_writable_dir,
@@ -93,6 +94,7 @@ def main(argv):
     check_output_dir()
     if FLAGS.iterations < 1 or FLAGS.threads < 1 or FLAGS.chunk_boards < 1 or FLAGS.max_minutes < 0:
         usage_error("--iterations, --threads and --chunk_boards must be >= 1 and --max_minutes >= 0")
+    check_output_file("checkpoint")
     check_number("max_minutes", 0)
     check_number("checkpoint_minutes", 0, strict=True)
     check_number("threads", 1, 4 * (os.cpu_count() or 1))
@@ -121,7 +123,7 @@ def main(argv):
             "drop --noisomorphism (12.6x fewer flops) or use a smaller game"
         usage_error(f"{needs}; {hint}")
     print(f"vector {FLAGS.variant}: {solver.num_infosets:,} infosets (node x board x hand), "
-          f"~{format_bytes(solver.memory_bytes())} of {solver.dtype.name} arrays", file=sys.stderr)  # fmt: skip
+          f"~{format_bytes(solver.memory_bytes())} of {solver.dtype.name} arrays", flush=True)  # fmt: skip
     label = {"game": config["game"], "solver": f"{FLAGS.variant} ({FLAGS.update_mode})"}
     rows = []
     if os.path.exists(checkpoint) and not FLAGS.fresh:
