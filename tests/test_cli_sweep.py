@@ -428,7 +428,7 @@ def check_careless_run(name: str, args: list[str]) -> None:
 
 
 @pytest.mark.parametrize("name", BINARIES)
-@settings(max_examples=3, deadline=None, derandomize=True, database=None,
+@settings(max_examples=1, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])  # fmt: skip
 @given(data=st.data())
 def test_careless_flags_end_in_outputs_or_one_error_line(name, data):

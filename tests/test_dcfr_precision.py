@@ -123,6 +123,7 @@ class PreciseDCFR:
         return worst
 
 
+@pytest.mark.slow  # ~40 s: OpenSpiel's Python DCFR; the default tier checks DCFR against it in test_openspiel_adapted
 def test_dcfr_equals_openspiels_for_50_iterations_on_leduc():
     game = pyspiel.load_game("leduc_poker")
     ours, theirs = openspiel_cfrx.DCFRSolver(game), discounted_cfr.DCFRSolver(game)

@@ -279,7 +279,8 @@ EXAMPLE = ["--game=kuhn_poker", "--eval_every=2", "--traversal_backend=vectorize
 # settings under which a resume that rebuilt the memories' duplicate-tracking sums instead of
 # restoring them changed the NashConv column at iteration 4 (0.267138 against 0.267134).
 EXAMPLE_SETTINGS = [
-    ["--traversals=100", "--advantage_steps=10", "--policy_steps=20", "--layers=8", "--seed=4"],
+    pytest.param(["--traversals=100", "--advantage_steps=10", "--policy_steps=20", "--layers=8", "--seed=4"],
+                 marks=pytest.mark.slow),  # ~25 s of subprocesses; test_resume_examples covers the examples
     pytest.param(["--traversals=200", "--advantage_steps=20", "--policy_steps=300", "--layers=16,16", "--seed=0"],
                  marks=pytest.mark.slow),
 ]  # fmt: skip

@@ -107,6 +107,7 @@ def test_concurrent_oftrl_runs_the_second_refuses_and_sigterm_releases_the_lock(
 
 
 # -------------------------------------------------- results of one configuration
+@pytest.mark.slow  # ~20 s: two example runs one after the other
 def test_sequential_oftrl_runs_of_another_game_refuse_and_keep_the_first_curves(tmp_path):
     out = tmp_path / "out"
     _run("oftrl_cfr.py", "--game=kuhn_poker", *OFTRL, f"--output_dir={out}")
@@ -138,6 +139,7 @@ def test_csvs_have_the_game_column_and_a_config_sidecar(tmp_path, script, flags,
 
 
 # ------------------------------------------------------------------ resume checks
+@pytest.mark.slow  # ~15 s: three example runs
 def test_resume_with_changed_traversals_refuses_and_allow_changed_permits_it(tmp_path):
     folders = [f"--output_dir={tmp_path / 'out'}", f"--checkpoint_dir={tmp_path / 'ckpt'}"]
     _run("deep_cfr.py", *DEEP_CFR, "--iterations=2", "--traversals=20", *folders)
