@@ -30,6 +30,8 @@ LONGEST_FIRST = (
     "test_distributed.py",
     "test_sharp_edges_examples.py",
     "test_poker_public_tree.py",
+    "test_run_folders.py",
+    "test_exact_resume.py",
 )
 
 
