@@ -131,6 +131,7 @@ class TraversalSampler(Sampler):
                                                          self.rng, record) for _ in range(size)),
                             answer, lambda record=record, size=size: self._check(record, size, limit))  # fmt: skip
                 samples = samples_from_record(record, self.num_actions)
+                del record  # its lists go before the collector is back on, not scanned by it first
             yield samples
 
     def _check(self, record: TraversalRecord, traversals: int, limit: int) -> None:
