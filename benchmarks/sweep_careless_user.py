@@ -446,7 +446,8 @@ def _damaged_checkpoints(tmp: str, specs: dict, time_limit: float) -> list[tuple
             code, stdout, stderr, _, hung = run(cmd, time_limit, tmp)
             results.append((name, label, shown, classify(case, code, stdout, stderr, hung),
                             first_line(stdout, stderr, tmp)))  # fmt: skip
-            open(os.path.join(ckpt, files[0] if files else "deep_cfr.pt"), "wb").close()
+            for f in files or [f"{name}.pt"]:  # every checkpoint (cfr_mix.py keeps one per variant)
+                open(os.path.join(ckpt, f), "wb").close()
     return results
 
 
