@@ -276,7 +276,7 @@ def test_deep_cfr_mix_fine_tunes_by_default_and_learns(tiny_game):
         ({"alternating_updates": False}, 0.35),
         # Regret networks keep their first target scale (the audit's "Target
         # scale" row, measured in cfr_mix_factors.md).
-        ({"rescale_regret_targets": False}, None),
+        pytest.param({"rescale_regret_targets": False}, None, marks=pytest.mark.slow),
     ],
 )
 def test_update_options_change_the_run_and_still_learn(tiny_game, default_run, option, average_bound):
@@ -292,6 +292,7 @@ def test_update_options_change_the_run_and_still_learn(tiny_game, default_run, o
         assert average[0] < average_bound
 
 
+@pytest.mark.slow  # bfloat16 is emulated on CPUs without AMX / AVX-512 BF16
 def test_bfloat16_training_learns_and_mixes_in_float32(tiny_game, monkeypatch):
     """training_precision="bfloat16": the agent networks train under bfloat16
     autocast, their parameters stay float32, and the mixing layer's product

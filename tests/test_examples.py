@@ -227,6 +227,7 @@ def test_cfr_mix_example_compact_encoding_on_nest(tmp_path):
     assert proc.returncode != 0 and "CFRMixSolver variants only" in proc.stderr
 
 
+@pytest.mark.slow  # tests/test_exact_resume.py covers CFR-MIX resume through the library
 def test_cfr_mix_example_resumes_from_checkpoint(tmp_path):
     flags = [
         "--variants=cfr_mix,independent", "--seconds=30", "--traversals=5", "--train_steps=2",

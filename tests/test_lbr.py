@@ -37,6 +37,7 @@ def test_lbr_is_a_lower_bound_that_finds_most_of_the_exploitability(name):
     assert result.deals == 400 and math.isfinite(result.ci95_mbb)
 
 
+@pytest.mark.slow  # LBR's preflop option; the lower-bound test covers LBR itself
 def test_lbr_preflop_call_is_weaker_and_reproducible():
     game = pyspiel.load_game(SMALL)
     policy = policy_lib.UniformRandomPolicy(game)
@@ -47,6 +48,7 @@ def test_lbr_preflop_call_is_weaker_and_reproducible():
     assert calling.mbb_per_game < full.mbb_per_game  # measured 745 +- 257 vs 1,817 +- 306 (150 deals)
 
 
+@pytest.mark.slow  # full HULH rollouts
 def test_lbr_on_hulh_beats_fixed_bots():
     """Full HULH (sampled flop rollouts, preflop call): LBR wins against
     always-raise, whose exploitability is several big blinds."""

@@ -169,6 +169,7 @@ def test_small_river_endgame_engine_equals_openspiel_nash_conv():
     assert expected < uniform / 5
 
 
+@pytest.mark.slow  # the wheel check runs the example on subgame 4
 def test_oftrl_endgames_example_writes_curves_and_summary(tmp_path):
     import csv
 

@@ -110,7 +110,7 @@ def test_expected_sampled_regrets_are_the_exact_counterfactual_regrets(game, tra
     assert z.max() < 5.5 and 0.7 < z.mean() < 0.9  # |N(0, 1)|: mean 0.80
 
 
-@pytest.mark.parametrize("name, traversals", [(SMALL_FHP, 6000), (SMALL_HULH, 3000)])
+@pytest.mark.parametrize("name, traversals", [(SMALL_FHP, 6000), pytest.param(SMALL_HULH, 3000, marks=pytest.mark.slow)])
 def test_same_statistics_as_the_state_backend(name, traversals):
     """Per-traversal means of nodes touched, advantage and strategy rows and the
     regret sums of each action agree with the pyspiel-state backend within

@@ -84,6 +84,7 @@ def test_interrupted_deep_cfr_run_resumes_to_the_uninterrupted_rows(tmp_path, un
     assert _same(_rows(out / "curve.csv"), uninterrupted)
 
 
+@pytest.mark.slow  # a killed run, its resume and an extended run (~20 s); the SIGINT cases stay in the default tier
 def test_killed_between_row_and_checkpoint_and_extended_run(tmp_path, uninterrupted):
     """A run killed after writing a row but before its checkpoint, then
     extended past its first --iterations, still ends with exactly the

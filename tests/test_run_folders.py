@@ -57,7 +57,7 @@ def _lock(folder, pid, since="2024-01-02 03:04:05 +0000"):
 
 
 # ------------------------------------------------------------------ locks
-@pytest.mark.parametrize("flag", ["output_dir", "checkpoint_dir"])
+@pytest.mark.parametrize("flag", ["output_dir", pytest.param("checkpoint_dir", marks=pytest.mark.slow)])
 def test_a_second_run_into_a_held_folder_refuses_naming_the_holder(tmp_path, flag):
     held, other = tmp_path / "held", tmp_path / "other"
     _lock(held, os.getpid())  # held by a live process on this host: this test
@@ -125,9 +125,10 @@ def test_sequential_oftrl_runs_of_another_game_refuse_and_keep_the_first_curves(
 
 @pytest.mark.parametrize("script, flags, name", [
     ("openspiel_swap.py", ["--game=kuhn_poker", "--iterations=5", "--episodes=2"], "results.csv"),
-    ("benchmark.py", ["--game=kuhn_poker", "--seconds=0.2", "--eval_points=2", "--algorithms=cfr+", "--quiet"],
-     "benchmark.csv"),
-    ("head_to_head.py", ["--game=kuhn_poker", "--policies=call,uniform", "--deals=4"], "head_to_head.csv"),
+    pytest.param("benchmark.py", ["--game=kuhn_poker", "--seconds=0.2", "--eval_points=2", "--algorithms=cfr+",
+                                  "--quiet"], "benchmark.csv", marks=pytest.mark.slow),
+    pytest.param("head_to_head.py", ["--game=kuhn_poker", "--policies=call,uniform", "--deals=4"], "head_to_head.csv",
+                 marks=pytest.mark.slow),
 ])  # fmt: skip
 def test_csvs_have_the_game_column_and_a_config_sidecar(tmp_path, script, flags, name):
     _run(script, *flags, f"--output_dir={tmp_path}")
@@ -166,6 +167,7 @@ def test_resume_turning_sd_cfr_on_refuses_even_when_allowed(tmp_path):
     assert [r["iteration"] for r in _rows(tmp_path / "out" / "curve.csv")] == ["1"]
 
 
+@pytest.mark.slow  # two example runs; the --sd_cfr case checks the same refusal
 def test_resume_with_another_seed_refuses_in_a_fresh_output_dir(tmp_path):
     """The checkpoint itself records the run's flags: a resume writing to a new
     --output_dir (no results to compare with) is still checked."""
@@ -176,6 +178,7 @@ def test_resume_with_another_seed_refuses_in_a_fresh_output_dir(tmp_path):
     assert "--seed: 3 there vs 4 now" in line
 
 
+@pytest.mark.slow  # two example runs
 def test_checkpoint_without_recorded_settings_resumes_with_a_note(tmp_path):
     import torch
 

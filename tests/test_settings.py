@@ -95,7 +95,7 @@ def test_cfr_mix_defaults(tiny_game):
 
     # A workers group brings its own defaults; flat keywords replace fields of the solver's.
     assert built(num_workers=1).workers.num_threads == 1
-    assert built(workers=WorkerSettings()).workers.num_threads is None
+    assert built(workers=WorkerSettings()).workers.num_threads == "auto"
     assert built(network="plain_mlp").network.family == "plain_mlp"
 
 
@@ -162,7 +162,7 @@ MIX_BAD = [  # (flat keyword, value, message start), each also checked through i
     ("linear_averaging", "yes", "linear_averaging must be True or False, got 'yes'"),
     ("infoset_encoding", "bits", "infoset_encoding must be one of 'tensor', 'compact', got"),
     ("num_workers", 0, "num_workers must be an int >= 1, got 0"),
-    ("num_threads", 0, "num_threads must be an int >= 1 or None, got 0"),
+    ("num_threads", 0, "num_threads must be an int >= 1, 'auto' or None (torch's setting left alone), got 0"),
     ("ray_address", 5, "ray_address must be None, 'auto', 'host:port' or 'ray://host:port'"),
 ]
 

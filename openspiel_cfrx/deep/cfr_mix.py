@@ -70,6 +70,7 @@ from openspiel_cfrx.deep.team_model import (
     team_views,
 )
 from openspiel_cfrx.deep.team_policy import TeamPolicy, regret_matching_plus  # noqa: F401  (re-exported)
+from openspiel_cfrx.deep.threads import apply_num_threads
 from openspiel_cfrx.deep.validation import check_device, check_loss, check_settings
 from openspiel_cfrx.tree import check_game_supported
 
@@ -152,7 +153,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         importing Ray; ray_address None starts a local instance, "auto" /
         "host:port" / "ray://host:port" join a cluster), `num_threads`
         (`torch.set_num_threads`, process-wide; default 1 here, while a
-        `WorkerSettings()` given as the group leaves it alone).
+        `WorkerSettings()` given as the group has "auto", `deep.threads`).
       progress, log_every, verbose: see `NeuralSolver`.
       callback, callback_every: `callback(solver)` after every N-th iteration.
 
@@ -205,8 +206,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
                          callback_every=callback_every)  # fmt: skip
         self.variant, config = variant, settings.flags
         self._config = config
-        if work.num_threads is not None:
-            torch.set_num_threads(int(work.num_threads))
+        apply_num_threads(work.num_threads, (*regret_network_layers, *policy_network_layers), device)
         self._device = torch.device(device)
         self._adversary_declared, adversary_actions = _adversary_width(game)
         self.infoset_encoding = infoset_encoding = settings.network.infoset_encoding

@@ -196,8 +196,8 @@ class CFRMixSettings:
 
     The core arguments have no defaults here: `CFRMixSolver`'s signature holds
     them. `workers` defaults to one torch thread (`num_threads=1`), as
-    `CFRMixSolver` always has; a `WorkerSettings()` given as a group leaves
-    torch's thread count alone (its own default, None).
+    `CFRMixSolver` always has; a `WorkerSettings()` given as a group has its
+    own default, "auto" (`deep.threads`).
     """
 
     variant: str

@@ -58,6 +58,7 @@ from openspiel_cfrx.deep.settings import (
     WorkerSettings,
 )
 from openspiel_cfrx.deep.solver_base import NeuralSolver, format_loss
+from openspiel_cfrx.deep.threads import apply_num_threads
 from openspiel_cfrx.deep.trainer import SQUARED, Trainer
 from openspiel_cfrx.deep.validation import check_device, check_loss
 from openspiel_cfrx.encoders import InformationStateTensorEncoder, encoded_size
@@ -143,8 +144,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         super().__init__(game, num_iterations=num_iterations, seed=seed, schedule=training.schedule,
                          progress=progress, log_every=log_every, verbose=verbose, callback=callback,
                          callback_every=callback_every)  # fmt: skip
-        if work.num_threads is not None:
-            torch.set_num_threads(int(work.num_threads))
+        apply_num_threads(work.num_threads, (*policy_network_layers, *advantage_network_layers), device)
         encoder, options = network_inputs(net.family, game, net.encoder, net.options)
         self._encoder = encoder if encoder is not None else InformationStateTensorEncoder(game)
         self._network_options = options

@@ -209,14 +209,16 @@ class WorkerSettings(_Group):
       give the same run); 1 runs them in-process without importing Ray.
     ray_address: None starts a local Ray instance; "auto", "host:port" or
       "ray://host:port" join a cluster.
-    num_threads: if set, `torch.set_num_threads(num_threads)` (process-wide).
+    num_threads: torch's intra-op threads on CPU (process-wide): "auto" one
+      for networks at most 128 units wide, else the usable CPUs
+      (`deep.threads`); an int sets it; None leaves torch's setting alone.
     """
 
     num_workers: int = 1
     ray_address: str | None = None
-    num_threads: int | None = None
+    num_threads: int | str | None = "auto"
     RULES: ClassVar[dict] = {"num_workers": "int>=1", "ray_address": "address|None",
-                             "num_threads": "int>=1|None"}  # fmt: skip
+                             "num_threads": "int>=1|None|auto"}  # fmt: skip
 
 
 GROUPS: dict[str, type[_Group]] = {

@@ -36,6 +36,10 @@ RULES = {
     "int>=1": (lambda v: _is_int(v) and v >= 1, "an int >= 1"),
     "int>=0": (lambda v: _is_int(v) and v >= 0, "an int >= 0"),
     "int>=1|None": (lambda v: v is None or (_is_int(v) and v >= 1), "an int >= 1 or None"),
+    "int>=1|None|auto": (
+        lambda v: v is None or v == "auto" or (_is_int(v) and v >= 1),
+        "an int >= 1, 'auto' or None (torch's setting left alone)",
+    ),
     "real>0": (lambda v: _is_real(v) and math.isfinite(v) and v > 0, "a finite number > 0"),
     "real>=0": (lambda v: _is_real(v) and math.isfinite(v) and v >= 0, "a finite number >= 0"),
     "real>0|None": (
