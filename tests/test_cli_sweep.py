@@ -9,7 +9,8 @@ and combinations (wrong types, out of range, empty and duplicated lists,
 NaN/inf, huge numbers, bad paths, stray positional arguments) for every
 example binary, a handful per binary here and many more under
 `@pytest.mark.slow`. Every example runs in its own process on tiny settings,
-in a scratch working directory.
+in a scratch working directory (forked from a warm process that has the heavy
+modules imported: `example_runner.py`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import tempfile
 import time
 
 import pytest
+from example_runner import run_script
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -74,12 +76,8 @@ def run_example(name: str, *args: str, cwd: str, tiny: bool = True, timeout: flo
     """`examples/<name>.py` with `args` (after the TINY flags), in `cwd`."""
     command = [sys.executable, os.path.join(ROOT, "examples", f"{name}.py"), *(TINY[name] if tiny else []), *args]
     env = {**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
-    try:
-        out = subprocess.run(command, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        text = [(x.decode() if isinstance(x, bytes) else x) or "" for x in (e.stdout, e.stderr)]
-        return Run(command, -9, text[0], text[1], True)
-    return Run(command, out.returncode, out.stdout, out.stderr, False)
+    returncode, stdout, stderr, hung = run_script(command[1], command[2:], cwd=cwd, env=env, timeout=timeout)
+    return Run(command, returncode, stdout, stderr, hung)
 
 
 def assert_one_line_error(run: Run, pattern: str = "") -> str:

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 
+import example_runner
 import pytest
 
 import openspiel_cfrx
@@ -61,10 +62,8 @@ def test_load_game_ignores_spaces_around_the_string():
 
 
 def _run_example(name: str, game: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, os.path.join(ROOT, "examples", f"{name}.py"), f"--game={game}"],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
-    )  # fmt: skip
+    return example_runner.run([sys.executable, os.path.join(ROOT, "examples", f"{name}.py"), f"--game={game}"],
+                              cwd=ROOT)  # fmt: skip
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
@@ -100,9 +99,8 @@ def test_examples_print_one_line_for_a_bad_parameter(example, game):
     ],
 )
 def test_library_refusals_become_one_line_errors(example, flag, message, tmp_path):
-    proc = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "examples", f"{example}.py"), flag, f"--output_dir={tmp_path}"],
-        capture_output=True, text=True, cwd=ROOT, timeout=600,
+    proc = example_runner.run(
+        [sys.executable, os.path.join(ROOT, "examples", f"{example}.py"), flag, f"--output_dir={tmp_path}"], cwd=ROOT
     )  # fmt: skip
     lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
     assert proc.returncode != 0 and len(lines) == 1 and message in lines[0], lines[-5:]
