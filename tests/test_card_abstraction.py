@@ -270,3 +270,14 @@ def test_example_builds_and_saves(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "abstract infosets" in proc.stdout and out.exists()
     assert A.CardAbstraction.load(out, PublicTree(pyspiel.load_game(TINY))).num_buckets == (16, 5)
+
+
+def test_opponent_groups_partition_the_hands_weakest_first(small):
+    groups = A.opponent_groups(small, 4)
+    equity = A.preflop_equity(small)
+    assert groups.shape == (4, small.deck.num_hands) and np.all(groups.sum(axis=0) == 1)
+    means = [equity[g].mean() for g in groups]
+    assert means == sorted(means)
+    classes = A.preflop_classes(small.deck)
+    for c in np.unique(classes):  # a class is never split
+        assert len({int(np.argmax(groups[:, h])) for h in np.flatnonzero(classes == c)}) == 1

@@ -400,7 +400,8 @@ def opponent_groups(tree: PublicTree, num_groups: int = 8, seed: int = 0) -> np.
     first = np.unique(classes, return_index=True)[1]
     points, weights = equity[first][:, None], np.bincount(classes, minlength=count).astype(np.float64)
     result = weighted_kmeans(points, weights, min(int(num_groups), count), seed=seed)
-    return result.labels[classes][None, :] == np.arange(result.centres.shape[0])[:, None]
+    rank = np.argsort(np.argsort(result.centres[:, 0], kind="stable"), kind="stable")  # weakest group first
+    return rank[result.labels][classes][None, :] == np.arange(len(rank))[:, None]
 
 
 def ochs_features(tree: PublicTree, boards: np.ndarray, groups: np.ndarray) -> np.ndarray:
