@@ -281,3 +281,17 @@ def test_opponent_groups_partition_the_hands_weakest_first(small):
     classes = A.preflop_classes(small.deck)
     for c in np.unique(classes):  # a class is never split
         assert len({int(np.argmax(groups[:, h])) for h in np.flatnonzero(classes == c)}) == 1
+
+
+def test_kmeans_converges_to_a_lloyd_fixed_point():
+    """With Hamerly's bounds skipping most distance queries, a run to convergence
+    still ends where every point's centre is its nearest (checked by brute force)."""
+    rng = np.random.default_rng(2)
+    points = rng.random((3000, 4)) ** 3  # skewed, as hand-strength features are
+    weights = rng.integers(1, 25, 3000).astype(float)
+    result = A.weighted_kmeans(points, weights, 60, seed=5, max_iterations=1000, tolerance=0.0)
+    distance = ((points[:, None, :] - result.centres[None]) ** 2).sum(axis=2)
+    own = distance[np.arange(3000), result.labels]
+    assert np.all(own <= distance.min(axis=1) + 1e-12)
+    assert np.bincount(result.labels, minlength=60).min() >= 1
+    assert result.distortion == pytest.approx(float(weights @ own), rel=1e-9)

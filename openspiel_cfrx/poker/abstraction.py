@@ -478,15 +478,48 @@ def _fill_empty(points: np.ndarray, weights: np.ndarray, labels: np.ndarray, d2:
     return labels
 
 
+def _two_nearest(centres: np.ndarray, points: np.ndarray, workers: int):
+    """(nearest centre, distance to it, distance to the second nearest (inf if k = 1))."""
+    if len(centres) == 1:
+        distance = np.sqrt(((points - centres[0]) ** 2).sum(axis=1))
+        return np.zeros(len(points), dtype=np.int64), distance, np.full(len(points), np.inf)
+    distance, index = cKDTree(centres).query(points, k=2, workers=workers)
+    return index[:, 0], distance[:, 0], distance[:, 1]
+
+
+def _reassign(points: np.ndarray, centres: np.ndarray, before: np.ndarray, labels: np.ndarray, lower: np.ndarray,
+              reseeded: np.ndarray, workers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:  # fmt: skip
+    """Nearest centres after the centres moved from `before`, with Hamerly's (2010)
+    bounds: a point's lower bound on the distance to every centre but its own drops
+    by the largest move of the others (re-seeded centres: their exact distance);
+    only points whose exact distance to their own centre exceeds it are queried
+    again. Returns (labels, distance to own centre, lower bound, points queried)."""
+    shift = np.sqrt(((centres - before) ** 2).sum(axis=1))
+    shift[reseeded] = 0.0
+    top = int(np.argmax(shift))
+    second = np.max(np.delete(shift, top)) if len(shift) > 1 else 0.0
+    lower = lower - np.where(labels == top, second, shift[top])
+    if reseeded.any():
+        lower = np.minimum(lower, cKDTree(centres[reseeded]).query(points, workers=workers)[0])
+    upper = np.sqrt(((points - centres[labels]) ** 2).sum(axis=1))
+    stale = np.flatnonzero(upper >= lower * (1 - 1e-9))
+    if len(stale):
+        labels, upper, lower = labels.copy(), upper.copy(), lower.copy()
+        labels[stale], upper[stale], lower[stale] = _two_nearest(centres, points[stale], workers)
+    return labels, upper, lower, len(stale)
+
+
 def weighted_kmeans(points: np.ndarray, weights: np.ndarray, k: int, seed: int = 0, max_iterations: int = 100,
                     tolerance: float = 1e-4, progress: Callable[[str], None] | None = None,
                     workers: int = -1) -> KMeansResult:  # fmt: skip
     """Lloyd's k-means on weighted points (minimises sum w ||x - c||^2): seeded by
-    `_seed_centres`, nearest centres by a k-d tree, empty clusters re-seeded at the
-    points of largest weighted squared distance; stops after `max_iterations` or
-    when an iteration lowers the distortion by less than `tolerance` (relative).
-    Points must be distinct (deduplicate and add their weights first) and at least
-    k. Deterministic given the seed; every cluster non-empty."""
+    `_seed_centres`, nearest centres by a k-d tree, re-queried only where
+    Hamerly's bounds do not rule a change out (`_reassign`), empty clusters
+    re-seeded at the points of largest weighted squared distance; stops after
+    `max_iterations` or when an iteration lowers the distortion by less than
+    `tolerance` (relative). Points must be distinct (deduplicate and add their
+    weights first) and at least k. Deterministic given the seed; every cluster
+    non-empty."""
     start = time.perf_counter()
     points = np.ascontiguousarray(points, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.float64)
@@ -494,23 +527,25 @@ def weighted_kmeans(points: np.ndarray, weights: np.ndarray, k: int, seed: int =
         raise ValueError(f"k-means needs 1 <= k <= {len(points):,} distinct points, got k={k!r}")
     k, rng = int(k), np.random.default_rng(seed)
     centres = _seed_centres(points, weights, k, rng, workers)
-    previous, iterations = np.inf, 0
+    labels, upper, lower = _two_nearest(centres, points, workers)
+    previous, iterations, queried = np.inf, 0, len(points)
     for iterations in range(1, max_iterations + 1):
-        d2, labels = _nearest(centres, points, workers)
-        distortion = float(weights @ d2)
+        distortion = float(weights @ upper**2)
         if progress is not None:
             progress(f"k-means k={k:,} on {len(points):,} points: iteration {iterations}, distortion "
-                     f"{distortion / weights.sum():.6g} per unit weight, {time.perf_counter() - start:.1f} s")  # fmt: skip
+                     f"{distortion / weights.sum():.6g} per unit weight, {queried:,} points queried, "
+                     f"{time.perf_counter() - start:.1f} s")  # fmt: skip
         if previous - distortion <= tolerance * distortion:
             break
         previous = distortion
-        centres, mass = _means(points, weights, labels, k)
-        empty = np.flatnonzero(mass == 0)
-        if len(empty):
-            far = np.argsort(-(weights * d2), kind="stable")[: len(empty)]
-            centres[empty] = points[far]
-    d2, labels = _nearest(centres, points, workers)
-    labels = _fill_empty(points, weights, labels, d2, k)
+        moved, mass = _means(points, weights, labels, k)
+        empty = mass == 0
+        if empty.any():
+            far = np.argsort(-(weights * upper**2), kind="stable")[: int(empty.sum())]
+            moved[empty] = points[far]
+        labels, upper, lower, queried = _reassign(points, moved, centres, labels, lower, empty, workers)
+        centres = moved
+    labels = _fill_empty(points, weights, labels, upper**2, k)
     centres, _ = _means(points, weights, labels, k)
     distortion = float(weights @ ((points - centres[labels]) ** 2).sum(axis=1))
     return KMeansResult(labels, centres, distortion, iterations, time.perf_counter() - start)
