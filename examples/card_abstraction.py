@@ -31,11 +31,11 @@ from examples._common import (  # noqa: E402
     check_number,
     check_output_file,
     check_seed,
-    guarded,
     load_game_or_exit,
     parse_flags,
     usage_error,
 )
+from openspiel_cfrx.checkpoint_io import CheckpointWriteError  # noqa: E402
 from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError  # noqa: E402
 from openspiel_cfrx.poker import abstraction as abstraction_lib  # noqa: E402
 
@@ -71,8 +71,16 @@ def _buckets(tree: PublicTree) -> tuple:
     return abstraction_lib.buckets_for_abstract_infosets(tree, FLAGS.abstract_infosets, pre)
 
 
-@guarded
 def main(argv):
+    try:
+        build()
+    except KeyboardInterrupt:
+        sys.exit("interrupted (Ctrl-C); nothing saved")
+    except (ValueError, MemoryError, CheckpointWriteError) as e:  # the library's refusals, in one line
+        sys.exit(f"error: {' '.join(str(e).split())}")
+
+
+def build() -> None:
     check_output_file("output")
     check_seed()
     check_number("preflop_buckets", 0)

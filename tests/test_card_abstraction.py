@@ -295,3 +295,32 @@ def test_kmeans_converges_to_a_lloyd_fixed_point():
     assert np.all(own <= distance.min(axis=1) + 1e-12)
     assert np.bincount(result.labels, minlength=60).min() >= 1
     assert result.distortion == pytest.approx(float(weights @ own), rel=1e-9)
+
+
+def test_distinct_rows_equal_numpy_unique():
+    rows = np.random.default_rng(3).integers(0, 3, (2000, 4)).astype(float) / 2
+    distinct, inverse = A.distinct_rows(rows)
+    expected = np.unique(rows, axis=0)
+    assert np.array_equal(distinct, expected) and np.array_equal(distinct[inverse], rows)
+
+
+@pytest.mark.slow
+def test_full_flop_holdem_at_the_papers_40k_size(tmp_path):
+    """52-card FHP, 40,000 abstract infosets (~30 s): sizes, every bucket used,
+    OCHS of a few (board, hand) by enumeration, save/load."""
+    tree = PublicTree(pyspiel.load_game("flop_holdem"))
+    abstraction = A.kmeans_abstraction(tree, A.buckets_for_abstract_infosets(tree, 40_000))
+    assert abstraction.num_buckets == (169, 690) and abstraction.abstract_infosets(tree) == 39_992
+    used = abstraction.buckets[1]
+    assert set(np.unique(used[used >= 0]).tolist()) == set(range(690))
+    assert (used >= 0).sum() == 1755 * 1176
+    groups = A.opponent_groups(tree, 8)
+    for b in (0, 700, 1754):
+        board = tree.board_cards(1, b)
+        features = A.ochs_features(tree, board[None], groups)[0]
+        for hand in np.flatnonzero(~tree.deck.conflicts(board))[[0, 500]]:
+            for g, group in enumerate(groups):
+                score, count = _equity_by_enumeration(tree.deck, board, hand, np.flatnonzero(group))
+                assert features[hand, g] == pytest.approx(score / (2 * count), abs=1e-12)
+    abstraction.save(tmp_path / "fhp_40k.npz")
+    assert A.CardAbstraction.load(tmp_path / "fhp_40k.npz", tree).num_buckets == (169, 690)

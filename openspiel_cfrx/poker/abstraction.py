@@ -202,13 +202,13 @@ class CardAbstraction:
                     f"{theirs[key]!r}); build one for this game and isomorphism setting")  # fmt: skip
 
     def save(self, path) -> None:
-        """Writes an .npz (the buckets, the description as JSON, a SHA-256) atomically."""
+        """Writes a compressed .npz (the buckets, the description as JSON, a SHA-256) atomically."""
         arrays = {f"buckets_{r}": b for r, b in enumerate(self.buckets)}
         arrays["num_buckets"] = np.asarray(self.num_buckets, dtype=np.int64)
         arrays["description"] = np.frombuffer(json.dumps(self.description, sort_keys=True).encode(), dtype=np.uint8)
         arrays["format"] = np.frombuffer(FORMAT.encode(), dtype=np.uint8)
         digest = np.frombuffer(array_digest(arrays).encode(), dtype=np.uint8)
-        atomic_write(path, lambda f: np.savez(f, sha256=digest, **arrays))
+        atomic_write(path, lambda f: np.savez_compressed(f, sha256=digest, **arrays))
 
     @classmethod
     def load(cls, path, tree: PublicTree) -> CardAbstraction:
@@ -585,12 +585,24 @@ def _round_features(tree: PublicTree, boards: np.ndarray, groups: np.ndarray, bi
     return cumulative_histogram(strength_histograms(tree, boards, bins))
 
 
+def distinct_rows(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct rows of `features` [n, d], inverse [n]: row i is distinct[inverse[i]]),
+    by one lexicographic sort (`np.lexsort`: ~10x faster than `np.unique(axis=0)`
+    on full FHP's 2.06M flop points)."""
+    order = np.lexsort(features.T[::-1]) if features.shape[1] else np.zeros(len(features), dtype=np.int64)
+    ordered = features[order]
+    starts = np.ones(len(features), dtype=bool)
+    starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    inverse = np.empty(len(features), dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return ordered[starts], inverse
+
+
 def _cluster(features: np.ndarray, weights: np.ndarray, k: int, seed: int, clamp: bool, what: str,
              descending: bool, settings: dict, progress) -> tuple[np.ndarray, int, dict]:  # fmt: skip
     """Labels of each row of `features` (k-means on the distinct rows, weighted),
     buckets numbered from the weakest centre up, the k used and a record."""
-    distinct, inverse = np.unique(features, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    distinct, inverse = distinct_rows(features)
     mass = np.bincount(inverse, weights=weights).astype(np.float64)
     if isinstance(k, bool) or int(k) != k or k < 1:
         raise ValueError(f"{what}: buckets must be an int >= 1, got {k!r}")
