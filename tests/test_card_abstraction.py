@@ -246,15 +246,16 @@ def test_abstract_infosets_counts_decision_nodes(small, small_abstraction):
 
 
 def test_rounds_with_cards_to_come_use_strength_histograms():
-    """A three-round game (a turn after the flop): the flop's features are
-    hand-strength distributions over the turn cards, the turn's OCHS."""
+    """A three-round game (a turn after the flop): the preflop's and the flop's
+    features are hand-strength distributions over the cards to come, the turn's OCHS."""
     game = pyspiel.load_game("universal_poker(betting=limit,numPlayers=2,numRounds=3,blind=50 100,"
                              "raiseSize=100 100 200,firstPlayer=1 2 2,maxRaises=1 1 1,numSuits=2,numRanks=5,"
                              "numHoleCards=2,numBoardCards=0 3 1,stack=20000 20000)")  # fmt: skip
     tree = PublicTree(game)
-    abstraction = A.kmeans_abstraction(tree, (None, 6, 6))
-    assert abstraction.num_buckets == (25, 6, 6)
+    abstraction = A.kmeans_abstraction(tree, (5, 6, 6))  # preflop k-means: histograms over flop + turn
+    assert abstraction.num_buckets == (5, 6, 6)
     assert [b.shape for b in abstraction.buckets] == [(1, 45), (tree.num_boards[1], 45), (tree.num_boards[2], 45)]
+    assert "distribution" in abstraction.description["rounds"][0]["features"]
     assert "distribution" in abstraction.description["rounds"][1]["features"]
     assert "OCHS" in abstraction.description["rounds"][2]["features"]
     counts = A.strength_histograms(tree, tree.board_cards(1, 0)[None], 4)[0]

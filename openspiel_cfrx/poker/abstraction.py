@@ -13,22 +13,23 @@ hand meets the board). A solver on the abstraction keeps one infoset per
 `abstract_infosets(tree)` = sum over decision nodes of the node's round's buckets.
 
 Features (Johanson, Burch, Valenzano & Bowling 2013, "Evaluating state-space
-abstractions in extensive-form games", AAMAS, Sections 3-5):
+abstractions in extensive-form games", AAMAS):
 
 * no board yet (the preflop): lossless by default, hands equal up to suit
   relabelling share a bucket (pair / suited / offsuit by ranks; 169 classes of a
   52-card deck, any deck here); a smaller k clusters the hand-strength
   distributions below.
 * the last round (no cards to come: FHP's flop, HULH's river): opponent cluster
-  hand strength (OCHS, Johanson et al. Section 4.3, their best river feature).
-  The preflop classes are clustered into `opponent_clusters` (default 8, as
-  theirs) groups by preflop equity (`opponent_groups`); feature c of
+  hand strength (OCHS, Johanson et al.'s recommended river feature).
+  The preflop classes are clustered into `opponent_clusters` (default 8)
+  groups, here by preflop equity (`opponent_groups`; how the opponent's hands
+  are grouped is our choice, a 1-D k-means); feature c of
   (board, hand) is the hand's probability of winning plus half of tying
   against a uniformly random opponent hand of group c sharing no card with the
   board or the hand (where no hand of group c is compatible: the equity
   against every compatible hand).
 * rounds with cards to come (HULH's flop and turn; the preflop when k-means is
-  asked there): the hand-strength distribution (Johanson et al. Section 4.2,
+  asked there): the hand-strength distribution (Johanson et al.'s
   "distribution-aware"): the histogram, over every completion of the board to
   the last round, of the hand's final equity against a uniform opponent, in
   `histogram_bins` equal bins. Johanson et al. cluster it under the earth
@@ -391,9 +392,9 @@ def preflop_equity(tree: PublicTree) -> np.ndarray:
 
 
 def opponent_groups(tree: PublicTree, num_groups: int = 8, seed: int = 0) -> np.ndarray:
-    """[G, H] bool: the opponent clusters of OCHS (Johanson et al. 2013, Section
-    4.3): the preflop classes clustered by preflop equity (weighted by their hands;
-    G = min(num_groups, classes)), ordered from the weakest group up."""
+    """[G, H] bool: the opponent clusters of OCHS (Johanson et al. 2013): the
+    preflop classes clustered by preflop equity (1-D weighted k-means, weights
+    their hands; G = min(num_groups, classes)), ordered from the weakest group up."""
     classes = preflop_classes(tree.deck)
     equity = preflop_equity(tree)
     count = int(classes.max()) + 1
