@@ -17,6 +17,11 @@ two hole cards), instead of an [H x H] matrix.
   (CFR / CFR+ / LCFR / DCFR / PCFR+ / OFTRL), float32 storage, memory estimate,
   checkpoints.
 * `PublicTreePolicy`: any such strategy as an OpenSpiel policy (lookup).
+* `abstraction`: card abstractions (buckets of (board, hand) per round):
+  `lossless_abstraction(tree)`, `kmeans_abstraction(tree, buckets_per_round)`
+  (the Deep CFR paper's k-means comparison abstractions: OCHS and
+  hand-strength-distribution features, weighted k-means), `CardAbstraction`
+  (save / load / `abstract_infosets`).
 * `PokerRules`: the rules the engine reads (deck, blinds, stacks, rounds,
   limit raise sizes and caps or a no-limit `BetAbstraction`), from a
   universal_poker game (`PokerRules.from_game`) or built by the caller.
@@ -29,6 +34,11 @@ Cards follow OpenSpiel's universal_poker numbering: card = rank * num_suits +
 suit, rank 0 = deuce (small decks keep the lowest ranks).
 """
 
+from openspiel_cfrx.poker.abstraction import (
+    CardAbstraction,
+    kmeans_abstraction,
+    lossless_abstraction,
+)
 from openspiel_cfrx.poker.cards import Deck
 from openspiel_cfrx.poker.evaluator import rank_five, rank_hands
 from openspiel_cfrx.poker.isomorphism import (
@@ -44,6 +54,7 @@ from openspiel_cfrx.poker.vector_cfr import VARIANTS, VectorCFR, VectorCFRTooLar
 
 __all__ = [
     "BetAbstraction",
+    "CardAbstraction",
     "Deck",
     "PokerRules",
     "PublicTree",
@@ -56,6 +67,8 @@ __all__ = [
     "canonical_boards",
     "fold_values",
     "hand_permutation",
+    "kmeans_abstraction",
+    "lossless_abstraction",
     "rank_five",
     "rank_hands",
     "relabel",
