@@ -95,6 +95,10 @@ def parse_args(argv=None):
                              "earlier run's fhp_curve.csv instead of running it (leave deep_cfr out of "
                              "--algorithms); the output CSV holds both, as a --match-nodes run's does")  # fmt: skip
     parser.add_argument("--nfsp-step", type=int, default=500, help="NFSP episodes per step")
+    parser.add_argument("--vector-step", type=int, default=1,
+                        help="lossless_* / abstraction_* (vector CFR): iterations per step")
+    parser.add_argument("--abstraction_variant", default="lcfr",
+                        help="abstraction_*: the CFR variant solving the abstract game (Linear CFR, as the paper)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--deep_cfr", default="{}",
                         help='JSON overrides of the Deep CFR settings, e.g. \'{"regret_scale": "auto", '
@@ -105,6 +109,9 @@ def parse_args(argv=None):
                              "with suit isomorphism (network='suit_symmetric_mlp' Deep CFR only; the current "
                              "iterate is then not evaluated)")
     parser.add_argument("--out_dir", default="benchmarks/results")
+    parser.add_argument("--page", default="",
+                        help="results page name (<out_dir>/<page>.md and <page>/); default full_fhp for "
+                             "flop_holdem, else fhp_curve")  # fmt: skip
     parser.add_argument("--checkpoint", default="",
                         help="deep_cfr: save the solver (memories, networks, the curve so far) here after every "
                              "evaluated checkpoint; if the file exists, resume from it (same command)")  # fmt: skip
@@ -233,7 +240,102 @@ class NFSPRunner(Runner):
         return self.contender.policy(), 0.0  # batched average network (contenders.py)
 
 
+class VectorCFRRunner(Runner):
+    """Tabular CFR on the poker public tree (`poker.VectorCFR`, exact full-width
+    walks): `lossless_<variant>` (e.g. lossless_lcfr, the Figure 3 dotted line), or
+    `abstraction_<N>`: a k-means card abstraction of about N abstract infosets
+    (`poker.kmeans_abstraction`, the paper's "clusters": Figure 2 has 40,000 and
+    3.6M) solved with `--abstraction_variant` (Linear CFR; the paper solved its
+    abstractions with external-sampling Linear MCCFR, a sampled form of the same
+    regret updates) and evaluated exactly in the full game, with its
+    exploitability inside the abstraction beside it. One step = `--vector-step`
+    iterations; nodes touched = the full game's histories the walks stand for
+    (`PublicTree.nodes_per_walk(represented=True)`, the count Deep CFR's
+    traversals use)."""
+
+    steps_unit = "iterations"
+
+    def __init__(self, name, game, args):
+        from openspiel_cfrx.poker import PublicTree, VectorCFR, kmeans_abstraction
+        from openspiel_cfrx.poker.abstraction import buckets_for_abstract_infosets
+
+        self.name, self.per_step, self.steps, self.abstraction = name, args.vector_step, 0, None
+        self.tree = PublicTree(game)
+        if name.startswith("abstraction_"):
+            size = int(name[len("abstraction_"):])
+            buckets = buckets_for_abstract_infosets(self.tree, size)
+            self.abstraction = kmeans_abstraction(self.tree, buckets, seed=args.seed, clamp=True)
+            variant = args.abstraction_variant
+            print(f"  {name}: {self.abstraction.summary(self.tree)}", flush=True)
+        else:
+            variant = name[len("lossless_"):]
+        self.solver = VectorCFR(self.tree, variant, abstraction=self.abstraction, verbose=False)
+        self.nodes_per_walk = self.tree.nodes_per_walk(represented=True)
+
+    @property
+    def nodes_touched(self):
+        return self.solver.iteration * (2 if self.solver.alternating_updates else 1) * self.nodes_per_walk
+
+    def step(self):
+        for _ in range(self.per_step):
+            self.solver.iterate()
+        self.steps += self.per_step
+
+    def policy(self):
+        return self.solver, 0.0
+
+    def evaluate(self):
+        """Exact NashConv in the full game (and in the abstract game) from the engine."""
+        from types import SimpleNamespace
+
+        start = time.perf_counter()
+        gains = self.tree.best_response_values(self.solver.average_strategy)
+        value = float(gains.sum())
+        big_blind = self.tree.rules.big_blind
+        self.abstract_mbb = (self.solver.abstract_nash_conv() * 1000.0 / big_blind
+                             if self.abstraction is not None else None)  # fmt: skip
+        return SimpleNamespace(nash_conv=value, nash_conv_mbb=value * 1000.0 / big_blind, player_improvements=gains,
+                               seconds=time.perf_counter() - start)  # fmt: skip
+
+    def info(self):
+        row = {"nodes_touched": self.nodes_touched}
+        if self.abstraction is not None:
+            row.update(abstract_nash_conv_mbb=self.abstract_mbb,
+                       abstract_infosets=self.abstraction.abstract_infosets(self.tree))  # fmt: skip
+        return row
+
+
+class PolicyRunner(Runner):
+    """A user's policy as a line of the figure: `policy:<module>:<function>`, where
+    `function(game)` returns an OpenSpiel `Policy` (tabular, a network policy,
+    anything with `action_probabilities`); evaluated once, drawn as a level."""
+
+    steps_unit = "policy"
+
+    def __init__(self, name, game):
+        import importlib
+
+        _, module, function = name.split(":", 2)
+        try:
+            self.make = getattr(importlib.import_module(module), function)
+        except (ImportError, AttributeError) as e:
+            raise SystemExit(f"--algorithms {name}: cannot import {module}.{function} ({e})") from None
+        self.name, self.game, self.steps = name, game, 0
+
+    def step(self):
+        self.steps = 1
+
+    def policy(self):
+        start = time.perf_counter()
+        pol = self.make(self.game)
+        return pol, time.perf_counter() - start
+
+
 def make_runner(name, game, args) -> Runner:
+    if name.startswith(("lossless_", "abstraction_")):
+        return VectorCFRRunner(name, game, args)
+    if name.startswith("policy:"):
+        return PolicyRunner(name, game)
     if name == "deep_cfr":
         return DeepCFRRunner(game, args.seed)
     if name == "os_es_mccfr":
@@ -256,6 +358,8 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
         pending = sorted({max(1, round(f * args.iterations)) for f in fractions})
     else:
         pending = [f * args.seconds for f in fractions]
+    if isinstance(runner, PolicyRunner):
+        node_targets, pending = None, [0]  # one evaluation
     rows, spent = [], 0.0
     saving = bool(args.checkpoint) and name == "deep_cfr"
     if saving and os.path.exists(args.checkpoint):
@@ -274,7 +378,7 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
         while pending and progress >= pending[0]:
             pending.pop(0)
         pol, policy_s = runner.policy()
-        result = evaluate(game, pol, args.evaluator)
+        result = runner.evaluate() if hasattr(runner, "evaluate") else evaluate(game, pol, args.evaluator)
         row = {
             "algorithm": name,
             "steps": runner.steps,
@@ -336,6 +440,10 @@ def plot(rows, uniform_mbb, path, title, x="seconds"):
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for name in dict.fromkeys(r["algorithm"] for r in rows):
         pts = [r for r in rows if r["algorithm"] == name]
+        if pts[0]["steps_unit"] == "policy":  # a user's policy: its level
+            ax.axhline(pts[-1]["nash_conv_mbb"], ls=":", lw=1.5, color="black", label=name.split(":")[-1])
+            continue
+        pts = [r for r in pts if r.get(x)]
         ax.plot([r[x] for r in pts], [r["nash_conv_mbb"] for r in pts], "o-", label=name)
     if uniform_mbb is not None:
         ax.axhline(uniform_mbb, color="gray", ls="--", lw=1, label="uniform random")
@@ -420,17 +528,17 @@ def main(argv=None):
         print(f"{name}: " + (f"to {targets[-1]:,} nodes touched" if targets else budget), flush=True)
         rows.extend(run_one(name, game, args, targets))
 
-    name = "full_fhp" if args.game == "flop_holdem" else "fhp_curve"  # the results page it writes
+    name = args.page or ("full_fhp" if args.game == "flop_holdem" else "fhp_curve")  # the results page it writes
     out = os.path.join(args.out_dir, name)
     os.makedirs(out, exist_ok=True)
     fields = ["algorithm", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds",
               "nash_conv_chips", "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds",
-              "nodes_touched", "current_nash_conv_mbb"]  # fmt: skip
+              "nodes_touched", "current_nash_conv_mbb", "abstract_nash_conv_mbb", "abstract_infosets"]  # fmt: skip
     with open(os.path.join(out, "fhp_curve.csv"), "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
         writer.writerows(rows)
-    with_nodes = [r for r in rows if r.get("nodes_touched")]
+    with_nodes = [r for r in rows if r.get("nodes_touched") or r["steps_unit"] == "policy"]
     if with_nodes:
         plot(with_nodes, uniform.nash_conv_mbb, os.path.join(out, "fhp_curve_nodes.png"),
              f"{args.game}\nexact NashConv vs nodes touched", x="nodes_touched")  # fmt: skip
@@ -438,12 +546,14 @@ def main(argv=None):
          f"{args.game}\nexact NashConv at equal compute ({args.seconds:g} s each)")  # fmt: skip
     table = markdown_table(
         ["algorithm", "steps", "nodes touched", "solver s", "policy s (charged)", "x = seconds",
-         "NashConv (chips)", "NashConv (mbb/g)", "BR gain P0 / P1 (chips)", "eval s (excluded)"],
+         "NashConv (chips)", "NashConv (mbb/g)", "in the abstraction (mbb/g)", "BR gain P0 / P1 (chips)",
+         "eval s (excluded)"],
         [[r["algorithm"], f"{r['steps']:,} {r['steps_unit']}",
           f"{r['nodes_touched']:,}" if r.get("nodes_touched") else "", f"{r['solver_seconds']:.1f}",
           f"{r['policy_seconds']:.1f}", f"{r['seconds']:.1f}", f"{r['nash_conv_chips']:.3f}",
-          f"{r['nash_conv_mbb']:,.1f}", f"{r['br_gain_p0']:.2f} / {r['br_gain_p1']:.2f}",
-          f"{r['eval_seconds']:.1f}"] for r in rows],
+          f"{r['nash_conv_mbb']:,.1f}",
+          f"{r['abstract_nash_conv_mbb']:,.2f}" if r.get("abstract_nash_conv_mbb") is not None else "",
+          f"{r['br_gain_p0']:.2f} / {r['br_gain_p1']:.2f}", f"{r['eval_seconds']:.1f}"] for r in rows],
     )  # fmt: skip
     deep = [r for r in rows if r["algorithm"] == "deep_cfr" and "memory" in r]  # (not rows read from a CSV)
     deep_lines = "".join(
@@ -469,8 +579,69 @@ def main(argv=None):
         f"{table}\n{deep_lines}\n\n![curves]({name}/fhp_curve.png)\n"
         + (f"![vs nodes]({name}/fhp_curve_nodes.png)\n" if any(r.get("nodes_touched") for r in rows) else "")
     )
-    write_result(os.path.join(args.out_dir, f"{name}.md"), "Flop hold'em: Deep CFR vs ES-MCCFR vs NFSP at equal "
-                 "compute", header_command=command, body=body)  # fmt: skip
+    figure2 = any(r["algorithm"].startswith(("lossless_", "abstraction_")) for r in rows)
+    if figure2:
+        body += "\n" + paper_statements(rows)
+    title = ("Flop hold'em: Deep CFR's Figure 2 (card abstractions, lossless CFR, Deep CFR, NFSP), measured exactly"
+             if figure2 else "Flop hold'em: Deep CFR vs ES-MCCFR vs NFSP at equal compute")  # fmt: skip
+    write_result(os.path.join(args.out_dir, f"{name}.md"), title, header_command=command, body=body)
+
+
+def _nodes_to_reach(points: list[dict], level: float) -> float | None:
+    """Nodes touched at which a curve first gets to `level` mbb/g (log-log
+    interpolation between its checkpoints; None if it never does)."""
+    import math
+
+    points = sorted((r for r in points if r.get("nodes_touched")), key=lambda r: r["nodes_touched"])
+    for a, b in zip(points, points[1:], strict=False):
+        if b["nash_conv_mbb"] <= level < a["nash_conv_mbb"]:
+            t = (math.log(a["nash_conv_mbb"]) - math.log(level)) / (math.log(a["nash_conv_mbb"]) - math.log(b["nash_conv_mbb"]))
+            return math.exp(math.log(a["nodes_touched"]) + t * (math.log(b["nodes_touched"]) - math.log(a["nodes_touched"])))
+    if points and points[0]["nash_conv_mbb"] <= level:
+        return float(points[0]["nodes_touched"])
+    return None
+
+
+def paper_statements(rows: list[dict]) -> str:
+    """The Figure 2 statements of Brown et al. (2019), Section 6, checked on this
+    run's rows one by one (computed, not typed)."""
+    final = {}
+    for r in rows:
+        final[r["algorithm"]] = r  # the last checkpoint of each line
+    abstractions = sorted((r for n, r in final.items() if n.startswith("abstraction_")),
+                          key=lambda r: int(r["algorithm"].split("_")[1]))  # fmt: skip
+    lines = ["## The paper's statements on this run", "",
+             "| statement (Brown et al. 2019, Figure 2 / Section 6) | this run | holds here |", "|---|---|---|"]
+    if len(abstractions) >= 2:
+        levels = [r["nash_conv_mbb"] for r in abstractions]
+        shown = ", ".join(f"{r['algorithm']}: {r['nash_conv_mbb']:,.1f}" for r in abstractions)
+        lines.append(f"| coarser abstractions are more exploitable | last points (mbb/g) {shown} | "
+                     f"{'yes' if levels == sorted(levels, reverse=True) else 'no'} |")
+    deep = [r for r in rows if r["algorithm"] == "deep_cfr"]
+    if deep and abstractions:
+        big, mine = abstractions[-1], deep[-1]["nash_conv_mbb"]
+        lines.append(f"| Deep CFR reaches about the level of the largest abstraction | Deep CFR {mine:,.1f} vs "
+                     f"{big['algorithm']} {big['nash_conv_mbb']:,.1f} mbb/g | "
+                     f"{'yes' if mine <= 1.25 * big['nash_conv_mbb'] else 'no'} |")
+    lossless = [n for n in final if n.startswith("lossless_")]
+    if deep and lossless:
+        for name in lossless:
+            level = deep[-1]["nash_conv_mbb"]
+            need = _nodes_to_reach([r for r in rows if r["algorithm"] == name], level)
+            have = deep[-1].get("nodes_touched")
+            ratio = f"{need / have:,.0f}x" if need and have else "not reached in this run"
+            holds = "yes" if need and have and need / have >= 100 else "no" if need and have else "not measured"
+            lines.append(f"| Deep CFR needs 2-3 orders of magnitude fewer nodes touched than lossless ({name}) | "
+                         f"{name} needs {ratio} Deep CFR's {have or 0:,} nodes to reach its {level:,.1f} mbb/g | "
+                         f"{holds} |")
+    nfsp = [n for n in final if n.startswith("os_nfsp")]
+    if deep and nfsp:
+        for name in nfsp:
+            theirs, mine = final[name]["nash_conv_mbb"], deep[-1]["nash_conv_mbb"]
+            lines.append(f"| NFSP ends above Deep CFR | {name} {theirs:,.1f} vs Deep CFR {mine:,.1f} mbb/g | "
+                         f"{'yes' if theirs > mine else 'no'} |")
+    return "\n".join(lines) + "\n"
+
 
 if __name__ == "__main__":
     main()
