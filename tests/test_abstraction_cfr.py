@@ -111,6 +111,29 @@ def test_a_lossless_abstraction_reproduces_the_lossless_solver(tiny, variant, is
         assert tree.nash_conv(bucketed.average_strategy) == pytest.approx(tree.nash_conv(plain.average_strategy), abs=1e-9)
 
 
+def test_isomorphism_weighs_each_member_by_its_class_size():
+    """A suit-invariant abstraction whose buckets merge boards of classes of
+    different sizes (3 suits: 1 to 6 boards per class) solves to the same
+    strategy on one board per class (members weighted by class size) as on
+    every board, to 1e-9; so do the abstract best responses."""
+    game = pyspiel.load_game("flop_holdem(num_ranks=4,num_suits=3,max_raises=1 1)")
+    iso, every = PublicTree(game), PublicTree(game, isomorphism=False)
+    assert len(set(np.round(iso.first_weights * 6).tolist())) >= 3
+    solvers = [VectorCFR(tree, "lcfr", dtype=np.float64, verbose=False, abstraction=strength(tree, 3))
+               for tree in (iso, every)]  # fmt: skip
+    for _ in range(10):
+        for solver in solvers:
+            solver.iterate()
+    full_index = {tuple(board): i for i, board in enumerate(every.first_boards.tolist())}
+    on_every = [full_index[tuple(board)] for board in iso.first_boards.tolist()]
+    for n, node in enumerate(iso.nodes):
+        if node.kind == DECISION:
+            mine = solvers[0].average_strategy(n, 0, iso.num_boards[node.round])
+            theirs = solvers[1].average_strategy(n, 0, every.num_boards[node.round])
+            np.testing.assert_allclose(mine, theirs if node.round == 0 else theirs[on_every], rtol=0, atol=1e-9)
+    assert solvers[0].abstract_nash_conv() == pytest.approx(solvers[1].abstract_nash_conv(), abs=1e-9)
+
+
 @pytest.mark.parametrize("isomorphism", [False, True])
 def test_the_lossless_abstract_best_response_is_the_best_response(tiny, isomorphism):
     tree = PublicTree(tiny, isomorphism=isomorphism)
