@@ -220,7 +220,6 @@ class VectorCFR:
                     self._stepsizes[n] = (stepsize_scale * value, 3.0 * tree.max_abs_utility)
         self._weight = self._variant.weight()
         self.buckets = None if abstraction is None else BucketMap(tree, abstraction, self._variant, self.dtype)
-        self._abstraction = abstraction
         self.num_infosets = sum(tree.num_boards[node.round] * tree.num_hands if self.buckets is None else
                                 self.buckets.num_buckets[node.round] for node in tree.nodes if node.kind == DECISION)  # fmt: skip
         limit = max_memory_bytes
@@ -453,7 +452,7 @@ class VectorCFR:
         exact for an abstraction of perfect recall, a lower bound otherwise)."""
         if self.buckets is None:
             raise ValueError("abstract_nash_conv needs a solver built with a card abstraction (abstraction=...)")
-        return abstract_nash_conv(self.tree, self._abstraction, self._compact_average, compact=True)
+        return abstract_nash_conv(self.tree, self.buckets, self._compact_average, compact=True)
 
     @property
     def nodes_touched(self) -> int:
