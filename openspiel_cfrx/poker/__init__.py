@@ -15,7 +15,8 @@ two hole cards), instead of an [H x H] matrix.
   `strategy(node, lo, hi) -> [boards, H, actions]`; `locate(state)`.
 * `VectorCFR(tree, "cfr+")`: the variants of `openspiel_cfrx.regret.VARIANTS`
   (CFR / CFR+ / LCFR / DCFR / PCFR+ / OFTRL), float32 storage, memory estimate,
-  checkpoints.
+  checkpoints; `VectorCFR(tree, "lcfr", abstraction=a)` on a card abstraction's
+  infosets (node, bucket), `abstract_cfr.abstract_best_response` inside it.
 * `PublicTreePolicy`: any such strategy as an OpenSpiel policy (lookup).
 * `abstraction`: card abstractions (buckets of (board, hand) per round):
   `lossless_abstraction(tree)`, `kmeans_abstraction(tree, buckets_per_round)`

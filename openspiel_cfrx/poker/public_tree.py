@@ -646,6 +646,35 @@ class PublicTree:
         triples = float(sum(self.num_boards[node.round] for node in self.nodes)) * self.num_hands
         return triples, triples / WALK_TRIPLES_PER_SECOND / 3600
 
+    def nodes_per_walk(self, represented: bool = False) -> int:
+        """Game-tree nodes one walk touches, counted as Deep CFR's traversals count
+        histories (`deep.traversal`, `neural_poker.traversal`: one per decision and
+        terminal history, one per card a chance node deals, four for the hole
+        cards), for every history the walk processes: each (public node, visited
+        board of its round, ordered pair of hands meeting neither the board nor
+        each other). The count depends on the tree only (an abstract solve walks
+        the same tree). With isomorphism the walk visits the first deal's class
+        representatives only; `represented=True` counts the full game's
+        histories they stand for (every board: the count of a walk without
+        isomorphism). A subgame counts every pair of the deck's hands (an upper
+        bound where ranges are narrower) and no hole cards."""
+        n = self.deck.num_cards
+
+        def pairs(board_cards: int) -> int:
+            return math.comb(n - board_cards, 2) * math.comb(n - board_cards - 2, 2)
+
+        scale = 1
+        if represented and self.isomorphism and self.first_deal_round is not None:
+            scale = math.comb(n, self.board_size[self.first_deal_round]) / len(self.first_boards)
+        total = 4 * pairs(0) if self.subgame is None else 0
+        for node in self.nodes:
+            touched = self.rules.board_cards[node.round + 1] if node.kind == DEAL else 1
+            boards = self.num_boards[node.round]
+            if self.first_deal_round is not None and node.round >= self.first_deal_round:
+                boards = round(boards * scale)
+            total += touched * boards * pairs(self.board_size[node.round])
+        return total
+
     def _check_walk_time(self) -> None:
         triples, hours = self.walk_estimate()
         if self.max_walk_hours is not None and hours > self.max_walk_hours:

@@ -17,6 +17,13 @@ updates (both players in one walk) see only the iteration's strategies.
 Regrets, strategies and averages are stored in float32 (the walk computes in
 float64); `memory_bytes` is estimated and printed before anything is
 allocated, and a solve that would not fit is refused with the estimate.
+
+With a card abstraction (`abstraction=`, `poker.abstract_cfr`) an infoset is
+(decision node, bucket) instead: the same walk, its hook summing each chunk's
+regrets and average into the buckets (`abstract_cfr.BucketMap`), the
+minimizers updated after the walk; the strategies map back to the full game
+(every (board, hand) plays its bucket's), so `tree.nash_conv` of them is the
+abstract strategy's exact full-game NashConv.
 """
 
 from __future__ import annotations
@@ -34,11 +41,13 @@ import numpy as np
 
 from openspiel_cfrx.checkpoint_io import array_digest, atomic_write
 from openspiel_cfrx.poker import allocator
+from openspiel_cfrx.poker.abstract_cfr import BucketMap, abstract_nash_conv
 from openspiel_cfrx.poker.public_tree import DEAL, DECISION, MIX, Chunk, PublicTree
 from openspiel_cfrx.regret import TIE_TOLERANCE, VARIANTS, OptimisticFTRLEntropy, RegretMatching
 from openspiel_cfrx.rows import by_width
 
 CHECKPOINT_FORMAT = "openspiel_cfrx/poker_vector_cfr/2"  # 2: arrays over the walk's hands (`PublicTree.hands`)
+ABSTRACT_CHECKPOINT_FORMAT = "openspiel_cfrx/poker_vector_cfr_abstract/1"  # arrays per (node, bucket)
 
 
 def public_stability_schedule(tree: PublicTree, player: int, kappa_star: float) -> dict[int, float]:
@@ -172,14 +181,21 @@ class VectorCFR:
       keep_freed_arrays: set glibc's malloc to reuse the walk's freed arrays
         (`poker.allocator`, process-wide; ~20% of an iteration on the Libratus
         turn subgames).
+      abstraction: a card abstraction (`buckets`, `num_buckets`: see
+        `poker.abstract_cfr`): infosets are (node, bucket of the round's (board,
+        hand)); cfr, cfr+, lcfr and dcfr only. None: lossless.
     """
 
     def __init__(self, tree: PublicTree, variant: str = "cfr+", alternating_updates: bool = True,
                  dtype=np.float32, max_memory_bytes: int | None = None, verbose: bool = True,
                  kappa: float | None = None, horizon: int = 1000, stepsize_scale: float = 1.0,
-                 keep_freed_arrays: bool = True):  # fmt: skip
+                 keep_freed_arrays: bool = True, abstraction=None):  # fmt: skip
         if variant not in VARIANTS:
             raise ValueError(f"unknown vector CFR variant {variant!r}; choose from {', '.join(VARIANTS)}")
+        if abstraction is not None and VARIANTS[variant].predictive:
+            raise ValueError(f"vector {variant} does not run on a card abstraction (its prediction needs the subtree's "
+                             "new decisions within the walk; abstract infosets update after it): use cfr, cfr+, lcfr "
+                             "or dcfr")  # fmt: skip
         if not isinstance(alternating_updates, bool):
             raise TypeError(f"alternating_updates must be a bool, got {alternating_updates!r}")
         self.tree, self.variant, self.alternating_updates = tree, variant, alternating_updates
@@ -203,8 +219,9 @@ class VectorCFR:
                 for n, value in public_stability_schedule(tree, p, kappa).items():
                     self._stepsizes[n] = (stepsize_scale * value, 3.0 * tree.max_abs_utility)
         self._weight = self._variant.weight()
-        self.num_infosets = sum(tree.num_boards[node.round] * tree.num_hands
-                                for node in tree.nodes if node.kind == DECISION)  # fmt: skip
+        self.buckets = None if abstraction is None else BucketMap(tree, abstraction, self._variant, self.dtype)
+        self.num_infosets = sum(tree.num_boards[node.round] * tree.num_hands if self.buckets is None else
+                                self.buckets.num_buckets[node.round] for node in tree.nodes if node.kind == DECISION)  # fmt: skip
         limit = max_memory_bytes
         if limit is None:
             import psutil
@@ -212,7 +229,8 @@ class VectorCFR:
             limit = int(0.6 * psutil.virtual_memory().available)
         needed = self.memory_bytes()
         if verbose:
-            print(f"vector {variant}: {self.num_infosets:,} infosets (node x board x hand), "
+            print(f"vector {variant}: {self.num_infosets:,} infosets "
+                  f"({'node x board x hand' if self.buckets is None else 'node x bucket'}), "
                   f"~{format_bytes(needed)} of {self.dtype.name} arrays", file=sys.stderr)  # fmt: skip
         if needed > limit:
             raise VectorCFRTooLargeError(
@@ -231,8 +249,11 @@ class VectorCFR:
     def memory_bytes(self) -> int:
         """Estimated bytes of the solve's stored arrays."""
         # strategy, average and the minimizer's state (PCFR+ keeps the last strategy too)
-        per_entry = self.dtype.itemsize * (2 + len(self._variant.minimizer.state_arrays))
+        state_arrays = len(self._variant.minimizer.state_arrays)
         tree = self.tree
+        if self.buckets is not None:  # [buckets, A] per node, and a walk's per-chunk partial sums
+            return self.buckets.memory_bytes(state_arrays, -(-len(tree.first_boards) // tree.chunk_boards))
+        per_entry = self.dtype.itemsize * (2 + state_arrays)
         entries = sum(tree.num_boards[node.round] * tree.num_hands * len(node.legal)
                       for node in tree.nodes if node.kind == DECISION)  # fmt: skip
         return int(entries * per_entry)
@@ -253,15 +274,20 @@ class VectorCFR:
         return self.strategy[key], self.average[key], self.minimizers[key]
 
     def current_strategy(self, n: int, lo: int, hi: int) -> np.ndarray:
-        """The current strategy (a `public_tree.Strategy`)."""
+        """The current strategy (a `public_tree.Strategy`; with an abstraction every
+        (board, hand) plays its bucket's)."""
         return self._lookup(self.strategy, n, lo, hi, normalise=False)
 
     def average_strategy(self, n: int, lo: int, hi: int) -> np.ndarray:
-        """The average strategy (a `public_tree.Strategy`): uniform where nothing accumulated."""
+        """The average strategy (a `public_tree.Strategy`): uniform where nothing
+        accumulated; with an abstraction every (board, hand) plays its bucket's."""
         return self._lookup(self.average, n, lo, hi, normalise=True)
 
     def _lookup(self, arrays, n, lo, hi, normalise, compact=False):
         """Blocks lo:hi of node n's stored arrays over the deck's hands (compact: the walk's)."""
+        if self.buckets is not None:
+            stored = self.buckets.average if arrays is self.average else self.buckets.strategy
+            return self.buckets.lookup(stored, n, lo, hi, normalise, compact)
         A = len(self.tree.nodes[n].legal)
         stored = arrays.get((n, lo))
         if stored is not None and len(stored) == hi - lo:  # a walk's chunk: one block
@@ -292,6 +318,12 @@ class VectorCFR:
         tree = self.tree
         groups = ((0,), (1,)) if self.alternating_updates else ((0, 1),)
         predictive = self._variant.predictive
+        if self.buckets is not None:  # abstract infosets: the walk sums into buckets, then one update
+            for players in groups:
+                tree.walk(self.buckets.walk_strategy, tuple(MIX if p in players else None for p in (0, 1)),
+                          self.buckets.observe, compact=True)  # fmt: skip
+                self.buckets.update(t, weight)
+            return
         for players in groups:
 
             def observe(n, chunk, reach, probs, cf, decide=True):
@@ -391,19 +423,44 @@ class VectorCFR:
         return rows
 
     def evaluate(self) -> dict:
-        """The average strategy's exact NashConv / exploitability."""
+        """The average strategy's exact NashConv / exploitability (in the full game;
+        with an abstraction also in the abstract game: `abstract_nash_conv`), and
+        the nodes touched so far (`nodes_touched`)."""
         start = time.perf_counter()
-        nash_conv = self.tree.nash_conv(lambda n, lo, hi: self._lookup(self.average, n, lo, hi, True, compact=True),
-                                        compact=True)  # fmt: skip
+        nash_conv = self.tree.nash_conv(self._compact_average, compact=True)
         big_blind = max(self.tree.rules.blinds)
-        return {
+        row = {
             "iteration": self.iteration,
             "seconds": round(getattr(self, "seconds", 0.0), 3),
             "nash_conv": nash_conv,
             "exploitability": nash_conv / 2,
             "exploitability_mbb": nash_conv / 2 * 1000.0 / big_blind,
-            "evaluation_seconds": round(time.perf_counter() - start, 3),
+            "nodes_touched": self.nodes_touched,
         }
+        if self.buckets is not None:
+            row["abstract_nash_conv"] = self.abstract_nash_conv()
+            row["abstract_exploitability_mbb"] = row["abstract_nash_conv"] / 2 * 1000.0 / big_blind
+        row["evaluation_seconds"] = round(time.perf_counter() - start, 3)
+        return row
+
+    def _compact_average(self, n: int, lo: int, hi: int) -> np.ndarray:
+        return self._lookup(self.average, n, lo, hi, True, compact=True)
+
+    def abstract_nash_conv(self) -> float:
+        """The average strategy's NashConv in the abstract game: both players'
+        best responses restricted to the abstraction (`abstract_cfr.abstract_best_response`:
+        exact for an abstraction of perfect recall, a lower bound otherwise)."""
+        if self.buckets is None:
+            raise ValueError("abstract_nash_conv needs a solver built with a card abstraction (abstraction=...)")
+        return abstract_nash_conv(self.tree, self.buckets, self._compact_average, compact=True)
+
+    @property
+    def nodes_touched(self) -> int:
+        """Game-tree nodes the solve's walks have touched (`PublicTree.nodes_per_walk`:
+        one walk per player per iteration with alternating updates, one otherwise;
+        the same count with or without an abstraction)."""
+        walks = 2 if self.alternating_updates else 1
+        return self.iteration * walks * self.tree.nodes_per_walk()
 
     # ----- checkpoints -----------------------------------------------------
 
@@ -418,12 +475,15 @@ class VectorCFR:
             "chunk_boards": self.tree.chunk_boards,
             "dtype": self.dtype.name,
             "hyperparameters": self.hyperparameters,
-        }
+        } | ({} if self.buckets is None else {"format": ABSTRACT_CHECKPOINT_FORMAT, "abstraction": {
+            "sha256": self.buckets.digest, "num_buckets": list(self.buckets.num_buckets)}})  # fmt: skip
 
     def save(self, path: str) -> None:
         """Everything needed to resume, written atomically (`.npz`, SHA-256 inside)."""
         arrays = {"iteration": np.array(self.iteration), "seconds": np.array(getattr(self, "seconds", 0.0)),
                   "meta": np.array(json.dumps(self._meta()))}  # fmt: skip
+        if self.buckets is not None:
+            arrays.update(self.buckets.arrays())
         for (n, lo), strategy in self.strategy.items():
             arrays[f"strategy/{n}/{lo}"] = strategy
             arrays[f"average/{n}/{lo}"] = self.average[n, lo]
@@ -450,15 +510,23 @@ class VectorCFR:
         if stored != array_digest({**arrays, "meta": np.array(json.dumps(meta))}):
             raise ValueError(f"checkpoint {path} is damaged: its contents do not match its checksum")
         expected = self._meta()
-        if meta.get("format") != CHECKPOINT_FORMAT:
+        if meta.get("abstraction") != expected.get("abstraction"):
+            written = "without a card abstraction" if meta.get("abstraction") is None else \
+                f"with card abstraction {meta['abstraction']}"
+            raise ValueError(f"checkpoint {path} was written {written}; this solver has "
+                             f"{expected.get('abstraction') or 'none'}: construct it with the same abstraction to resume")
+        if meta.get("format") != expected["format"]:
             raise ValueError(f"checkpoint {path} has format {meta.get('format')!r}; this version reads "
-                             f"{CHECKPOINT_FORMAT!r} (restart the run, or resume it with the version that wrote it)")  # fmt: skip
+                             f"{expected['format']!r} (restart the run, or resume it with the version that wrote it)")  # fmt: skip
         for key, value in expected.items():
             if meta.get(key) != value and not (key == "rules" and meta.get(key) == _legacy_rules_repr(self.tree.rules)):
                 raise ValueError(f"checkpoint {path} was written with {key}={meta.get(key)!r}, this solver "
                                  f"has {value!r}; construct it the same way to resume")  # fmt: skip
         self.iteration = int(arrays.pop("iteration"))
         self.seconds = float(arrays.pop("seconds"))
+        if self.buckets is not None:
+            self.buckets.load_arrays(arrays)
+            return
         chunks = {}
         for key in arrays:
             kind, n, lo = key.split("/")
