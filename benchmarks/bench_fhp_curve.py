@@ -262,9 +262,11 @@ class VectorCFRRunner(Runner):
         self.name, self.per_step, self.steps, self.abstraction = name, args.vector_step, 0, None
         self.tree = PublicTree(game)
         if name.startswith("abstraction_"):
-            size = int(name[len("abstraction_"):])
-            buckets = buckets_for_abstract_infosets(self.tree, size)
-            self.abstraction = kmeans_abstraction(self.tree, buckets, seed=args.seed, clamp=True)
+            try:
+                buckets = buckets_for_abstract_infosets(self.tree, int(name[len("abstraction_"):]))
+                self.abstraction = kmeans_abstraction(self.tree, buckets, seed=args.seed, clamp=True)
+            except ValueError as e:  # a size that is not a number, or too small for the game
+                raise SystemExit(f"--algorithms {name}: {e}") from None
             variant = args.abstraction_variant
             print(f"  {name}: {self.abstraction.summary(self.tree)}", flush=True)
         else:

@@ -48,3 +48,34 @@ def test_deep_cfr_from_is_refused_without_match_nodes_or_with_deep_cfr_run(tmp_p
     empty.write_text("algorithm,nodes_touched\nos_es_mccfr,\n")
     with pytest.raises(SystemExit, match="has no deep_cfr rows"):
         main([GAME, "--algorithms=os_es_mccfr_py", "--match-nodes", f"--deep_cfr_from={empty}"])
+
+
+TINY_GAME = "--game=flop_holdem(num_ranks=4,num_suits=2,max_raises=1 1)"
+
+
+def test_figure_2_lines_a_users_policy_and_the_papers_statements(tmp_path):
+    """Lossless and card-abstracted vector CFR lines (exact NashConv, nodes
+    touched, NashConv inside the abstraction), a user's policy as a level, and
+    the Figure 2 statements computed from the rows."""
+    main([TINY_GAME, "--algorithms=lossless_lcfr,abstraction_100,abstraction_400,policy:open_spiel.python.policy:"
+          "UniformRandomPolicy", "--iterations=40", "--fractions=0.25,1", f"--out_dir={tmp_path}",
+          "--page=fig2"])  # fmt: skip
+    with open(tmp_path / "fig2" / "fhp_curve.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    last = {r["algorithm"]: r for r in rows}
+    assert [int(r["steps"]) for r in rows if r["algorithm"] == "lossless_lcfr"] == [10, 40]
+    lossless, coarse, finer = (float(last[n]["nash_conv_mbb"]) for n in ("lossless_lcfr", "abstraction_100",
+                                                                         "abstraction_400"))  # fmt: skip
+    assert lossless < finer < coarse  # more buckets, less exploitable; lossless below both
+    assert int(last["abstraction_100"]["abstract_infosets"]) <= 100 < int(last["abstraction_400"]["abstract_infosets"])
+    assert int(last["abstraction_100"]["nodes_touched"]) == int(last["lossless_lcfr"]["nodes_touched"]) > 0
+    uniform = last["policy:open_spiel.python.policy:UniformRandomPolicy"]
+    assert uniform["steps_unit"] == "policy" and float(uniform["nash_conv_mbb"]) > coarse
+    page = (tmp_path / "fig2.md").read_text()
+    assert "Deep CFR's Figure 2" in page and "| coarser abstractions are more exploitable |" in page
+    assert (tmp_path / "fig2" / "fhp_curve_nodes.png").exists()
+
+
+def test_an_abstraction_too_small_for_the_game_is_one_line(tmp_path):
+    with pytest.raises(SystemExit, match="abstraction_60: 60 abstract infosets leave -4 .* ask for more"):
+        main([TINY_GAME, "--algorithms=abstraction_60", "--iterations=2", f"--out_dir={tmp_path}"])
