@@ -86,7 +86,7 @@ GRID: dict[str, tuple[str, dict]] = {
 QUICK_CONFIGS = ("leduc_defaults", "hs")
 GAME_5X2 = "flop_holdem(num_ranks=5,num_suits=2)"
 FIELDS = ["stage", "config", "seed", "budget", "episodes", "train_seconds", "cpu_seconds", "nash_conv_mbb",
-          "br_gain_p0", "br_gain_p1", "eval_seconds", "nodes_touched", "load", "settings"]  # fmt: skip
+          "br_gain_p0", "br_gain_p1", "eval_seconds", "nodes_touched", "load", "settings", "failed"]  # fmt: skip
 
 
 def parse_args(argv=None):
@@ -167,7 +167,18 @@ def run_one(game, stage: str, config: str, settings: dict, seed: int, args, tabl
     print(f"{config} seed {seed}: {args.episodes:,} episodes", flush=True)
     while episodes < args.episodes:
         w0, c0 = time.perf_counter(), time.process_time()
-        contender.step()
+        try:
+            contender.step()
+        except (TypeError, AttributeError, ValueError, RuntimeError) as e:
+            # OpenSpiel's DQN returns early on a NaN loss, leaving its episode state behind: the next
+            # episode then fails inside nfsp/dqn. The run is recorded as failed, not retried.
+            row = {"stage": stage, "config": config, "seed": seed, "budget": args.episodes, "episodes": episodes,
+                   "train_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2), "settings": json.dumps(settings, sort_keys=True),
+                   "failed": f"{type(e).__name__} in episodes {episodes:,}-{episodes + args.episodes_per_step:,} "
+                             f"(Q-learning diverged: RL loss {[a._rl_agent.loss for a in contender._agents]})"}  # noqa: SLF001
+            write_rows(table, [row], append=True)
+            print(f"  failed: {row['failed']}", flush=True)
+            return rows + [row]
         wall, cpu = wall + time.perf_counter() - w0, cpu + time.process_time() - c0
         episodes += args.episodes_per_step
         if episodes in points:
@@ -188,9 +199,10 @@ def _same_run(row: dict, config: str, seed: int, budget: int) -> bool:
 
 
 def finals(rows: list[dict], budget: int) -> dict[tuple[str, int], float]:
-    """(config, seed) -> NashConv (mbb/g) at the end of each finished run of `budget` episodes."""
-    return {(r["config"], int(r["seed"])): float(r["nash_conv_mbb"]) for r in rows
-            if int(r["budget"]) == budget and int(r["episodes"]) == budget}  # fmt: skip
+    """(config, seed) -> NashConv (mbb/g) at the end of each finished run of
+    `budget` episodes (inf for a run that failed)."""
+    return {(r["config"], int(r["seed"])): float(r["nash_conv_mbb"]) if not r["failed"] else float("inf")
+            for r in rows if int(r["budget"]) == budget and (int(r["episodes"]) == budget or r["failed"])}  # fmt: skip
 
 
 def changes_from_hs(settings: dict) -> dict:
@@ -231,7 +243,8 @@ def plan_runs(args, configs: dict[str, dict], table: str, game) -> None:
             configs["combined"] = merged
             ensure("combined", "combined", 0)
     final = finals(read_rows(table), args.episodes)
-    ranked = sorted((final[(n, 0)], n) for n in configs if (n, 0) in final and n != "leduc_defaults")
+    ranked = sorted((final[(n, 0)], n) for n in configs
+                    if (n, 0) in final and n != "leduc_defaults" and final[(n, 0)] < float("inf"))  # fmt: skip
     top = [n for _, n in ranked[: args.top]]
     extra = top + (["leduc_defaults"] if args.baseline_seeds and "leduc_defaults" in args.configs else [])
     for seed in range(1, args.seeds):
@@ -268,8 +281,10 @@ def page(args, rows: list[dict]) -> str:
     """The results page's body (module doc)."""
     points = eval_points(args.episodes, args.points, args.episodes_per_step)
     by_run: dict[tuple[str, int], dict[int, dict]] = {}
+    failed = {(r["config"], int(r["seed"])): r for r in rows if r["failed"]}
     for r in rows:
-        by_run.setdefault((r["config"], int(r["seed"])), {})[int(r["episodes"])] = r
+        if not r["failed"]:
+            by_run.setdefault((r["config"], int(r["seed"])), {})[int(r["episodes"])] = r
     names = list(dict.fromkeys(r["config"] for r in rows))
     intro = (f"OpenSpiel's PyTorch NFSP (`examples.contenders` `os_nfsp`, settings passed to `nfsp.NFSP`) on "
              f"`{args.game}`, {args.episodes:,} self-play episodes per run, one torch thread. Exact NashConv of "
@@ -282,14 +297,17 @@ def page(args, rows: list[dict]) -> str:
     head = ["config", "what", *[f"{p:,}" for p in points], "train s", "CPU s"]
     sweep = []
     for name in names:
-        run = by_run.get((name, 0), {})
-        last = run.get(points[-1]) or (run[max(run)] if run else None)
+        run, fail = by_run.get((name, 0), {}), failed.get((name, 0))
+        last = fail or run.get(points[-1]) or (run[max(run)] if run else None)
+        gone = "failed" if fail else "–"
         sweep.append([f"`{name}`", _describe(name, _settings_of(rows, name)),
-                      *[f"{float(run[p]['nash_conv_mbb']):,.1f}" if p in run else "–" for p in points],
+                      *[f"{float(run[p]['nash_conv_mbb']):,.1f}" if p in run else gone for p in points],
                       f"{float(last['train_seconds']):.0f}" if last else "–",
                       f"{float(last['cpu_seconds']):.0f}" if last else "–"])  # fmt: skip
     body = intro + base + "\n\n## Sweep (seed 0; NashConv in mbb/g at each episode count)\n\n"
-    body += markdown_table(head, sweep) + "\n\n" + seeds_section(args, by_run, names, points, rows)
+    body += markdown_table(head, sweep) + "\n\n"
+    body += "".join(f"Failed: `{n}` seed {s}: {r['failed']}.\n" for (n, s), r in failed.items()) + "\n" * bool(failed)
+    body += seeds_section(args, by_run, names, points, rows)
     return body
 
 

@@ -128,6 +128,24 @@ def test_sweep_writes_rows_and_a_page_and_resumes(tmp_path):
     assert unchanged == [r for r in rows if (r["config"], r["seed"]) != ("hs", "1")]
 
 
+def test_a_diverging_run_is_recorded_as_failed_and_not_retried(tmp_path, monkeypatch):
+    real = sweep_nfsp_fhp.make_contender
+
+    def diverging(name, game, seed, **settings):
+        contender = real(name, game, seed=seed, **settings)
+        if settings.get("reward_scale") == 100.0 and seed == 0:  # hs on seed 0: fails in its second step
+            steps = iter([contender.step])
+            contender.step = lambda: next(steps, lambda: (_ for _ in ()).throw(TypeError("nan")))()
+        return contender
+
+    monkeypatch.setattr(sweep_nfsp_fhp, "make_contender", diverging)
+    rows = _sweep(tmp_path, "--seeds=1")
+    failed = [r for r in rows if r["failed"]]
+    assert [(r["config"], r["episodes"]) for r in failed] == [("hs", "100")] and "TypeError" in failed[0]["failed"]
+    assert "Failed: `hs` seed 0" in (tmp_path / "page.md").read_text()
+    assert _sweep(tmp_path, "--seeds=1") == rows  # finished (failed) runs are not rerun
+
+
 @pytest.mark.parametrize("argv, word", [(["--configs=hs,nope"], "nope"), (["--episodes=250"], "multiple"),
                                         (["--points=0"], "--points")])  # fmt: skip
 def test_sweep_refuses_bad_flags(tmp_path, capsys, argv, word):
