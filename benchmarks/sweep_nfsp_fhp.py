@@ -23,7 +23,7 @@ without isomorphism (`bench_full_fhp_nfsp.evaluate`, every board), mbb/g =
 chips x 1000 / big blind. Each evaluated point is appended to
 `<out_dir>/nfsp_sweep.csv` as soon as it is measured; rerunning the same
 command skips finished runs (a run killed midway is rerun from its start, its
-partial rows replaced). The page (`--output`) has the generated header, every
+partial rows replaced; `--report_only` writes the page from the rows there). The page (`--output`) has the generated header, every
 configuration's settings and curve, the seed statistics (mean and 95%
 t-interval) and the chosen settings; its `## Reading` is kept on rerun.
 
@@ -104,6 +104,8 @@ def parse_args(argv=None):
                         help="add the `combined` configuration (every change that beat hs)")  # fmt: skip
     parser.add_argument("--quick", action="store_true",
                         help=f"{' and '.join(QUICK_CONFIGS)} only, 2,000 episodes, 3 points, 2 seeds, no combined")
+    parser.add_argument("--report_only", action="store_true",
+                        help="run nothing: write the page from the runs already in --out_dir")  # fmt: skip
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--out_dir", required=True, help="nfsp_sweep.csv (resumable)")
     parser.add_argument("--output", default="", help="write this results page (markdown)")
@@ -201,8 +203,8 @@ def _same_run(row: dict, config: str, seed: int, budget: int) -> bool:
 def finals(rows: list[dict], budget: int) -> dict[tuple[str, int], float]:
     """(config, seed) -> NashConv (mbb/g) at the end of each finished run of
     `budget` episodes (inf for a run that failed)."""
-    return {(r["config"], int(r["seed"])): float(r["nash_conv_mbb"]) if not r["failed"] else float("inf")
-            for r in rows if int(r["budget"]) == budget and (int(r["episodes"]) == budget or r["failed"])}  # fmt: skip
+    return {(r["config"], int(r["seed"])): float(r["nash_conv_mbb"]) if not r.get("failed") else float("inf")
+            for r in rows if int(r["budget"]) == budget and (int(r["episodes"]) == budget or r.get("failed"))}  # fmt: skip
 
 
 def changes_from_hs(settings: dict) -> dict:
@@ -260,7 +262,8 @@ def main(argv=None):
     configs = {name: nfsp_settings(**settings) for name, (_, settings) in GRID.items()}
     table = os.path.join(args.out_dir, "nfsp_sweep.csv")
     start = time.perf_counter()
-    plan_runs(args, configs, table, game)
+    if not args.report_only:
+        plan_runs(args, configs, table, game)
     rows = [r for r in read_rows(table) if int(r["budget"]) == args.episodes]
     print(f"sweep finished in {time.perf_counter() - start:.0f} s ({len(rows)} rows of {args.episodes:,}-episode runs)")
     write_result(args.output, f"NFSP hyperparameter sweep on {args.game}", page(args, rows))
@@ -281,9 +284,9 @@ def page(args, rows: list[dict]) -> str:
     """The results page's body (module doc)."""
     points = eval_points(args.episodes, args.points, args.episodes_per_step)
     by_run: dict[tuple[str, int], dict[int, dict]] = {}
-    failed = {(r["config"], int(r["seed"])): r for r in rows if r["failed"]}
+    failed = {(r["config"], int(r["seed"])): r for r in rows if r.get("failed")}
     for r in rows:
-        if not r["failed"]:
+        if not r.get("failed"):
             by_run.setdefault((r["config"], int(r["seed"])), {})[int(r["episodes"])] = r
     names = list(dict.fromkeys(r["config"] for r in rows))
     intro = (f"OpenSpiel's PyTorch NFSP (`examples.contenders` `os_nfsp`, settings passed to `nfsp.NFSP`) on "
