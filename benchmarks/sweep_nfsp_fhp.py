@@ -27,7 +27,7 @@ partial rows replaced; `--report_only` writes the page from the rows there). The
 configuration's settings and curve, the seed statistics (mean and 95%
 t-interval) and the chosen settings; its `## Reading` is kept on rerun.
 
-    nice -n 10 .venv/bin/python benchmarks/sweep_nfsp_fhp.py --episodes=50000 \\
+    nice -n 10 .venv/bin/python benchmarks/sweep_nfsp_fhp.py --episodes=40000 \\
         --out_dir=out/nfsp_sweep --output=benchmarks/results/nfsp_sweep.md
     # quick (two configurations, a tiny budget, a minute):
     .venv/bin/python benchmarks/sweep_nfsp_fhp.py --quick --out_dir=/tmp/nfsp_sweep --output=/tmp/nfsp_sweep.md
@@ -92,7 +92,7 @@ FIELDS = ["stage", "config", "seed", "budget", "episodes", "train_seconds", "cpu
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", default=GAME_5X2)
-    parser.add_argument("--episodes", type=int, default=50_000, help="self-play episodes per run")
+    parser.add_argument("--episodes", type=int, default=40_000, help="self-play episodes per run")
     parser.add_argument("--points", type=int, default=5, help="log-spaced evaluation points (the last = --episodes)")
     parser.add_argument("--episodes_per_step", type=int, default=500, help="episodes between evaluation checks")
     parser.add_argument("--configs", default="", help=f"comma-separated subset of {', '.join(GRID)} (default all)")
