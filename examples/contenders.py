@@ -108,7 +108,7 @@ NFSP_PRESETS: dict[str, dict] = {
     # The sweep's `combined` row: Heinrich & Silver's settings with every single change that beat them
     # at 40,000 episodes on seed 0 (anticipatory 0.5, Adam at 0.001 for both networks, a 20k replay
     # memory, 256x256 networks), rewards in big blinds; 1,091.7 +- 141.2 mbb/g at 40,000 episodes
-    # (3 seeds) where `leduc_defaults` was at 1,996.0 (seed 0).
+    # (3 seeds) where `leduc_defaults` is at 2,001.4 +- 77.0 (3 seeds; benchmarks/results/nfsp_sweep.md).
     "fhp_tuned": dict(
         hidden=(256, 256), reservoir_buffer_capacity=2_000_000, anticipatory_param=0.5,
         replay_buffer_capacity=20_000, batch_size=128, learn_every=64, rl_learning_rate=0.001,
