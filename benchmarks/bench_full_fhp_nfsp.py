@@ -26,7 +26,7 @@ checkpoints of another preset in `--out_dir` are refused.
         --out_dir=out/full_fhp_nfsp --output=benchmarks/results/full_fhp_nfsp.md
     # the settings chosen by the 5x2 sweep:
     nice -n 10 .venv/bin/python benchmarks/bench_full_fhp_nfsp.py --nfsp_preset=fhp_tuned --seconds=3600 \
-        --fractions=0.25,1 --out_dir=out/full_fhp_nfsp_tuned --output=out/full_fhp_nfsp_tuned.md
+        --fractions=1 --out_dir=out/full_fhp_nfsp_tuned --output=out/full_fhp_nfsp_tuned.md  # ~4 h
     # smoke test (a minute):
     .venv/bin/python benchmarks/bench_full_fhp_nfsp.py --game="flop_holdem(num_ranks=5,num_suits=2)" \\
         --seconds=5 --fractions=0.5,1 --episodes_per_step=100 --out_dir=/tmp/nfsp_smoke
