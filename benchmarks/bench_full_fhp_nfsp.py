@@ -1,12 +1,14 @@
 """Full flop hold'em: OpenSpiel's NFSP beside the Deep CFR run of `full_fhp.md`
 (the paper's Figure 2 compares the two on this game).
 
-Phase 1 trains OpenSpiel's PyTorch NFSP (`examples.contenders`' `os_nfsp`:
-the Leduc example's hyperparameters, one hidden layer of 128 units on
-`information_state_tensor`) by self-play for `--seconds` of its own compute,
+Phase 1 trains OpenSpiel's PyTorch NFSP (`examples.contenders`' `os_nfsp` on
+`information_state_tensor`, with the settings of `--nfsp_preset`: by default
+`leduc_defaults`, the Leduc example's hyperparameters and one hidden layer of
+128 units; `fhp_tuned` is the best of `sweep_nfsp_fhp.py` on 5x2 flop
+hold'em, results/nfsp_sweep.md) by self-play for `--seconds` of its own compute,
 one torch thread, and saves both players' average networks at the
 `--fractions` of that budget (`<out_dir>/nfsp_<k>.pt`: episodes, nodes
-touched, seconds, state dicts). Nodes touched count every state an episode
+touched, seconds, the preset, state dicts). Nodes touched count every state an episode
 visits (one per card dealt, decision, terminal: what Deep CFR's traversals
 count).
 
@@ -17,10 +19,14 @@ are not suit-symmetric, so the evaluation walks every flop (22,100 boards,
 ~1.46e9 network queries on full FHP: 56 minutes here at load ~4), not the
 isomorphic classes Deep CFR's suit-symmetric network allows. Rerunning the
 same command resumes: finished checkpoints are not retrained, evaluated rows
-are not recomputed (a run stopped mid-training starts its training again).
+are not recomputed (a run stopped mid-training starts its training again);
+checkpoints of another preset in `--out_dir` are refused.
 
     nice -n 10 .venv/bin/python benchmarks/bench_full_fhp_nfsp.py --seconds=3600 --fractions=1 \\
         --out_dir=out/full_fhp_nfsp --output=benchmarks/results/full_fhp_nfsp.md
+    # the settings chosen by the 5x2 sweep:
+    nice -n 10 .venv/bin/python benchmarks/bench_full_fhp_nfsp.py --nfsp_preset=fhp_tuned --seconds=3600 \
+        --fractions=1 --out_dir=out/full_fhp_nfsp_tuned --output=out/full_fhp_nfsp_tuned.md  # ~4 h
     # smoke test (a minute):
     .venv/bin/python benchmarks/bench_full_fhp_nfsp.py --game="flop_holdem(num_ranks=5,num_suits=2)" \\
         --seconds=5 --fractions=0.5,1 --episodes_per_step=100 --out_dir=/tmp/nfsp_smoke
@@ -42,7 +48,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers flop_holdem)
 from benchmarks.common import markdown_table, write_result  # noqa: E402
-from examples.contenders import make_contender  # noqa: E402
+from examples.contenders import NFSP_PRESETS, make_contender  # noqa: E402
 
 FIELDS = ["algorithm", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds", "nash_conv_chips",
           "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds", "nodes_touched"]  # fmt: skip
@@ -54,6 +60,8 @@ def parse_args(argv=None):
     parser.add_argument("--seconds", type=float, default=3600.0, help="NFSP training budget (its own compute)")
     parser.add_argument("--fractions", default="1", help="checkpoints, as fractions of --seconds")
     parser.add_argument("--episodes_per_step", type=int, default=1000, help="self-play episodes between clock checks")
+    parser.add_argument("--nfsp_preset", default="leduc_defaults", choices=sorted(NFSP_PRESETS),
+                        help="NFSP settings by name (examples.contenders.NFSP_PRESETS)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--out_dir", required=True, help="checkpoints and nfsp.csv (resumable)")
@@ -67,7 +75,8 @@ def checkpoint_path(out_dir: str, k: int) -> str:
 
 def train(game, args, fractions) -> None:
     """Phase 1: self-play to each checkpoint, saving the average networks there."""
-    contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=args.episodes_per_step)
+    contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=args.episodes_per_step,
+                               **NFSP_PRESETS[args.nfsp_preset])  # fmt: skip
     spent, episodes, k = 0.0, 0, 0
     while k < len(fractions):
         start = time.perf_counter()
@@ -75,7 +84,8 @@ def train(game, args, fractions) -> None:
         spent += time.perf_counter() - start
         episodes += args.episodes_per_step
         while k < len(fractions) and spent >= fractions[k] * args.seconds:
-            contender.save_average_networks(checkpoint_path(args.out_dir, k), episodes=episodes, seconds=spent)
+            contender.save_average_networks(checkpoint_path(args.out_dir, k), episodes=episodes, seconds=spent,
+                                            preset=args.nfsp_preset)  # fmt: skip
             print(f"  checkpoint {k}: {episodes:,} episodes, {contender.nodes_touched:,} nodes, {spent:.0f} s",
                   flush=True)  # fmt: skip
             k += 1
@@ -85,7 +95,14 @@ def train(game, args, fractions) -> None:
 
 def average_networks(game, args, path: str) -> tuple[list[torch.nn.Module], dict]:
     """(both players' average networks, the saved info) of checkpoint `path`."""
-    contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=1)
+    contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=1, **NFSP_PRESETS[args.nfsp_preset])
+    try:
+        saved = torch.load(path, weights_only=False)
+    except (OSError, RuntimeError, EOFError) as e:
+        raise SystemExit(f"cannot read checkpoint {path}: {e}") from None
+    if saved.get("preset", "leduc_defaults") != args.nfsp_preset:
+        raise SystemExit(f"{path} holds NFSP preset {saved.get('preset', 'leduc_defaults')!r}, not "
+                         f"--nfsp_preset={args.nfsp_preset!r}: use another --out_dir")  # fmt: skip
     saved = contender.load_average_networks(path)
     return [agent._avg_network.eval() for agent in contender._agents], saved  # noqa: SLF001
 
@@ -158,7 +175,8 @@ def main(argv=None):
               flush=True)  # fmt: skip
     with open(table, encoding="utf-8") as f:
         rows = sorted(csv.DictReader(f), key=lambda r: int(r["steps"]))
-    body = (f"OpenSpiel's PyTorch NFSP (`examples.contenders` `os_nfsp`) on `{args.game}`, {args.seconds:g} s of "
+    body = (f"OpenSpiel's PyTorch NFSP (`examples.contenders` `os_nfsp`, preset `{args.nfsp_preset}`: "
+            f"{NFSP_PRESETS[args.nfsp_preset] or 'the Leduc example settings'}) on `{args.game}`, {args.seconds:g} s of "
             "self-play, evaluated exactly on every board (`openspiel_cfrx.poker.PublicTree`, no isomorphism: "
             "NFSP's network is not suit-symmetric).\n\n" + markdown_table(
                 ["episodes", "seconds", "nodes touched", "NashConv (mbb/g)", "BR gain P0 / P1 (chips)", "eval s"],

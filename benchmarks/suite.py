@@ -56,6 +56,10 @@ PROGRAMS = {
                       ["--game=flop_holdem(num_ranks=5,num_suits=2)", "--seconds=30", "--out_dir=out/bench/full_fhp_nfsp",
                        f"--output={QUICK}/full_fhp_nfsp.md"],
                       ["--seconds=3600", "--out_dir=out/bench-full/full_fhp_nfsp", f"--output={FULL}/full_fhp_nfsp.md"]),
+    "nfsp_sweep": ("sweep_nfsp_fhp.py", ["--quick", "--out_dir=out/bench/nfsp_sweep", f"--output={QUICK}/nfsp_sweep.md"],
+                   ["--configs=leduc_defaults,hs,hs_chips,hs_eta0.5,hs_rl0.01,hs_sl0.02,hs_replay20k,hs_target300,hs_256,"
+                    "hs_adam", "--top=2", "--out_dir=out/bench-full/nfsp_sweep",
+                    f"--output={FULL}/nfsp_sweep.md"]),
     "hulh_head_to_head": ("bench_hulh_head_to_head.py",
                           ["--deep-seconds=30", "--nfsp-seconds=30", "--deals=200", "--lbr-deals=10",
                            "--lbr-completions=10", f"--out={QUICK}/hulh_head_to_head.md"],

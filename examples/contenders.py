@@ -84,30 +84,110 @@ class _MCCFRContender(Contender):
         return self._solver.average_policy()
 
 
-class _NFSPContender(Contender):
-    """OpenSpiel's PyTorch NFSP with its Leduc example's hyperparameters
-    (128-unit nets, anticipatory 0.1, ...); a step is `episodes_per_step` episodes."""
+# OpenSpiel's Leduc NFSP example's hyperparameters: what `os_nfsp` runs unless told otherwise
+# (results/full_fhp.md, hulh_head_to_head.md and fhp_curve.md were measured with them). Every key is
+# an `nfsp.NFSP` constructor argument (those it hands on to its inner `dqn.DQN` included) except
+# `hidden` (`hidden_layers_sizes`, both networks) and `reward_scale` (rewards are divided by it
+# before the agents see them; 1 = the game's chips). `gradient_clipping` clips the average (SL) network's
+# gradients only: `nfsp.NFSP` keeps that argument and its DQN gets none. The epsilon schedule, learn_every
+# of the DQN and the target-network period count the DQN's own steps (best-response episodes only).
+NFSP_LEDUC_DEFAULTS = dict(
+    hidden=(128,), reservoir_buffer_capacity=int(2e6), anticipatory_param=0.1,
+    replay_buffer_capacity=int(2e5), batch_size=128, learn_every=64, rl_learning_rate=0.01,
+    sl_learning_rate=0.01, min_buffer_size_to_learn=1000, update_target_network_every=19200,
+    weight_update_coeff=0.995, epsilon_start=0.06, epsilon_end=0.001, epsilon_decay_duration=int(20e6),
+    epsilon_decay_schedule_str="exp", optimizer_str="sgd", loss_str="mse", gradient_clipping=None,
+    reward_scale=1.0,
+)  # fmt: skip
 
-    def __init__(self, game, seed, episodes_per_step=100, hidden=(128,)):
+# Named NFSP settings (`make_contender("os_nfsp", game, **NFSP_PRESETS[name])`;
+# `benchmarks/bench_full_fhp_nfsp.py --nfsp_preset=NAME`). `fhp_tuned` is the best configuration of
+# `benchmarks/sweep_nfsp_fhp.py` on 5x2 flop hold'em (benchmarks/results/nfsp_sweep.md).
+NFSP_PRESETS: dict[str, dict] = {
+    "leduc_defaults": {},
+    # The sweep's `combined` row: Heinrich & Silver's settings with every single change that beat them
+    # at 40,000 episodes on seed 0 (anticipatory 0.5, Adam at 0.001 for both networks, a 20k replay
+    # memory, 256x256 networks), rewards in big blinds; 1,091.7 +- 141.2 mbb/g at 40,000 episodes
+    # (3 seeds) where `leduc_defaults` is at 2,001.4 +- 77.0 (3 seeds; benchmarks/results/nfsp_sweep.md).
+    "fhp_tuned": dict(
+        hidden=(256, 256), reservoir_buffer_capacity=2_000_000, anticipatory_param=0.5,
+        replay_buffer_capacity=20_000, batch_size=128, learn_every=64, rl_learning_rate=0.001,
+        sl_learning_rate=0.001, min_buffer_size_to_learn=1000, update_target_network_every=1000,
+        weight_update_coeff=0.995, epsilon_start=0.08, epsilon_end=0.0, epsilon_decay_duration=10_000,
+        epsilon_decay_schedule_str="linear", optimizer_str="adam", loss_str="mse", gradient_clipping=None,
+        reward_scale=100.0,
+    ),
+}
+
+
+def nfsp_settings(**overrides) -> dict:
+    """`NFSP_LEDUC_DEFAULTS` with `overrides`, checked: an unknown key or a bad
+    value (a learning rate <= 0, an anticipatory parameter outside [0, 1], a
+    capacity < 1, ...) raises ValueError with one line naming it."""
+    unknown = sorted(set(overrides) - set(NFSP_LEDUC_DEFAULTS))
+    if unknown:
+        raise ValueError(f"unknown NFSP setting(s) {', '.join(unknown)}; choose from {', '.join(NFSP_LEDUC_DEFAULTS)}")
+    s = {**NFSP_LEDUC_DEFAULTS, **overrides}
+    s["hidden"] = tuple(s["hidden"]) if isinstance(s["hidden"], list | tuple) else (s["hidden"],)
+
+    def number(key, low, high=float("inf"), low_open=False, integer=False):
+        v = s[key]
+        ok = isinstance(v, int | float) and not isinstance(v, bool) and np.isfinite(v)
+        ok = ok and (v > low if low_open else v >= low) and v <= high and (not integer or float(v).is_integer())
+        if not ok:
+            kind = "an integer" if integer else "a number"
+            where = f"{'>' if low_open else '>='} {low:g}" + (f" and <= {high:g}" if high != float("inf") else "")
+            raise ValueError(f"NFSP setting {key}={v!r}: must be {kind} {where}")
+        if integer:
+            s[key] = int(v)
+
+    if not s["hidden"] or not all(isinstance(h, int) and not isinstance(h, bool) and h > 0 for h in s["hidden"]):
+        raise ValueError(f"NFSP setting hidden={s['hidden']!r}: must be one or more positive layer widths")
+    for key in ("rl_learning_rate", "sl_learning_rate", "reward_scale"):
+        number(key, 0, low_open=True)
+    number("anticipatory_param", 0, 1)
+    number("epsilon_start", 0, 1, low_open=True)
+    number("epsilon_end", 0, s["epsilon_start"])
+    number("weight_update_coeff", 0, 1)
+    for key in ("reservoir_buffer_capacity", "replay_buffer_capacity", "batch_size", "learn_every",
+                "update_target_network_every", "epsilon_decay_duration"):  # fmt: skip
+        number(key, 1, integer=True)
+    number("min_buffer_size_to_learn", 0, integer=True)
+    if s["weight_update_coeff"] == 1:
+        raise ValueError("NFSP setting weight_update_coeff=1: must be < 1 (OpenSpiel's DQN asserts it)")
+    if s["gradient_clipping"] is not None:
+        number("gradient_clipping", 0, low_open=True)
+    for key, choices in (("epsilon_decay_schedule_str", ("exp", "linear")), ("optimizer_str", ("sgd", "adam")),
+                         ("loss_str", ("mse", "huber"))):  # fmt: skip
+        if s[key] not in choices:
+            raise ValueError(f"NFSP setting {key}={s[key]!r}: choose from {', '.join(choices)}")
+    return s
+
+
+class _NFSPContender(Contender):
+    """OpenSpiel's PyTorch NFSP; a step is `episodes_per_step` episodes. Its
+    settings are `NFSP_LEDUC_DEFAULTS` (the Leduc example's hyperparameters,
+    128-unit nets, anticipatory 0.1, ...) with any of them overridden by
+    keyword (`nfsp_settings`)."""
+
+    def __init__(self, game, seed, episodes_per_step=100, **overrides):
         from open_spiel.python import policy as policy_lib
         from open_spiel.python import rl_environment
         from open_spiel.python.pytorch import nfsp
 
+        if not (isinstance(episodes_per_step, int) and episodes_per_step >= 1):
+            raise ValueError(f"episodes_per_step={episodes_per_step!r}: must be an integer >= 1")
+        self.settings = nfsp_settings(**overrides)
         self.name = "os_nfsp"
         self._env = rl_environment.Environment(
             game, chance_event_sampler=rl_environment.ChanceEventSampler(seed=seed)
         )
         info_size = self._env.observation_spec()["info_state"][0]
         num_actions = self._env.action_spec()["num_actions"]
+        kwargs = {k: v for k, v in self.settings.items() if k not in ("hidden", "reward_scale")}
+        self._reward_scale = float(self.settings["reward_scale"])
         self._agents = [
-            nfsp.NFSP(
-                p, info_size, num_actions, list(hidden),
-                reservoir_buffer_capacity=int(2e6), anticipatory_param=0.1,
-                replay_buffer_capacity=int(2e5), batch_size=128, learn_every=64,
-                rl_learning_rate=0.01, sl_learning_rate=0.01, min_buffer_size_to_learn=1000,
-                update_target_network_every=19200, epsilon_start=0.06, epsilon_end=0.001,
-                epsilon_decay_duration=int(20e6), seed=seed + 10 * p,
-            )  # fmt: skip
+            nfsp.NFSP(p, info_size, num_actions, list(self.settings["hidden"]), seed=seed + 10 * p, **kwargs)
             for p in range(2)
         ]
         self._per_step = episodes_per_step
@@ -166,14 +246,20 @@ class _NFSPContender(Contender):
     def step(self):
         env, agents = self._env, self._agents
         for _ in range(self._per_step):
-            time_step = env.reset()
+            time_step = self._scaled(env.reset())
             while not time_step.last():
                 player = time_step.observations["current_player"]
                 action = agents[player].step(time_step).action
-                time_step = env.step([action])
+                time_step = self._scaled(env.step([action]))
             for agent in agents:
                 agent.step(time_step)
             self.nodes_touched += len(env.get_state.history()) + 1  # its states: one per card dealt, decision, terminal
+
+    def _scaled(self, time_step):
+        """`time_step` with its rewards divided by the `reward_scale` setting."""
+        if self._reward_scale == 1.0 or time_step.rewards is None:
+            return time_step
+        return time_step._replace(rewards=[r / self._reward_scale for r in time_step.rewards])
 
     def policy(self):
         return self._policy
