@@ -95,6 +95,8 @@ def parse_args(argv=None):
                              "earlier run's fhp_curve.csv instead of running it (leave deep_cfr out of "
                              "--algorithms); the output CSV holds both, as a --match-nodes run's does")  # fmt: skip
     parser.add_argument("--nfsp-step", type=int, default=500, help="NFSP episodes per step")
+    parser.add_argument("--nfsp_preset", default="leduc_defaults",
+                        help="os_nfsp's settings (examples.contenders.NFSP_PRESETS: leduc_defaults, fhp_tuned)")
     parser.add_argument("--vector-step", type=int, default=1,
                         help="lossless_* / abstraction_* (vector CFR): iterations per step")
     parser.add_argument("--abstraction_variant", default="lcfr",
@@ -225,12 +227,21 @@ class PythonMCCFRRunner(Runner):
 class NFSPRunner(Runner):
     name, steps_unit = "os_nfsp", "episodes"
 
-    def __init__(self, game, seed, per_step):
-        from examples.contenders import make_contender
+    def __init__(self, game, seed, per_step, preset="leduc_defaults"):
+        from examples.contenders import NFSP_PRESETS, make_contender
 
-        self.contender = make_contender("os_nfsp", game, seed=seed, episodes_per_step=per_step)
+        if preset not in NFSP_PRESETS:
+            raise SystemExit(f"--nfsp_preset={preset!r} is not a preset; choose from {', '.join(NFSP_PRESETS)}")
+        self.contender = make_contender("os_nfsp", game, seed=seed, episodes_per_step=per_step, **NFSP_PRESETS[preset])
         self.per_step = per_step
         self.steps = 0
+
+    @property
+    def nodes_touched(self):
+        return self.contender.nodes_touched  # histories of its episodes: cards dealt, decisions, terminals
+
+    def info(self):
+        return {"nodes_touched": self.nodes_touched}
 
     def step(self):
         self.contender.step()
@@ -343,7 +354,7 @@ def make_runner(name, game, args) -> Runner:
     if name == "os_es_mccfr":
         return MCCFRRunner(game, args.seed, args.mccfr_step)
     if name == "os_nfsp":
-        return NFSPRunner(game, args.seed, args.nfsp_step)
+        return NFSPRunner(game, args.seed, args.nfsp_step, args.nfsp_preset)
     if name == "os_es_mccfr_py":
         return PythonMCCFRRunner(game, args.seed, args.mccfr_py_step)
     raise ValueError(f"unknown algorithm {name!r}")
@@ -577,7 +588,7 @@ def main(argv=None):
         f"step; os_es_mccfr_py {args.mccfr_py_step} iterations per step"
         f"{' (checkpoints at deep_cfr nodes touched)' if args.match_nodes else ''}"
         f"{f', deep_cfr rows read from {args.deep_cfr_from}' if args.deep_cfr_from else ''}; os_nfsp {args.nfsp_step} "
-        "episodes per step, contenders.py hyperparameters.\n\n"
+        f"episodes per step, NFSP preset `{args.nfsp_preset}` (examples/contenders.py).\n\n"
         f"{table}\n{deep_lines}\n\n![curves]({name}/fhp_curve.png)\n"
         + (f"![vs nodes]({name}/fhp_curve_nodes.png)\n" if any(r.get("nodes_touched") for r in rows) else "")
     )
