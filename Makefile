@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh machine:
-#   make demo   - the main job: Deep CFR on Kuhn poker, exact exploitability, PNG (~1 min on 2 cores)
+#   make demo   - the main job: Deep CFR on Kuhn poker, exact exploitability, PNG (~10 s on 2 cores)
 #   make test   - the test suite over 2 pytest-xdist workers (slow tier excluded; `make test-slow` runs it)
 # Both create ./.venv and install the pinned dependencies (constraints.txt) on first use.
 # Also: make demo-tabular, make bench (quick tier of the benchmark suite, <= 30 min on 2 cores),
