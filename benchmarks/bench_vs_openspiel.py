@@ -55,8 +55,17 @@ def run_harness(game: str, seconds: float, algorithms: str, seed: int, out: str)
                f"--output_dir={out}", "--quiet"]  # fmt: skip
     print("$", " ".join(command[1:]), flush=True)
     subprocess.run(command, check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
-    with open(os.path.join(out, "benchmark.csv"), encoding="utf-8") as f:
-        return [{k: (v if k == "solver" else float(v) if v else None) for k, v in r.items()} for r in csv.DictReader(f)]
+    return read_rows(os.path.join(out, "benchmark.csv"))
+
+
+TEXT_COLUMNS = ("solver", "game")  # benchmark.csv's columns that are not numbers
+
+
+def read_rows(path: str) -> list[dict]:
+    """benchmark.csv's rows, numbers as floats (empty cells None)."""
+    with open(path, encoding="utf-8") as f:
+        return [{k: (v if k in TEXT_COLUMNS else float(v) if v else None) for k, v in r.items()}
+                for r in csv.DictReader(f)]  # fmt: skip
 
 
 def plot(label: str, runs: list[list[dict]], path: str, seconds: float) -> None:
