@@ -121,11 +121,17 @@ def parse_args(argv=None):
 
 
 class Runner:
-    """step() does one unit of work; policy() returns (policy, seconds charged)."""
+    """step() does one unit of work; policy() returns (policy, seconds charged);
+    evaluate() measures it exactly. A runner with `one_evaluation` (a fixed
+    policy) is evaluated once, not at checkpoints."""
 
     name = ""
     steps_unit = "steps"
     nodes_touched = None
+    one_evaluation = False
+
+    def evaluate(self, game, pol, evaluator: str):
+        return evaluate(game, pol, evaluator)
 
     def info(self) -> dict:
         return {}
@@ -297,7 +303,7 @@ class VectorCFRRunner(Runner):
     def policy(self):
         return self.solver, 0.0
 
-    def evaluate(self):
+    def evaluate(self, game, pol, evaluator):
         """Exact NashConv in the full game (and in the abstract game) from the engine."""
         from types import SimpleNamespace
 
@@ -323,7 +329,7 @@ class PolicyRunner(Runner):
     `function(game)` returns an OpenSpiel `Policy` (tabular, a network policy,
     anything with `action_probabilities`); evaluated once, drawn as a level."""
 
-    steps_unit = "policy"
+    steps_unit, one_evaluation = "policy", True
 
     def __init__(self, name, game):
         import importlib
@@ -371,8 +377,8 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
         pending = sorted({max(1, round(f * args.iterations)) for f in fractions})
     else:
         pending = [f * args.seconds for f in fractions]
-    if isinstance(runner, PolicyRunner):
-        node_targets, pending = None, [0]  # one evaluation
+    if runner.one_evaluation:
+        node_targets, pending = None, [0]
     rows, spent = [], 0.0
     saving = bool(args.checkpoint) and name == "deep_cfr"
     if saving and os.path.exists(args.checkpoint):
@@ -391,7 +397,7 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
         while pending and progress >= pending[0]:
             pending.pop(0)
         pol, policy_s = runner.policy()
-        result = runner.evaluate() if hasattr(runner, "evaluate") else evaluate(game, pol, args.evaluator)
+        result = runner.evaluate(game, pol, args.evaluator)
         row = {
             "algorithm": name,
             "steps": runner.steps,
