@@ -100,7 +100,18 @@ def parse_args(argv=None):
     parser.add_argument("--vector-step", type=int, default=1,
                         help="lossless_* / abstraction_* (vector CFR): iterations per step")
     parser.add_argument("--abstraction_variant", default="lcfr",
-                        help="abstraction_*: the CFR variant solving the abstract game (Linear CFR, as the paper)")
+                        help="abstraction_*: the solver of the abstract game: a VectorCFR variant (lcfr: full-width "
+                             "Linear CFR) or es_lmccfr (external-sampling Linear MCCFR, the paper's solver)")
+    parser.add_argument("--es-step", type=int, default=20000,
+                        help="abstraction_* with es_lmccfr: MCCFR iterations per step")
+    parser.add_argument("--abstract_nash_conv", choices=("every", "last", "never"), default="every",
+                        help="abstraction_*: at which checkpoints to also measure the NashConv inside the "
+                             "abstraction (a minute per point on 52-card flop hold'em)")
+    parser.add_argument("--rows_from", default="",
+                        help="comma-separated earlier results drawn beside this run's lines: a CSV of this program "
+                             "or bench_full_fhp_nfsp.py (its rows), or NAME=PAGE.md (the first table of a results "
+                             "page with a 'NashConv (mbb/g)' column, as line NAME; lossless_* lines without a nodes "
+                             "column get the vector walks' count)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--deep_cfr", default="{}",
                         help='JSON overrides of the Deep CFR settings, e.g. \'{"regret_scale": "auto", '
@@ -129,6 +140,7 @@ class Runner:
     steps_unit = "steps"
     nodes_touched = None
     one_evaluation = False
+    last_checkpoint = True  # run_one: whether the coming evaluation is the line's last
 
     def evaluate(self, game, pol, evaluator: str):
         return evaluate(game, pol, evaluator)
@@ -273,19 +285,14 @@ class VectorCFRRunner(Runner):
     steps_unit = "iterations"
 
     def __init__(self, name, game, args):
-        from openspiel_cfrx.poker import PublicTree, VectorCFR, kmeans_abstraction
-        from openspiel_cfrx.poker.abstraction import buckets_for_abstract_infosets
+        from openspiel_cfrx.poker import PublicTree, VectorCFR
 
         self.name, self.per_step, self.steps, self.abstraction = name, args.vector_step, 0, None
         self.tree = PublicTree(game)
+        self.abstract_eval = args.abstract_nash_conv
         if name.startswith("abstraction_"):
-            try:
-                buckets = buckets_for_abstract_infosets(self.tree, int(name[len("abstraction_"):]))
-                self.abstraction = kmeans_abstraction(self.tree, buckets, seed=args.seed, clamp=True)
-            except ValueError as e:  # a size that is not a number, or too small for the game
-                raise SystemExit(f"--algorithms {name}: {e}") from None
+            self.abstraction = build_abstraction(self.tree, name, args)
             variant = args.abstraction_variant
-            print(f"  {name}: {self.abstraction.summary(self.tree)}", flush=True)
         else:
             variant = name[len("lossless_"):]
         self.solver = VectorCFR(self.tree, variant, abstraction=self.abstraction, verbose=False)
@@ -311,8 +318,9 @@ class VectorCFRRunner(Runner):
         gains = self.tree.best_response_values(self.solver.average_strategy)
         value = float(gains.sum())
         big_blind = self.tree.rules.big_blind
+        measure = self.abstract_eval == "every" or (self.abstract_eval == "last" and self.last_checkpoint)
         self.abstract_mbb = (self.solver.abstract_nash_conv() * 1000.0 / big_blind
-                             if self.abstraction is not None else None)  # fmt: skip
+                             if self.abstraction is not None and measure else None)  # fmt: skip
         return SimpleNamespace(nash_conv=value, nash_conv_mbb=value * 1000.0 / big_blind, player_improvements=gains,
                                seconds=time.perf_counter() - start)  # fmt: skip
 
@@ -322,6 +330,43 @@ class VectorCFRRunner(Runner):
             row.update(abstract_nash_conv_mbb=self.abstract_mbb,
                        abstract_infosets=self.abstraction.abstract_infosets(self.tree))  # fmt: skip
         return row
+
+
+def build_abstraction(tree, name: str, args):
+    """The k-means card abstraction of line `abstraction_<N>` (about N abstract infosets, seed --seed)."""
+    from openspiel_cfrx.poker import kmeans_abstraction
+    from openspiel_cfrx.poker.abstraction import buckets_for_abstract_infosets
+
+    try:
+        buckets = buckets_for_abstract_infosets(tree, int(name[len("abstraction_"):]))
+        abstraction = kmeans_abstraction(tree, buckets, seed=args.seed, clamp=True)
+    except ValueError as e:  # a size that is not a number, or too small for the game
+        raise SystemExit(f"--algorithms {name}: {e}") from None
+    print(f"  {name}: {abstraction.summary(tree)}", flush=True)
+    return abstraction
+
+
+class AbstractMCCFRRunner(VectorCFRRunner):
+    """`abstraction_<N>` solved as the paper did: external-sampling Linear MCCFR
+    (`poker.AbstractMCCFR`, seed --seed) on the same k-means abstraction, one step
+    = `--es-step` iterations; nodes touched are the traversals' own count."""
+
+    def __init__(self, name, game, args):
+        from openspiel_cfrx.poker import AbstractMCCFR, PublicTree
+
+        self.name, self.per_step, self.steps = name, args.es_step, 0
+        self.tree = PublicTree(game)
+        self.abstract_eval = args.abstract_nash_conv
+        self.abstraction = build_abstraction(self.tree, name, args)
+        self.solver = AbstractMCCFR(self.tree, self.abstraction, seed=args.seed)
+
+    @property
+    def nodes_touched(self):
+        return self.solver.nodes_touched
+
+    def step(self):
+        self.solver.run(self.per_step)
+        self.steps += self.per_step
 
 
 class PolicyRunner(Runner):
@@ -351,6 +396,8 @@ class PolicyRunner(Runner):
 
 
 def make_runner(name, game, args) -> Runner:
+    if name.startswith("abstraction_") and args.abstraction_variant == "es_lmccfr":
+        return AbstractMCCFRRunner(name, game, args)
     if name.startswith(("lossless_", "abstraction_")):
         return VectorCFRRunner(name, game, args)
     if name.startswith("policy:"):
@@ -397,9 +444,11 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
         while pending and progress >= pending[0]:
             pending.pop(0)
         pol, policy_s = runner.policy()
+        runner.last_checkpoint = not pending
         result = runner.evaluate(game, pol, args.evaluator)
         row = {
             "algorithm": name,
+            "seed": args.seed,
             "steps": runner.steps,
             "steps_unit": runner.steps_unit,
             "solver_seconds": spent,
@@ -462,8 +511,21 @@ def plot(rows, uniform_mbb, path, title, x="seconds"):
         if pts[0]["steps_unit"] == "policy":  # a user's policy: its level
             ax.axhline(pts[-1]["nash_conv_mbb"], ls=":", lw=1.5, color="black", label=name.split(":")[-1])
             continue
-        pts = [r for r in pts if r.get(x)]
-        ax.plot([r[x] for r in pts], [r["nash_conv_mbb"] for r in pts], "o-", label=name)
+        by_seed: dict = {}
+        for r in pts:
+            if r.get(x):
+                by_seed.setdefault(r.get("seed", 0), []).append(r)
+        if len(by_seed) == 1:
+            pts = next(iter(by_seed.values()))
+            ax.plot([r[x] for r in pts], [r["nash_conv_mbb"] for r in pts], "o-", label=name)
+            continue
+        # several seeds: the mean of each checkpoint over the seeds, and their range as a band
+        runs = [runs for runs in by_seed.values()]
+        count = min(len(run) for run in runs)
+        xs = np.array([[run[i][x] for i in range(count)] for run in runs], dtype=float)
+        ys = np.array([[run[i]["nash_conv_mbb"] for i in range(count)] for run in runs])
+        line, = ax.plot(xs.mean(axis=0), ys.mean(axis=0), "o-", label=f"{name} ({len(runs)} seeds)")
+        ax.fill_between(xs.mean(axis=0), ys.min(axis=0), ys.max(axis=0), color=line.get_color(), alpha=0.2)
     if uniform_mbb is not None:
         ax.axhline(uniform_mbb, color="gray", ls="--", lw=1, label="uniform random")
     ax.set_yscale("log")
@@ -481,7 +543,7 @@ def plot(rows, uniform_mbb, path, title, x="seconds"):
     plt.close(fig)
 
 
-INTEGER_COLUMNS = ("steps", "nodes_touched")
+INTEGER_COLUMNS = ("steps", "nodes_touched", "seed")
 TEXT_COLUMNS = ("algorithm", "steps_unit")
 
 
@@ -504,6 +566,107 @@ def deep_cfr_rows(path: str, args) -> list[dict]:
                  for k, v in r.items() if v != ""} for r in found]  # fmt: skip
     except ValueError as e:
         raise SystemExit(f"--deep_cfr_from: {path!r} has a non-numeric value in a deep_cfr row ({e})") from None
+
+
+def _number(text: str) -> float:
+    """A results page's cell as a number ("**1,234.5**" -> 1234.5)."""
+    return float(text.replace("*", "").replace(",", "").strip())
+
+
+def page_rows(name: str, path: str, game) -> list[dict]:
+    """The rows of line `name` from the first table of results page `path` with
+    a "NashConv (mbb/g)" column: iterations, nodes touched, seconds ("a + b":
+    solver + charged policy seconds), NashConv, BR gains where it has them; a
+    lossless_* line without a nodes column gets the vector walks' count
+    (`VectorCFRRunner`: two walks per iteration, the full game's histories)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise SystemExit(f"--rows_from {name}={path}: cannot read it ({e.strerror})") from None
+    for i, line in enumerate(lines):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if line.startswith("|") and "NashConv (mbb/g)" in cells:
+            header, body = cells, []
+            for row in lines[i + 2:]:
+                if not row.startswith("|"):
+                    break
+                body.append([c.strip() for c in row.strip().strip("|").split("|")])
+            break
+    else:
+        raise SystemExit(f"--rows_from {name}={path}: no table with a 'NashConv (mbb/g)' column")
+    column = {c: next((j for j, h in enumerate(header) if h.startswith(c)), None)
+              for c in ("iteration", "nodes touched", "seconds", "solve seconds", "NashConv (mbb/g)", "BR gain")}
+    per_iteration = None
+    if column["nodes touched"] is None and name.startswith("lossless_"):
+        from openspiel_cfrx.poker import PublicTree
+
+        per_iteration = 2 * PublicTree(game).nodes_per_walk(represented=True)
+    big_blind = _big_blind(game)
+    rows = []
+    for cells in body:
+        seconds = cells[column["seconds"] if column["seconds"] is not None else column["solve seconds"]].split("+")
+        steps = int(_number(cells[column["iteration"]]))
+        mbb = _number(cells[column["NashConv (mbb/g)"]])
+        gains = cells[column["BR gain"]].split("/") if column["BR gain"] is not None else None
+        rows.append({"algorithm": name, "steps": steps, "steps_unit": "iterations",
+                     "solver_seconds": _number(seconds[0]),
+                     "policy_seconds": _number(seconds[1]) if len(seconds) > 1 else 0.0,
+                     "seconds": sum(_number(x) for x in seconds), "nash_conv_mbb": mbb,
+                     "nash_conv_chips": mbb * big_blind / 1000.0,
+                     "br_gain_p0": _number(gains[0]) if gains else None, "br_gain_p1": _number(gains[1]) if gains else None,
+                     "nodes_touched": (int(_number(cells[column["nodes touched"]])) if per_iteration is None
+                                       else steps * per_iteration), "source": path})  # fmt: skip
+    return rows
+
+
+def _big_blind(game) -> float:
+    from openspiel_cfrx.poker import PokerRules
+
+    return float(PokerRules.from_game(game).big_blind)
+
+
+def csv_rows(path: str) -> list[dict]:
+    """Every row of a CSV written by this program or bench_full_fhp_nfsp.py."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            found = list(csv.DictReader(f))
+    except OSError as e:
+        raise SystemExit(f"--rows_from {path}: cannot read it ({e.strerror})") from None
+    if not found or "nash_conv_mbb" not in found[0] or "algorithm" not in found[0]:
+        raise SystemExit(f"--rows_from {path}: not a results CSV (needs algorithm and nash_conv_mbb columns)")
+    try:
+        return [{k: v if k in TEXT_COLUMNS else int(v) if k in INTEGER_COLUMNS else float(v)
+                 for k, v in r.items() if v not in ("", None)} | {"source": path} for r in found]  # fmt: skip
+    except ValueError as e:
+        raise SystemExit(f"--rows_from {path}: a non-numeric value ({e})") from None
+
+
+def earlier_rows(spec: str, game) -> list[dict]:
+    """`--rows_from`'s rows, in the order given."""
+    rows = []
+    for item in (x.strip() for x in spec.split(",")):
+        if item:
+            name, _, path = item.rpartition("=")
+            rows += page_rows(name, path, game) if name else csv_rows(path)
+    return rows
+
+
+def final_points(rows: list[dict]) -> dict[str, dict]:
+    """Per line, its last checkpoint; with several seeds the mean of each seed's
+    last NashConv and nodes touched ("seeds": how many)."""
+    last: dict[str, dict] = {}
+    for r in rows:
+        last.setdefault(r["algorithm"], {})[r.get("seed", 0)] = r
+    out = {}
+    for name, by_seed in last.items():
+        ends = list(by_seed.values())
+        out[name] = dict(ends[-1], seeds=len(ends),
+                         nash_conv_mbb=float(np.mean([r["nash_conv_mbb"] for r in ends])),
+                         nash_conv_spread=(min(r["nash_conv_mbb"] for r in ends), max(r["nash_conv_mbb"] for r in ends)),
+                         nodes_touched=(float(np.mean([r["nodes_touched"] for r in ends]))
+                                        if all(r.get("nodes_touched") for r in ends) else None))  # fmt: skip
+    return out
 
 
 def main(argv=None):
@@ -537,7 +700,8 @@ def main(argv=None):
         uniform = poker_nash_conv(game, policy_lib.UniformRandomPolicy(game), return_details=True)
     print(f"{args.game}: uniform NashConv {uniform.nash_conv_mbb:.1f} mbb/g", flush=True)
     rows = deep_cfr_rows(args.deep_cfr_from, args) if args.deep_cfr_from else []
-    for name in (n.strip() for n in args.algorithms.split(",")):
+    rows += earlier_rows(args.rows_from, game)
+    for name in (n.strip() for n in args.algorithms.split(",") if n.strip()):
         targets = None
         if name == "os_es_mccfr_py" and args.match_nodes:
             targets = [r["nodes_touched"] for r in rows if r["algorithm"] == "deep_cfr"]
@@ -550,7 +714,7 @@ def main(argv=None):
     name = args.page or ("full_fhp" if args.game == "flop_holdem" else "fhp_curve")  # the results page it writes
     out = os.path.join(args.out_dir, name)
     os.makedirs(out, exist_ok=True)
-    fields = ["algorithm", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds",
+    fields = ["algorithm", "seed", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds",
               "nash_conv_chips", "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds",
               "nodes_touched", "current_nash_conv_mbb", "abstract_nash_conv_mbb", "abstract_infosets"]  # fmt: skip
     with open(os.path.join(out, "fhp_curve.csv"), "w", newline="", encoding="utf-8") as f:
@@ -563,17 +727,23 @@ def main(argv=None):
              f"{args.game}\nexact NashConv vs nodes touched", x="nodes_touched")  # fmt: skip
     plot(rows, uniform.nash_conv_mbb, os.path.join(out, "fhp_curve.png"),
          f"{args.game}\nexact NashConv at equal compute ({args.seconds:g} s each)")  # fmt: skip
+    def cell(r, key, spec):
+        return format(r[key], spec) if r.get(key) is not None else ""
+
+    sources = list(dict.fromkeys(r["source"] for r in rows if r.get("source")))
     table = markdown_table(
-        ["algorithm", "steps", "nodes touched", "solver s", "policy s (charged)", "x = seconds",
+        ["algorithm", "seed", "steps", "nodes touched", "solver s", "policy s (charged)", "x = seconds",
          "NashConv (chips)", "NashConv (mbb/g)", "in the abstraction (mbb/g)", "BR gain P0 / P1 (chips)",
-         "eval s (excluded)"],
-        [[r["algorithm"], f"{r['steps']:,} {r['steps_unit']}",
-          f"{r['nodes_touched']:,}" if r.get("nodes_touched") else "", f"{r['solver_seconds']:.1f}",
-          f"{r['policy_seconds']:.1f}", f"{r['seconds']:.1f}", f"{r['nash_conv_chips']:.3f}",
-          f"{r['nash_conv_mbb']:,.1f}",
-          f"{r['abstract_nash_conv_mbb']:,.2f}" if r.get("abstract_nash_conv_mbb") is not None else "",
-          f"{r['br_gain_p0']:.2f} / {r['br_gain_p1']:.2f}", f"{r['eval_seconds']:.1f}"] for r in rows],
+         "eval s (excluded)"] + (["from"] if sources else []),
+        [[r["algorithm"], cell(r, "seed", "d"), f"{r['steps']:,} {r['steps_unit']}", cell(r, "nodes_touched", ","),
+          cell(r, "solver_seconds", ".1f"), cell(r, "policy_seconds", ".1f"), cell(r, "seconds", ".1f"),
+          cell(r, "nash_conv_chips", ".3f"), f"{r['nash_conv_mbb']:,.1f}", cell(r, "abstract_nash_conv_mbb", ",.2f"),
+          f"{r['br_gain_p0']:.2f} / {r['br_gain_p1']:.2f}" if r.get("br_gain_p0") is not None else "",
+          cell(r, "eval_seconds", ".1f")] + ([f"[{sources.index(r['source']) + 1}]" if r.get("source") else "this run"]
+                                            if sources else []) for r in rows],
     )  # fmt: skip
+    if sources:
+        table += "\n" + "".join(f"\n[{i + 1}] `{path}`" for i, path in enumerate(sources)) + "\n"
     deep = [r for r in rows if r["algorithm"] == "deep_cfr" and "memory" in r]  # (not rows read from a CSV)
     deep_lines = "".join(
         f"\n- deep_cfr @ {r['steps']} iterations: {r['nodes_touched']:,} nodes touched, "
@@ -624,40 +794,43 @@ def _nodes_to_reach(points: list[dict], level: float) -> float | None:
 def paper_statements(rows: list[dict]) -> str:
     """The Figure 2 statements of Brown et al. (2019), Section 6, checked on this
     run's rows one by one (computed, not typed)."""
-    final = {}
-    for r in rows:
-        final[r["algorithm"]] = r  # the last checkpoint of each line
+    final = final_points(rows)  # the last checkpoint of each line (mean over its seeds)
+
+    def level(r):
+        spread = f" (seeds {r['nash_conv_spread'][0]:,.1f}-{r['nash_conv_spread'][1]:,.1f})" if r["seeds"] > 1 else ""
+        return f"{r['nash_conv_mbb']:,.1f}{spread}"
+
     abstractions = sorted((r for n, r in final.items() if n.startswith("abstraction_")),
                           key=lambda r: int(r["algorithm"].split("_")[1]))  # fmt: skip
     lines = ["## The paper's statements on this run", "",
              "| statement (Brown et al. 2019, Figure 2 / Section 6) | this run | holds here |", "|---|---|---|"]
     if len(abstractions) >= 2:
         levels = [r["nash_conv_mbb"] for r in abstractions]
-        shown = ", ".join(f"{r['algorithm']}: {r['nash_conv_mbb']:,.1f}" for r in abstractions)
+        shown = ", ".join(f"{r['algorithm']}: {level(r)}" for r in abstractions)
         lines.append(f"| coarser abstractions are more exploitable | last points (mbb/g) {shown} | "
                      f"{'yes' if levels == sorted(levels, reverse=True) else 'no'} |")
-    deep = [r for r in rows if r["algorithm"] == "deep_cfr"]
+    deep = final.get("deep_cfr")
     if deep and abstractions:
-        big, mine = abstractions[-1], deep[-1]["nash_conv_mbb"]
-        lines.append(f"| Deep CFR reaches about the level of the largest abstraction | Deep CFR {mine:,.1f} vs "
-                     f"{big['algorithm']} {big['nash_conv_mbb']:,.1f} mbb/g | "
+        big, mine = abstractions[-1], deep["nash_conv_mbb"]
+        lines.append(f"| Deep CFR reaches about the level of the largest abstraction | Deep CFR {level(deep)} vs "
+                     f"{big['algorithm']} {level(big)} mbb/g | "
                      f"{'yes' if mine <= 1.25 * big['nash_conv_mbb'] else 'no'} |")
     lossless = [n for n in final if n.startswith("lossless_")]
     if deep and lossless:
         for name in lossless:
-            level = deep[-1]["nash_conv_mbb"]
-            need = _nodes_to_reach([r for r in rows if r["algorithm"] == name], level)
-            have = deep[-1].get("nodes_touched")
+            target = deep["nash_conv_mbb"]
+            need = _nodes_to_reach([r for r in rows if r["algorithm"] == name], target)
+            have = deep.get("nodes_touched")
             ratio = f"{need / have:,.0f}x" if need and have else "not reached in this run"
             holds = "yes" if need and have and need / have >= 100 else "no" if need and have else "not measured"
             lines.append(f"| Deep CFR needs 2-3 orders of magnitude fewer nodes touched than lossless ({name}) | "
-                         f"{name} needs {ratio} Deep CFR's {have or 0:,} nodes to reach its {level:,.1f} mbb/g | "
+                         f"{name} needs {ratio} Deep CFR's {have or 0:,.0f} nodes to reach its {target:,.1f} mbb/g | "
                          f"{holds} |")
     nfsp = [n for n in final if n.startswith("os_nfsp")]
     if deep and nfsp:
         for name in nfsp:
-            theirs, mine = final[name]["nash_conv_mbb"], deep[-1]["nash_conv_mbb"]
-            lines.append(f"| NFSP ends above Deep CFR | {name} {theirs:,.1f} vs Deep CFR {mine:,.1f} mbb/g | "
+            theirs, mine = final[name]["nash_conv_mbb"], deep["nash_conv_mbb"]
+            lines.append(f"| NFSP ends above Deep CFR | {name} {level(final[name])} vs Deep CFR {level(deep)} mbb/g | "
                          f"{'yes' if theirs > mine else 'no'} |")
     return "\n".join(lines) + "\n"
 

@@ -17,6 +17,9 @@ two hole cards), instead of an [H x H] matrix.
   (CFR / CFR+ / LCFR / DCFR / PCFR+ / OFTRL), float32 storage, memory estimate,
   checkpoints; `VectorCFR(tree, "lcfr", abstraction=a)` on a card abstraction's
   infosets (node, bucket), `abstract_cfr.abstract_best_response` inside it.
+* `AbstractMCCFR(tree, abstraction)`: external-sampling Linear MCCFR on a
+  card abstraction, the Deep CFR paper's solver of its abstraction baselines
+  (sampled deals, counter-based seeds, nodes touched, checkpoints).
 * `PublicTreePolicy`: any such strategy as an OpenSpiel policy (lookup).
 * `abstraction`: card abstractions (buckets of (board, hand) per round):
   `lossless_abstraction(tree)`, `kmeans_abstraction(tree, buckets_per_round)`
@@ -35,6 +38,7 @@ Cards follow OpenSpiel's universal_poker numbering: card = rank * num_suits +
 suit, rank 0 = deuce (small decks keep the lowest ranks).
 """
 
+from openspiel_cfrx.poker.abstract_mccfr import AbstractMCCFR
 from openspiel_cfrx.poker.abstraction import (
     CardAbstraction,
     kmeans_abstraction,
@@ -54,6 +58,7 @@ from openspiel_cfrx.poker.spec import BetAbstraction, PokerRules, UnsupportedPok
 from openspiel_cfrx.poker.vector_cfr import VARIANTS, VectorCFR, VectorCFRTooLargeError
 
 __all__ = [
+    "AbstractMCCFR",
     "BetAbstraction",
     "CardAbstraction",
     "Deck",

@@ -117,11 +117,12 @@ def _partition_is_invariant(ids: np.ndarray, relabelled: np.ndarray) -> bool:
     return pairs.shape[1] == len(np.unique(ids)) == len(np.unique(relabelled))
 
 
-def check_abstraction(tree: PublicTree, abstraction) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
+def check_abstraction(tree: PublicTree, abstraction, strict: bool = False) -> tuple[tuple[np.ndarray, ...], tuple[int, ...]]:
     """(buckets, num_buckets) of a card abstraction checked against `tree`:
     one array per round of shape [num_boards[r], num_hands] with ids in [-1,
     num_buckets[r]) (int32 contiguous), and, with isomorphism, suit-invariant
-    preflop and on the first deal's boards (`_check_suit_invariance`). A free
+    preflop and on the first deal's boards (`_check_suit_invariance`; strict:
+    every relabelling keeps each bucket, not only the partition). A free
     (board, hand) without a bucket (-1) is found by the walk (`BucketMap.chunk_buckets`).
     Raises ValueError with one line naming the problem."""
     buckets, counts = getattr(abstraction, "buckets", None), getattr(abstraction, "num_buckets", None)
@@ -144,22 +145,29 @@ def check_abstraction(tree: PublicTree, abstraction) -> tuple[tuple[np.ndarray, 
         checked.append(np.ascontiguousarray(ids, dtype=np.int32))
         sizes.append(int(count))
     if tree.isomorphism and len(tree.hand_perms) > 1:
-        _check_suit_invariance(tree, checked)
+        _check_suit_invariance(tree, checked, strict)
     return tuple(checked), tuple(sizes)
 
 
-def _check_suit_invariance(tree: PublicTree, buckets: list[np.ndarray]) -> None:
+def _check_suit_invariance(tree: PublicTree, buckets: list[np.ndarray], strict: bool = False) -> None:
     """With isomorphism a representative board stands for its class, so the
     abstraction must not tell suit-relabelled situations apart: preflop (every
     hand relabelling) and on each first-deal board under the relabellings that
-    fix the board (its stabiliser). Later rounds' boards are not checked."""
+    fix the board (its stabiliser). Later rounds' boards are not checked.
+    strict: a relabelling must keep every bucket (a sampled solve updates one
+    member at a time, so only equal buckets keep its strategy suit-symmetric),
+    not only map the partition onto itself (enough for the full-width solve)."""
     first = tree.first_deal_round
+    invariant = (lambda ids, mapped: np.array_equal(ids, mapped)) if strict else _partition_is_invariant
+    fix = (" (a sampled solve needs each bucket kept, e.g. k-means on suit-invariant features, not one bucket "
+           "per hand)") if strict else ""
     for r in range(tree.num_rounds if first is None else first):
         for perm in tree.hand_perms[1:]:
-            if not _partition_is_invariant(buckets[r][0], buckets[r][0][perm]):
+            if not invariant(buckets[r][0], buckets[r][0][perm]):
                 raise ValueError(f"the card abstraction is not suit-invariant in round {r}: a suit relabelling of "
-                                 "the hands splits or merges its buckets; with isomorphism=True the solve needs a "
-                                 "suit-invariant abstraction (or build PublicTree(game, isomorphism=False))")  # fmt: skip
+                                 "the hands splits, merges or moves its buckets; with isomorphism=True the solve "
+                                 f"needs a suit-invariant abstraction{fix} (or build PublicTree(game, "
+                                 "isomorphism=False))")  # fmt: skip
     if first is None:
         return
     deck, perms = tree.deck, suit_permutations(tree.deck.num_suits)
@@ -169,10 +177,11 @@ def _check_suit_invariance(tree: PublicTree, buckets: list[np.ndarray]) -> None:
             if not np.array_equal(np.sort(relabel(deck, board, perm)), board):
                 continue
             ids = buckets[first][c]
-            if not _partition_is_invariant(ids[free], ids[hand_perm][free]):
+            if not invariant(ids[free], ids[hand_perm][free]):
                 raise ValueError(f"the card abstraction is not suit-invariant on first-deal board {c} "
-                                 f"({board.tolist()}): a suit relabelling that keeps the board splits or merges its "
-                                 "buckets; with isomorphism=True the solve needs a suit-invariant abstraction")  # fmt: skip
+                                 f"({board.tolist()}): a suit relabelling that keeps the board splits, merges or "
+                                 f"moves its buckets; with isomorphism=True the solve needs a suit-invariant "
+                                 f"abstraction{fix} (or build PublicTree(game, isomorphism=False))")  # fmt: skip
 
 
 def abstraction_digest(buckets: tuple[np.ndarray, ...], num_buckets: tuple[int, ...]) -> str:
@@ -197,6 +206,24 @@ class BoardMultiplicity:
         if not tree.isomorphism or tree.first_deal_round is None or rnd < tree.first_deal_round:
             return np.ones(hi - lo)
         return self.class_size[np.arange(lo, hi) // self.span[rnd]]
+
+
+def bucket_rows(tree: PublicTree, buckets: tuple[np.ndarray, ...], arrays: dict, n: int, lo: int, hi: int,
+                normalise: bool, compact: bool = False) -> np.ndarray:
+    """Boards lo:hi of node n mapped back to the full game: every (board, hand)
+    gets its bucket's row of arrays[n] ([num_buckets + 1, A]; normalised:
+    uniform where nothing accumulated); over the deck's hands (compact: the walk's)."""
+    table = arrays[n].astype(np.float64)
+    A = table.shape[1]
+    if normalise:
+        total = table.sum(axis=1, keepdims=True)
+        table = np.where(total > 0, table / np.where(total > 0, total, 1.0), 1.0 / A)
+    rows = table[buckets[tree.nodes[n].round][lo:hi]]
+    if compact or tree.num_hands == tree.deck.num_hands:
+        return rows
+    out = np.full((hi - lo, tree.deck.num_hands, A), 1.0 / A)
+    out[:, tree.hands] = rows
+    return out
 
 
 class BucketMap:
@@ -278,20 +305,8 @@ class BucketMap:
             minimizer.next_strategy(t, 0, K, out=self.strategy[n][:K])
 
     def lookup(self, arrays: dict, n: int, lo: int, hi: int, normalise: bool, compact: bool) -> np.ndarray:
-        """Boards lo:hi of node n mapped back to the full game: every (board, hand)
-        gets its bucket's row (normalised: uniform where nothing accumulated); over
-        the deck's hands (compact: the walk's)."""
-        table = arrays[n].astype(np.float64)
-        A = table.shape[1]
-        if normalise:
-            total = table.sum(axis=1, keepdims=True)
-            table = np.where(total > 0, table / np.where(total > 0, total, 1.0), 1.0 / A)
-        rows = table[self.buckets[self.tree.nodes[n].round][lo:hi]]
-        if compact or self.tree.num_hands == self.tree.deck.num_hands:
-            return rows
-        out = np.full((hi - lo, self.tree.deck.num_hands, A), 1.0 / A)
-        out[:, self.tree.hands] = rows
-        return out
+        """Boards lo:hi of node n mapped back to the full game (`bucket_rows`)."""
+        return bucket_rows(self.tree, self.buckets, arrays, n, lo, hi, normalise, compact)
 
     def memory_bytes(self, state_arrays: int, num_chunks: int) -> int:
         """Stored arrays (strategy, average, minimizer state) plus a walk's partial sums (float64, per chunk)."""

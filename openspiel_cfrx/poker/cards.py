@@ -32,6 +32,11 @@ class Deck:
         self._index[self.hand_cards[:, 0], self.hand_cards[:, 1]] = np.arange(self.num_hands)
         self._index[self.hand_cards[:, 1], self.hand_cards[:, 0]] = np.arange(self.num_hands)
 
+    @property
+    def index_table(self) -> np.ndarray:
+        """[num_cards, num_cards] int64: the hand index of each pair of cards (-1 on the diagonal)."""
+        return self._index
+
     def rank(self, cards):
         return np.asarray(cards) // self.num_suits
 
