@@ -79,3 +79,35 @@ def test_figure_2_lines_a_users_policy_and_the_papers_statements(tmp_path):
 def test_an_abstraction_too_small_for_the_game_is_one_line(tmp_path):
     with pytest.raises(SystemExit, match="abstraction_60: 60 abstract infosets leave -4 .* ask for more"):
         main([TINY_GAME, "--algorithms=abstraction_60", "--iterations=2", f"--out_dir={tmp_path}"])
+
+
+def test_external_sampling_abstraction_lines_over_seeds_beside_earlier_results(tmp_path):
+    """abstraction_<N> solved by external-sampling Linear MCCFR (its own nodes
+    touched), two seeds drawn as one line with a band, and earlier results (a CSV
+    of this program, a results page's table) drawn beside them with their source."""
+    for seed in (1, 2):
+        main([TINY_GAME, "--algorithms=abstraction_100", "--abstraction_variant=es_lmccfr", "--es-step=500",
+              "--iterations=2000", "--fractions=0.5,1", f"--seed={seed}", "--abstract_nash_conv=last",
+              f"--out_dir={tmp_path / str(seed)}", "--page=es"])  # fmt: skip
+    with open(tmp_path / "1" / "es" / "fhp_curve.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["seed"], r["steps"]) for r in rows] == [("1", "1000"), ("1", "2000")]
+    assert 0 < int(rows[0]["nodes_touched"]) < int(rows[1]["nodes_touched"])
+    assert rows[0]["abstract_nash_conv_mbb"] == "" and float(rows[1]["abstract_nash_conv_mbb"]) > 0  # --abstract_nash_conv=last
+    page = tmp_path / "deep.md"
+    page.write_text("# a page\n\n| iterations | nodes touched | seconds (+ average network) | NashConv (mbb/g) |\n"
+                    "|---:|---:|---:|---:|\n| 3 | 1,000 | 10 + 2 | **2,500.0** |\n| 9 | 3,000 | 30 + 2 | 900.5 |\n\n")
+    main([TINY_GAME, "--algorithms=", f"--rows_from={tmp_path}/1/es/fhp_curve.csv,{tmp_path}/2/es/fhp_curve.csv,"
+          f"deep_cfr={page}", f"--out_dir={tmp_path}", "--page=together"])  # fmt: skip
+    text = (tmp_path / "together.md").read_text()
+    assert f"[3] `{page}`" in text and "| deep_cfr |  | 9 iterations | 3,000 | 30.0 | 2.0 | 32.0 |" in text
+    finals = [float(r["nash_conv_mbb"]) for r in rows[-1:]]
+    assert "(seeds " in text and f"{finals[0]:,.1f}" in text  # the two seeds' range beside their mean
+    assert (tmp_path / "together" / "fhp_curve_nodes.png").exists()
+
+
+def test_rows_from_a_page_without_a_nashconv_table_is_one_line(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text("# nothing here\n")
+    with pytest.raises(SystemExit, match=r"--rows_from deep_cfr=.*p.md: no table with a 'NashConv \(mbb/g\)' column"):
+        main([TINY_GAME, "--algorithms=", f"--rows_from=deep_cfr={page}", f"--out_dir={tmp_path}"])
