@@ -325,3 +325,33 @@ def test_full_flop_holdem_at_the_papers_40k_size(tmp_path):
                 assert features[hand, g] == pytest.approx(score / (2 * count), abs=1e-12)
     abstraction.save(tmp_path / "fhp_40k.npz")
     assert A.CardAbstraction.load(tmp_path / "fhp_40k.npz", tree).num_buckets == (169, 690)
+
+
+def test_perfect_recall_refinement():
+    """`perfect_recall`: each later bucket determines the earlier ones (one
+    preflop bucket per flop bucket, on every board of every round), no coarser
+    than the original (same buckets within a refined one), the counts are the
+    pairs that occur, suit-invariant buckets stay so; sizes in the paper's terms."""
+    game = pyspiel.load_game("universal_poker(betting=limit,numPlayers=2,numRounds=3,blind=50 100,"
+                             "raiseSize=100 100 200,firstPlayer=1 2 2,maxRaises=1 1 1,numSuits=2,numRanks=5,"
+                             "numHoleCards=2,numBoardCards=0 3 1,stack=20000 20000)")  # fmt: skip
+    tree = PublicTree(game)
+    coarse = A.kmeans_abstraction(tree, (3, 2, 2))
+    refined = A.perfect_recall(tree, coarse)
+    for r in (1, 2):
+        before = np.arange(tree.num_boards[r]) // tree.fan_out[r] if r == 2 else np.zeros(tree.num_boards[r], int)
+        mine, earlier, original = refined.buckets[r], refined.buckets[r - 1][before], coarse.buckets[r]
+        valid = mine >= 0
+        assert np.array_equal(valid, original >= 0)
+        for ids in (earlier[valid], original[valid]):  # a refined bucket has one earlier and one original bucket
+            assert len(np.unique(np.stack([mine[valid], ids]), axis=1)[0]) == len(np.unique(mine[valid]))
+        assert refined.num_buckets[r] == len(np.unique(mine[valid])) <= refined.num_buckets[r - 1] * coarse.num_buckets[r]
+    assert refined.description["recall"] == "perfect" and refined.num_buckets[2] > coarse.num_buckets[2]
+    from openspiel_cfrx.poker.abstract_cfr import check_abstraction
+
+    check_abstraction(tree, refined, strict=True)  # still suit-invariant, bucket by bucket
+    full = PublicTree(pyspiel.load_game("flop_holdem"))
+    assert A.buckets_for_abstract_infosets(full, 40_000, recall="perfect") == (None, 690 // 169)
+    assert A.buckets_for_abstract_infosets(full, 3_600_000, recall="perfect") == (None, 64_261 // 169)
+    with pytest.raises(ValueError, match="recall must be 'imperfect' or 'perfect'"):
+        A.buckets_for_abstract_infosets(full, 40_000, recall="full")

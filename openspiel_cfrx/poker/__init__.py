@@ -24,7 +24,8 @@ two hole cards), instead of an [H x H] matrix.
 * `abstraction`: card abstractions (buckets of (board, hand) per round):
   `lossless_abstraction(tree)`, `kmeans_abstraction(tree, buckets_per_round)`
   (the Deep CFR paper's k-means comparison abstractions: OCHS and
-  hand-strength-distribution features, weighted k-means), `CardAbstraction`
+  hand-strength-distribution features, weighted k-means), `perfect_recall`
+  (its refinement by the earlier rounds' buckets), `CardAbstraction`
   (save / load / `abstract_infosets`).
 * `PokerRules`: the rules the engine reads (deck, blinds, stacks, rounds,
   limit raise sizes and caps or a no-limit `BetAbstraction`), from a
@@ -43,6 +44,7 @@ from openspiel_cfrx.poker.abstraction import (
     CardAbstraction,
     kmeans_abstraction,
     lossless_abstraction,
+    perfect_recall,
 )
 from openspiel_cfrx.poker.cards import Deck
 from openspiel_cfrx.poker.evaluator import rank_five, rank_hands
@@ -75,6 +77,7 @@ __all__ = [
     "hand_permutation",
     "kmeans_abstraction",
     "lossless_abstraction",
+    "perfect_recall",
     "rank_five",
     "rank_hands",
     "relabel",

@@ -120,14 +120,19 @@ def preflop_classes(deck: Deck) -> np.ndarray:
     return ids.astype(np.int32)
 
 
-def buckets_for_abstract_infosets(tree: PublicTree, abstract_infosets: int,
-                                  preflop_buckets: int | None = None) -> tuple[int | None, ...]:  # fmt: skip
+def buckets_for_abstract_infosets(tree: PublicTree, abstract_infosets: int, preflop_buckets: int | None = None,
+                                  recall: str = "imperfect") -> tuple[int | None, ...]:  # fmt: skip
     """The buckets per round that give about `abstract_infosets` (the paper's
     "clusters", Figure 2: 40,000 and 3.6 million on FHP): rounds without a board
     get `preflop_buckets` (None: the lossless classes), every later round the
     same k = (abstract_infosets - preflop part) // (their decision nodes).
     Full FHP (8 preflop and 56 flop decision nodes): 40,000 -> k_flop = 690,
-    3.6M -> k_flop = 64,261."""
+    3.6M -> k_flop = 64,261. recall="perfect": the k to cluster each round
+    into before `perfect_recall` refines it by the earlier rounds' buckets (k
+    divided by the product of the earlier counts, at least 1: 40,000 -> 690 //
+    169 = 4 flop clusters per preflop class, at most 676 refined flop buckets)."""
+    if recall not in ("imperfect", "perfect"):
+        raise ValueError(f"recall must be 'imperfect' or 'perfect', got {recall!r}")
     rounds = _decision_rounds(tree)
     early = [r for r in range(tree.num_rounds) if tree.board_size[r] == 0]
     pre = len(np.unique(preflop_classes(tree.deck))) if preflop_buckets is None else int(preflop_buckets)
@@ -136,7 +141,14 @@ def buckets_for_abstract_infosets(tree: PublicTree, abstract_infosets: int,
     if later_nodes == 0 or budget < later_nodes:
         raise ValueError(f"{abstract_infosets:,} abstract infosets leave {budget:,} for the {later_nodes} decision "
                          f"nodes with a board: fewer than one bucket each; ask for more")  # fmt: skip
-    return tuple(preflop_buckets if r in early else budget // later_nodes for r in range(tree.num_rounds))
+    ks = [preflop_buckets if r in early else budget // later_nodes for r in range(tree.num_rounds)]
+    if recall == "perfect":
+        product = pre
+        for r in range(tree.num_rounds):
+            if r not in early:
+                ks[r] = max(1, ks[r] // product)
+                product *= ks[r]
+    return tuple(ks)
 
 
 # ----- the abstraction ------------------------------------------------------
@@ -746,3 +758,35 @@ def kmeans_abstraction(tree: PublicTree, buckets_per_round: Sequence[int | None]
     description["abstract_infosets"] = abstraction.abstract_infosets(tree)
     description["game_infosets"] = game_infosets(tree)
     return abstraction
+
+
+def perfect_recall(tree: PublicTree, abstraction: CardAbstraction) -> CardAbstraction:
+    """The coarsest refinement of `abstraction` with perfect recall: round r's
+    bucket of (board, hand) becomes the pair (its round r - 1 bucket on the
+    board's prefix, its round r bucket), numbered over the pairs that occur, so
+    a bucket determines every earlier one (Waugh et al. 2009). The abstract game
+    is then an ordinary game: CFR converges in it and
+    `abstract_cfr.abstract_best_response` is exact there. Suit-invariant
+    buckets stay suit-invariant. Round r's count grows to at most the product
+    of the counts up to r (e.g. 169 preflop classes x k flop clusters)."""
+    abstraction.check_tree(tree)
+    buckets, counts = [abstraction.buckets[0]], [abstraction.num_buckets[0]]
+    for r in range(1, tree.num_rounds):
+        current = abstraction.buckets[r]
+        # the board of round r - 1 that each board of round r extends: one board before the first deal
+        before = np.zeros(tree.num_boards[r], dtype=np.int64)
+        if tree.first_deal_round is not None and r > tree.first_deal_round:
+            before = np.arange(tree.num_boards[r]) // tree.fan_out[r]
+        previous = buckets[-1][before]
+        valid = (current >= 0) & (previous >= 0)
+        pairs = previous[valid].astype(np.int64) * abstraction.num_buckets[r] + current[valid]
+        _, ids = np.unique(pairs, return_inverse=True)
+        refined = np.full(current.shape, -1, dtype=np.int32)
+        refined[valid] = ids.reshape(-1)
+        buckets.append(refined)
+        counts.append(int(ids.max()) + 1 if ids.size else 1)
+    description = dict(abstraction.description, recall="perfect",
+                       imperfect_recall_buckets_per_round=list(abstraction.num_buckets))  # fmt: skip
+    refined = CardAbstraction(tuple(buckets), tuple(counts), description)
+    description["abstract_infosets"] = refined.abstract_infosets(tree)
+    return refined
