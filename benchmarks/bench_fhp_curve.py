@@ -113,6 +113,9 @@ def parse_args(argv=None):
                              "page with a 'NashConv (mbb/g)' column, as line NAME; lossless_* lines without a nodes "
                              "column get the vector walks' count)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seeds", default="",
+                        help="comma-separated seeds: run every line once per seed (drawn as the mean with the "
+                             "seeds' range as a band); default: --seed")
     parser.add_argument("--deep_cfr", default="{}",
                         help='JSON overrides of the Deep CFR settings, e.g. \'{"regret_scale": "auto", '
                              '"traversal_backend": "poker"}\' (one factor at a time for the plateau diagnosis)')
@@ -705,6 +708,12 @@ def main(argv=None):
     else:
         uniform = poker_nash_conv(game, policy_lib.UniformRandomPolicy(game), return_details=True)
     print(f"{args.game}: uniform NashConv {uniform.nash_conv_mbb:.1f} mbb/g", flush=True)
+    try:
+        seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else [args.seed]
+    except ValueError:
+        raise SystemExit(f"--seeds must be comma-separated integers, got {args.seeds!r}") from None
+    if args.checkpoint and len(seeds) > 1:
+        raise SystemExit("--checkpoint holds one deep_cfr run: use it with one seed (--seed), not --seeds")
     rows = deep_cfr_rows(args.deep_cfr_from, args) if args.deep_cfr_from else []
     rows += earlier_rows(args.rows_from, game)
     for name in (n.strip() for n in args.algorithms.split(",") if n.strip()):
@@ -714,8 +723,10 @@ def main(argv=None):
             if not targets:
                 raise SystemExit("--match-nodes needs deep_cfr listed before os_es_mccfr_py in --algorithms")
         budget = f"{args.iterations:,} steps" if args.iterations > 0 else f"{args.seconds:g} s"
-        print(f"{name}: " + (f"to {targets[-1]:,} nodes touched" if targets else budget), flush=True)
-        rows.extend(run_one(name, game, args, targets))
+        for seed in seeds:
+            args.seed = seed
+            print(f"{name} (seed {seed}): " + (f"to {targets[-1]:,} nodes touched" if targets else budget), flush=True)
+            rows.extend(run_one(name, game, args, targets))
 
     name = args.page or ("full_fhp" if args.game == "flop_holdem" else "fhp_curve")  # the results page it writes
     out = os.path.join(args.out_dir, name)
@@ -765,7 +776,7 @@ def main(argv=None):
         + (f"Budget {args.iterations:,} steps of each algorithm, checkpoints at "
            if args.iterations > 0 else f"Budget {args.seconds:g} s of each algorithm's own compute, checkpoints at ")
         + f"{args.fractions} of it (first step boundary past each), torch threads {args.threads}, "
-        f"seed {args.seed}; algorithms run one after the other in one process.\n\n"
+        f"seeds {', '.join(map(str, seeds))}; algorithms run one after the other in one process.\n\n"
         f"Settings: deep_cfr `{DEEP_CFR_SETTINGS}`; os_es_mccfr {args.mccfr_step} iterations per "
         f"step; os_es_mccfr_py {args.mccfr_py_step} iterations per step"
         f"{' (checkpoints at deep_cfr nodes touched)' if args.match_nodes else ''}"

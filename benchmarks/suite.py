@@ -57,12 +57,23 @@ PROGRAMS = {
                     ["--preset=fhp_5x2", "--algorithms=lossless_lcfr,lossless_cfr+,abstraction_1000,abstraction_3000,"
                      "abstraction_10000,deep_cfr,os_nfsp", "--nfsp_preset=fhp_tuned", "--seconds=120",
                      "--fractions=0.02,0.05,0.1,0.25,0.5,1", "--page=fhp_figure2", f"--out_dir={FULL}"]),
-    # Figure 2 on 52-card flop hold'em: each line <= 90 min (the abstraction solves and lossless LCFR run
-    # full-width walks of ~1 s; Deep CFR and NFSP as full_fhp / full_fhp_nfsp); hours in all, not yet committed.
+    # Figure 2 on 52-card flop hold'em (full tier only): the k-means abstractions of 40,000 and 3.6M clusters
+    # and their perfect-recall refinements solved by external-sampling Linear MCCFR, 10 minutes per line and
+    # seed; drawn beside the committed Deep CFR run (full_fhp.md), lossless CFR+ (lossless_fhp.md) and the
+    # tuned NFSP (full_fhp_nfsp_tuned, which must run first). About 2.5 hours.
+    "full_fhp_nfsp_tuned": ("bench_full_fhp_nfsp.py", None,
+                            ["--nfsp_preset=fhp_full_tuned", "--seconds=1800", "--fractions=0.25,1",
+                             "--out_dir=out/bench-full/full_fhp_nfsp_tuned",
+                             "--output=out/bench-full/full_fhp_nfsp_tuned/nfsp_tuned.md"]),
     "full_fhp_figure2": ("bench_fhp_curve.py", None,
-                         ["--game=flop_holdem", "--algorithms=lossless_lcfr,abstraction_40000,abstraction_3600000",
-                          "--seconds=3600", "--fractions=0.01,0.03,0.1,0.3,1", "--page=full_fhp_figure2",
-                          f"--out_dir={FULL}"]),
+                         ["--game=flop_holdem", "--evaluator=engine", "--abstraction_variant=es_lmccfr",
+                          "--algorithms=abstraction_40000,abstraction_3600000,abstraction_pr_40000,"
+                          "abstraction_pr_3600000", "--seeds=0,1,2", "--seconds=600",
+                          "--fractions=0.01,0.03,0.1,0.3,1", "--abstract_nash_conv=last",
+                          "--rows_from=deep_cfr=benchmarks/results/full_fhp.md,"
+                          "lossless_cfr+=benchmarks/results/lossless_fhp.md,"
+                          "out/bench-full/full_fhp_nfsp_tuned/nfsp.csv",
+                          "--page=full_fhp_figure2", f"--out_dir={FULL}"]),
     "full_fhp": ("bench_fhp_curve.py", None,
                  ["--preset=fhp_full", "--deep_cfr={\"num_workers\": 2}", "--algorithms=deep_cfr", "--seconds=3600",
                   "--fractions=0.03,0.1,0.25,0.5,0.75,1", "--evaluator=engine", f"--out_dir={FULL}"]),

@@ -85,24 +85,24 @@ def test_external_sampling_abstraction_lines_over_seeds_beside_earlier_results(t
     """abstraction_<N> solved by external-sampling Linear MCCFR (its own nodes
     touched), two seeds drawn as one line with a band, and earlier results (a CSV
     of this program, a results page's table) drawn beside them with their source."""
-    for seed in (1, 2):
-        main([TINY_GAME, "--algorithms=abstraction_100", "--abstraction_variant=es_lmccfr", "--es-step=500",
-              "--iterations=2000", "--fractions=0.5,1", f"--seed={seed}", "--abstract_nash_conv=last",
-              f"--out_dir={tmp_path / str(seed)}", "--page=es"])  # fmt: skip
-    with open(tmp_path / "1" / "es" / "fhp_curve.csv", encoding="utf-8") as f:
+    main([TINY_GAME, "--algorithms=abstraction_100", "--abstraction_variant=es_lmccfr", "--es-step=500",
+          "--iterations=2000", "--fractions=0.5,1", "--seeds=1,2", "--abstract_nash_conv=last",
+          f"--out_dir={tmp_path}", "--page=es"])  # fmt: skip
+    with open(tmp_path / "es" / "fhp_curve.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
-    assert [(r["seed"], r["steps"]) for r in rows] == [("1", "1000"), ("1", "2000")]
+    assert [(r["seed"], r["steps"]) for r in rows] == [("1", "1000"), ("1", "2000"), ("2", "1000"), ("2", "2000")]
+    assert rows[1]["nash_conv_mbb"] != rows[3]["nash_conv_mbb"]  # two seeds, two runs
     assert 0 < int(rows[0]["nodes_touched"]) < int(rows[1]["nodes_touched"])
     assert rows[0]["abstract_nash_conv_mbb"] == "" and float(rows[1]["abstract_nash_conv_mbb"]) > 0  # --abstract_nash_conv=last
     page = tmp_path / "deep.md"
     page.write_text("# a page\n\n| iterations | nodes touched | seconds (+ average network) | NashConv (mbb/g) |\n"
                     "|---:|---:|---:|---:|\n| 3 | 1,000 | 10 + 2 | **2,500.0** |\n| 9 | 3,000 | 30 + 2 | 900.5 |\n\n")
-    main([TINY_GAME, "--algorithms=", f"--rows_from={tmp_path}/1/es/fhp_curve.csv,{tmp_path}/2/es/fhp_curve.csv,"
-          f"deep_cfr={page}", f"--out_dir={tmp_path}", "--page=together"])  # fmt: skip
+    main([TINY_GAME, "--algorithms=", f"--rows_from={tmp_path}/es/fhp_curve.csv,deep_cfr={page}",
+          f"--out_dir={tmp_path}", "--page=together"])  # fmt: skip
     text = (tmp_path / "together.md").read_text()
-    assert f"[3] `{page}`" in text and "| deep_cfr |  | 9 iterations | 3,000 | 30.0 | 2.0 | 32.0 |" in text
-    finals = [float(r["nash_conv_mbb"]) for r in rows[-1:]]
-    assert "(seeds " in text and f"{finals[0]:,.1f}" in text  # the two seeds' range beside their mean
+    assert f"[2] `{page}`" in text and "| deep_cfr |  | 9 iterations | 3,000 | 30.0 | 2.0 | 32.0 |" in text
+    low, high = sorted(float(rows[i]["nash_conv_mbb"]) for i in (1, 3))
+    assert f"(seeds {low:,.1f}-{high:,.1f})" in text  # the two seeds' range beside their mean
     assert (tmp_path / "together" / "fhp_curve_nodes.png").exists()
 
 
