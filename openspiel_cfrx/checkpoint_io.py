@@ -14,10 +14,12 @@ import contextlib
 import errno
 import glob
 import hashlib
+import json
 import os
 import shutil
 import signal
 import threading
+import zipfile
 from collections.abc import Callable
 
 import numpy as np
@@ -133,3 +135,23 @@ def array_digest(arrays: dict) -> str:
         h.update(f"{name}|{value.dtype.str}|{value.shape}|".encode())
         h.update(value.tobytes())
     return h.hexdigest()
+
+
+def read_checked_npz(path, what: str) -> tuple[dict, dict]:
+    """(arrays, meta) of an `.npz` whose "sha256" entry is `array_digest` of the
+    others and whose "meta" entry is a JSON string; ValueError with one line for
+    an empty, unreadable or damaged file (`what`: e.g. "vector CFR checkpoint")."""
+    if os.path.isfile(path) and os.path.getsize(path) == 0:
+        raise ValueError(f"checkpoint {path} is empty (0 bytes): the run that wrote it was cut off")
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            arrays = {key: data[key] for key in data.files}
+        stored = str(arrays.pop("sha256", ""))
+        meta = json.loads(str(arrays["meta"]))
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as e:
+        raise ValueError(f"{path} is not a readable {what} ({type(e).__name__}: {str(e)[:200]})") from None
+    if stored != array_digest(arrays):
+        raise ValueError(f"checkpoint {path} is damaged: its contents do not match its checksum")
+    return arrays, meta

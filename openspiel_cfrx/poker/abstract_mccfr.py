@@ -38,14 +38,12 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
-import zipfile
 
 import numba
 import numpy as np
 
-from openspiel_cfrx.checkpoint_io import array_digest, atomic_write
+from openspiel_cfrx.checkpoint_io import array_digest, atomic_write, read_checked_npz
 from openspiel_cfrx.poker.abstract_cfr import (
     abstract_nash_conv,
     abstraction_digest,
@@ -399,20 +397,7 @@ class AbstractMCCFR:
 
     def load(self, path: str) -> None:
         """Resumes from `save`'s file; ValueError with one line naming what does not match."""
-        if os.path.isfile(path) and os.path.getsize(path) == 0:
-            raise ValueError(f"checkpoint {path} is empty (0 bytes): the run that wrote it was cut off")
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {key: data[key] for key in data.files}
-            stored = str(arrays.pop("sha256"))
-            meta = json.loads(str(arrays["meta"]))
-        except FileNotFoundError:
-            raise
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as e:
-            raise ValueError(f"{path} is not a readable AbstractMCCFR checkpoint ({type(e).__name__}: "
-                             f"{str(e)[:200]})") from None  # fmt: skip
-        if stored != array_digest(arrays):
-            raise ValueError(f"checkpoint {path} is damaged: its contents do not match its checksum")
+        arrays, meta = read_checked_npz(path, "AbstractMCCFR checkpoint")
         for key, value in self._meta().items():
             if meta.get(key) != value:
                 raise ValueError(f"checkpoint {path} was written with {key}={meta.get(key)!r}, this solver has "

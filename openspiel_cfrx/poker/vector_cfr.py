@@ -33,13 +33,12 @@ import math
 import os
 import sys
 import time
-import zipfile
 from collections.abc import Callable
 
 import numba
 import numpy as np
 
-from openspiel_cfrx.checkpoint_io import array_digest, atomic_write
+from openspiel_cfrx.checkpoint_io import array_digest, atomic_write, read_checked_npz
 from openspiel_cfrx.poker import allocator
 from openspiel_cfrx.poker.abstract_cfr import BucketMap, abstract_nash_conv
 from openspiel_cfrx.poker.public_tree import DEAL, DECISION, MIX, Chunk, PublicTree
@@ -495,20 +494,8 @@ class VectorCFR:
 
     def load(self, path: str) -> None:
         """Resumes from `save`'s file; raises ValueError naming what does not match."""
-        if os.path.isfile(path) and os.path.getsize(path) == 0:
-            raise ValueError(f"checkpoint {path} is empty (0 bytes): the run that wrote it was cut off")
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                arrays = {key: data[key] for key in data.files}
-            meta = json.loads(str(arrays.pop("meta")))
-        except FileNotFoundError:
-            raise
-        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, json.JSONDecodeError) as e:
-            raise ValueError(f"{path} is not a readable vector CFR checkpoint ({type(e).__name__}: "
-                             f"{str(e)[:200]})") from None  # fmt: skip
-        stored = str(arrays.pop("sha256", ""))
-        if stored != array_digest({**arrays, "meta": np.array(json.dumps(meta))}):
-            raise ValueError(f"checkpoint {path} is damaged: its contents do not match its checksum")
+        arrays, meta = read_checked_npz(path, "vector CFR checkpoint")
+        arrays.pop("meta")
         expected = self._meta()
         if meta.get("abstraction") != expected.get("abstraction"):
             written = "without a card abstraction" if meta.get("abstraction") is None else \
