@@ -845,6 +845,17 @@ def paper_statements(rows: list[dict]) -> str:
         lines.append(f"| Deep CFR reaches about the level of the largest abstraction | Deep CFR {level(deep)} vs "
                      f"{big['algorithm']} {level(big)} mbb/g | "
                      f"{'yes' if mine <= 1.25 * big['nash_conv_mbb'] else 'no'} |")
+    if deep and abstractions and deep.get("nodes_touched"):
+        big = abstractions[-1]["algorithm"]
+        target, have = deep["nash_conv_mbb"], deep["nodes_touched"]
+        need = [_nodes_to_reach([r for r in rows if r["algorithm"] == big and r.get("seed", 0) == seed], target)
+                for seed in dict.fromkeys(r.get("seed", 0) for r in rows if r["algorithm"] == big)]  # fmt: skip
+        reached = [n for n in need if n]
+        shown = ", ".join(f"{n / have:,.2g}x" if n else "never" for n in need)
+        holds = "yes" if reached and min(reached) > have else "no" if reached else "not measured (never reached)"
+        lines.append(f"| Deep CFR converges substantially faster than the largest abstraction (nodes touched) | "
+                     f"{big} needs {shown} Deep CFR's {have:,.0f} nodes to reach its {target:,.1f} mbb/g "
+                     f"(per seed) | {holds} |")
     lossless = [n for n in final if n.startswith("lossless_")]
     if deep and lossless:
         for name in lossless:
@@ -860,7 +871,9 @@ def paper_statements(rows: list[dict]) -> str:
     if deep and nfsp:
         for name in nfsp:
             theirs, mine = final[name]["nash_conv_mbb"], deep["nash_conv_mbb"]
-            lines.append(f"| NFSP ends above Deep CFR | {name} {level(final[name])} vs Deep CFR {level(deep)} mbb/g | "
+            nodes = (f"; nodes touched {final[name]['nodes_touched']:,.0f} vs {deep['nodes_touched']:,.0f}"
+                     if final[name].get("nodes_touched") and deep.get("nodes_touched") else "")
+            lines.append(f"| NFSP ends above Deep CFR | {name} {level(final[name])} vs Deep CFR {level(deep)} mbb/g{nodes} | "
                          f"{'yes' if theirs > mine else 'no'} |")
     return "\n".join(lines) + "\n"
 
