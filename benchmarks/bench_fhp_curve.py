@@ -743,7 +743,8 @@ def main(argv=None):
         plot(with_nodes, uniform.nash_conv_mbb, os.path.join(out, "fhp_curve_nodes.png"),
              f"{args.game}\nexact NashConv vs nodes touched", x="nodes_touched")  # fmt: skip
     plot(rows, uniform.nash_conv_mbb, os.path.join(out, "fhp_curve.png"),
-         f"{args.game}\nexact NashConv at equal compute ({args.seconds:g} s each)")  # fmt: skip
+         f"{args.game}\nexact NashConv at equal compute ({args.seconds:g} s each)"
+         if not args.rows_from else f"{args.game}\nexact NashConv vs each line's own seconds")  # fmt: skip
     def cell(r, key, spec):
         return format(r[key], spec) if r.get(key) is not None else ""
 
@@ -771,9 +772,9 @@ def main(argv=None):
         + ("none (sd_cfr: the kept iterates' mixture)" if r["policy_loss"] is None else f"{r['policy_loss']:.4g}")
         for r in deep
     )
-    body = (
-        f"Game `{args.game}`; uniform random policy: NashConv {uniform.nash_conv_mbb:,.1f} mbb/g. "
-        + (f"Budget {args.iterations:,} steps of each algorithm, checkpoints at "
+    ran = [n.strip() for n in args.algorithms.split(",") if n.strip()]
+    settings = (
+        (f"Budget {args.iterations:,} steps of each algorithm, checkpoints at "
            if args.iterations > 0 else f"Budget {args.seconds:g} s of each algorithm's own compute, checkpoints at ")
         + f"{args.fractions} of it (first step boundary past each), torch threads {args.threads}, "
         f"seeds {', '.join(map(str, seeds))}; algorithms run one after the other in one process.\n\n"
@@ -781,8 +782,13 @@ def main(argv=None):
         f"step; os_es_mccfr_py {args.mccfr_py_step} iterations per step"
         f"{' (checkpoints at deep_cfr nodes touched)' if args.match_nodes else ''}"
         f"{f', deep_cfr rows read from {args.deep_cfr_from}' if args.deep_cfr_from else ''}; os_nfsp {args.nfsp_step} "
-        f"episodes per step, NFSP preset `{args.nfsp_preset}` (examples/contenders.py).\n\n"
-        f"{table}\n{deep_lines}\n\n![curves]({name}/fhp_curve.png)\n"
+        f"episodes per step, NFSP preset `{args.nfsp_preset}` (examples/contenders.py); abstraction_* solved by "
+        f"`{args.abstraction_variant}`" + (f" ({args.es_step:,} iterations per step)" if args.abstraction_variant ==
+                                            "es_lmccfr" else "") + ".\n\n"
+    ) if ran else "Every line is drawn from the earlier results listed under the table (`--rows_from`).\n\n"
+    body = (
+        f"Game `{args.game}`; uniform random policy: NashConv {uniform.nash_conv_mbb:,.1f} mbb/g. "
+        f"{settings}{table}\n{deep_lines}\n\n![curves]({name}/fhp_curve.png)\n"
         + (f"![vs nodes]({name}/fhp_curve_nodes.png)\n" if any(r.get("nodes_touched") for r in rows) else "")
     )
     figure2 = any(r["algorithm"].startswith(("lossless_", "abstraction_")) for r in rows)
