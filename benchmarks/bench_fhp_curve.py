@@ -130,7 +130,8 @@ def parse_args(argv=None):
                              "flop_holdem, else fhp_curve")  # fmt: skip
     parser.add_argument("--checkpoint", default="",
                         help="deep_cfr: save the solver (memories, networks, the curve so far) here after every "
-                             "evaluated checkpoint; if the file exists, resume from it (same command)")  # fmt: skip
+                             "evaluated checkpoint; if the file exists, resume from it (same command); es_lmccfr "
+                             "abstraction lines: PATH.<line>.seed<k>.npz (+ .json) likewise")  # fmt: skip
     return parser.parse_args(argv)
 
 
@@ -144,6 +145,7 @@ class Runner:
     nodes_touched = None
     one_evaluation = False
     last_checkpoint = True  # run_one: whether the coming evaluation is the line's last
+    resumable = False  # save(path, extra) / load(path) -> extra: `--checkpoint` resumes it
 
     def evaluate(self, game, pol, evaluator: str):
         return evaluate(game, pol, evaluator)
@@ -153,7 +155,14 @@ class Runner:
 
 
 class DeepCFRRunner(Runner):
-    name, steps_unit = "deep_cfr", "iterations"
+    name, steps_unit, resumable = "deep_cfr", "iterations", True
+
+    def save(self, path, extra):
+        self.solver.save_checkpoint(path, extra=extra)
+
+    def load(self, path):
+        self.solver.load_checkpoint(path)
+        return self.solver.checkpoint_extra
 
     def __init__(self, game, seed):
         from openspiel_cfrx.deep import DeepCFRSolver
@@ -369,6 +378,25 @@ class AbstractMCCFRRunner(VectorCFRRunner):
         self.abstraction = build_abstraction(self.tree, name, args)
         self.solver = AbstractMCCFR(self.tree, self.abstraction, seed=args.seed)
 
+    resumable = True
+
+    def save(self, path, extra):
+        """The solver's `.npz` and, beside it, the curve so far (JSON, written after it)."""
+        from openspiel_cfrx.checkpoint_io import atomic_write
+
+        self.solver.save(path)
+        atomic_write(path + ".json", lambda f: f.write(json.dumps(extra).encode()))
+
+    def load(self, path):
+        try:
+            with open(path + ".json", encoding="utf-8") as f:
+                extra = json.load(f)
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"--checkpoint: {path}.json (the curve beside {path}) is unreadable ({e}); "
+                             "delete both to start over") from None
+        self.solver.load(path)
+        return extra
+
     @property
     def nodes_touched(self):
         return self.solver.nodes_touched
@@ -436,12 +464,12 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
     if runner.one_evaluation:
         node_targets, pending = None, [0]
     rows, spent = [], 0.0
-    saving = bool(args.checkpoint) and name == "deep_cfr"
-    if saving and os.path.exists(args.checkpoint):
-        runner.solver.load_checkpoint(args.checkpoint)
-        done = runner.solver.checkpoint_extra
+    saving = bool(args.checkpoint) and runner.resumable
+    path = args.checkpoint if name == "deep_cfr" else f"{args.checkpoint}.{name}.seed{args.seed}.npz"
+    if saving and os.path.exists(path):
+        done = runner.load(path)
         rows, spent, runner.steps, pending = done["rows"], done["spent"], done["steps"], done["pending"]
-        print(f"  resumed {args.checkpoint}: {runner.steps} iterations, {spent:.0f} s, {len(rows)} checkpoints done",
+        print(f"  resumed {path}: {runner.steps} {runner.steps_unit}, {spent:.0f} s, {len(rows)} checkpoints done",
               flush=True)  # fmt: skip
     while pending:
         start = time.perf_counter()
@@ -477,8 +505,7 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
                        current_br_gains=f"{now.player_improvements[0]:.2f} / {now.player_improvements[1]:.2f}")
         rows.append(row)
         if saving:
-            runner.solver.save_checkpoint(args.checkpoint, extra={"rows": rows, "spent": spent, "steps": runner.steps,
-                                                                  "pending": pending})  # fmt: skip
+            runner.save(path, {"rows": rows, "spent": spent, "steps": runner.steps, "pending": pending})
         print(f"  {name:<12} {runner.steps:>9} {runner.steps_unit:<10} solver {spent:7.1f}s "
               f"+ policy {policy_s:5.1f}s  NashConv {result.nash_conv_mbb:9.1f} mbb/g "
               f"(eval {result.seconds:.1f}s)", flush=True)  # fmt: skip
@@ -712,7 +739,7 @@ def main(argv=None):
         seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else [args.seed]
     except ValueError:
         raise SystemExit(f"--seeds must be comma-separated integers, got {args.seeds!r}") from None
-    if args.checkpoint and len(seeds) > 1:
+    if args.checkpoint and len(seeds) > 1 and "deep_cfr" in args.algorithms.split(","):
         raise SystemExit("--checkpoint holds one deep_cfr run: use it with one seed (--seed), not --seeds")
     rows = deep_cfr_rows(args.deep_cfr_from, args) if args.deep_cfr_from else []
     rows += earlier_rows(args.rows_from, game)

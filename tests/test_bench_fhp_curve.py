@@ -111,3 +111,35 @@ def test_rows_from_a_page_without_a_nashconv_table_is_one_line(tmp_path):
     page.write_text("# nothing here\n")
     with pytest.raises(SystemExit, match=r"--rows_from deep_cfr=.*p.md: no table with a 'NashConv \(mbb/g\)' column"):
         main([TINY_GAME, "--algorithms=", f"--rows_from=deep_cfr={page}", f"--out_dir={tmp_path}"])
+
+
+def test_an_external_sampling_line_killed_after_a_checkpoint_resumes_to_the_same_curve(tmp_path, monkeypatch, capsys):
+    from benchmarks import bench_fhp_curve
+
+    command = [TINY_GAME, "--algorithms=abstraction_100", "--abstraction_variant=es_lmccfr", "--es-step=500",
+               "--iterations=2000", "--fractions=0.5,1", "--abstract_nash_conv=never", f"--out_dir={tmp_path}",
+               "--page=es", f"--checkpoint={tmp_path}/ckpt"]  # fmt: skip
+
+    def curve():
+        with open(tmp_path / "es" / "fhp_curve.csv", encoding="utf-8") as f:
+            return [(r["steps"], r["nodes_touched"], r["nash_conv_mbb"]) for r in csv.DictReader(f)]
+
+    main(command[:-1])
+    whole = curve()
+    step = bench_fhp_curve.AbstractMCCFRRunner.step
+
+    def killed(self):
+        if self.steps == 1000:  # after the first checkpoint was saved
+            raise KeyboardInterrupt
+        step(self)
+
+    monkeypatch.setattr(bench_fhp_curve.AbstractMCCFRRunner, "step", killed)
+    with pytest.raises(KeyboardInterrupt):
+        main(command)
+    assert (tmp_path / "ckpt.abstraction_100.seed0.npz").exists()
+    monkeypatch.setattr(bench_fhp_curve.AbstractMCCFRRunner, "step", step)
+    capsys.readouterr()
+    main(command)
+    out = capsys.readouterr().out
+    assert "resumed " in out and ": 1000 iterations, " in out  # from the checkpoint, not from the start
+    assert curve() == whole and len(whole) == 2
