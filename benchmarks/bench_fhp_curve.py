@@ -496,6 +496,7 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
             "br_gain_p0": float(result.player_improvements[0]),
             "br_gain_p1": float(result.player_improvements[1]),
             "eval_seconds": result.seconds,
+            "load_1min": os.getloadavg()[0],  # the machine's load when the checkpoint was reached
             **runner.info(),
         }
         current = getattr(runner, "current_policy", None)
@@ -760,7 +761,8 @@ def main(argv=None):
     os.makedirs(out, exist_ok=True)
     fields = ["algorithm", "seed", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds",
               "nash_conv_chips", "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds",
-              "nodes_touched", "current_nash_conv_mbb", "abstract_nash_conv_mbb", "abstract_infosets"]  # fmt: skip
+              "nodes_touched", "current_nash_conv_mbb", "abstract_nash_conv_mbb", "abstract_infosets",
+              "load_1min"]  # fmt: skip
     with open(os.path.join(out, "fhp_curve.csv"), "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
         writer.writeheader()
@@ -779,12 +781,12 @@ def main(argv=None):
     table = markdown_table(
         ["algorithm", "seed", "steps", "nodes touched", "solver s", "policy s (charged)", "x = seconds",
          "NashConv (chips)", "NashConv (mbb/g)", "in the abstraction (mbb/g)", "BR gain P0 / P1 (chips)",
-         "eval s (excluded)"] + (["from"] if sources else []),
+         "eval s (excluded)", "load"] + (["from"] if sources else []),
         [[r["algorithm"], cell(r, "seed", "d"), f"{r['steps']:,} {r['steps_unit']}", cell(r, "nodes_touched", ","),
           cell(r, "solver_seconds", ".1f"), cell(r, "policy_seconds", ".1f"), cell(r, "seconds", ".1f"),
           cell(r, "nash_conv_chips", ".3f"), f"{r['nash_conv_mbb']:,.1f}", cell(r, "abstract_nash_conv_mbb", ",.2f"),
           f"{r['br_gain_p0']:.2f} / {r['br_gain_p1']:.2f}" if r.get("br_gain_p0") is not None else "",
-          cell(r, "eval_seconds", ".1f")] + ([f"[{sources.index(r['source']) + 1}]" if r.get("source") else "this run"]
+          cell(r, "eval_seconds", ".1f"), cell(r, "load_1min", ".1f")] + ([f"[{sources.index(r['source']) + 1}]" if r.get("source") else "this run"]
                                             if sources else []) for r in rows],
     )  # fmt: skip
     if sources:
