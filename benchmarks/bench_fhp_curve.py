@@ -867,7 +867,12 @@ def paper_statements(rows: list[dict]) -> str:
         if not inside:
             continue
         perfect = name.startswith("abstraction_pr_")
-        shown = " -> ".join(f"{r['abstract_nash_conv_mbb']:,.2f}" for r in inside[-3:])
+        seeds = list(dict.fromkeys(r.get("seed", 0) for r in inside))
+        if len(seeds) > 1:  # each seed's last value
+            ends = {r.get("seed", 0): r["abstract_nash_conv_mbb"] for r in inside}
+            shown = "seeds' last " + ", ".join(f"{ends[k]:,.2f}" for k in seeds)
+        else:  # the line's last three values, in order
+            shown = " -> ".join(f"{r['abstract_nash_conv_mbb']:,.2f}" for r in inside[-3:])
         full = final[name]["nash_conv_mbb"]
         holds = ("yes" if inside[-1]["abstract_nash_conv_mbb"] <= 0.05 * full else "no") if perfect else \
             "not measurable: imperfect recall (a lower bound)"
