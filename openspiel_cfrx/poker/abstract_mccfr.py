@@ -331,7 +331,7 @@ class AbstractMCCFR:
             self._board_perm = np.zeros(count, dtype=np.int64)
         self._board_size = np.array(tree.board_size, dtype=np.int64)
         self._fan_out = np.array(tree.fan_out, dtype=np.int64)
-        self._bucket_tables = numba.typed.List([np.ascontiguousarray(b, dtype=np.int64) for b in self.buckets])
+        self._bucket_tables = numba.typed.List(self.buckets)  # int32, as checked (no copy)
 
     def run(self, iterations: int) -> None:
         """`iterations` more iterations (two traversals each)."""
@@ -379,8 +379,7 @@ class AbstractMCCFR:
         """NashConv of the average strategy against best responses restricted to the
         abstraction (`abstract_cfr.abstract_best_response`: exact with perfect
         recall, a lower bound otherwise)."""
-        abstraction = _Buckets(self.buckets, self.num_buckets)
-        return abstract_nash_conv(self.tree, abstraction, self.average_strategy)
+        return abstract_nash_conv(self.tree, self, self.average_strategy)  # self has `buckets`, `num_buckets`
 
     # ----- checkpoints ------------------------------------------------------
 
@@ -405,8 +404,3 @@ class AbstractMCCFR:
         self.regret[...], self.average[...] = arrays["regret"], arrays["average"]
         self.iteration, self.nodes_touched = (int(x) for x in arrays["counts"])
         self.seconds = float(arrays["seconds"])
-
-
-class _Buckets:
-    def __init__(self, buckets, num_buckets):
-        self.buckets, self.num_buckets = buckets, num_buckets
