@@ -556,13 +556,21 @@ def plot(rows, uniform_mbb, path, title, x="seconds"):
             pts = next(iter(by_seed.values()))
             ax.plot([r[x] for r in pts], [r["nash_conv_mbb"] for r in pts], "o-", label=name)
             continue
-        # several seeds: the mean of each checkpoint over the seeds, and their range as a band
+        # several seeds: the mean of each checkpoint over the seeds, and their range as a band; runs
+        # checkpointed at different budgets are matched to the sparsest run by the nearest solver seconds,
+        # and a run's other checkpoints are drawn as its own faint points
         runs = [runs for runs in by_seed.values()]
-        count = min(len(run) for run in runs)
-        xs = np.array([[run[i][x] for i in range(count)] for run in runs], dtype=float)
-        ys = np.array([[run[i]["nash_conv_mbb"] for i in range(count)] for run in runs])
+        sparsest = min(runs, key=len)
+        matched = [[min(run, key=lambda r, at=ref: abs(r.get("solver_seconds", 0.0) - at.get("solver_seconds", 0.0)))
+                    for ref in sparsest] if len(run) > len(sparsest) else run for run in runs]  # fmt: skip
+        xs = np.array([[r[x] for r in run] for run in matched], dtype=float)
+        ys = np.array([[r["nash_conv_mbb"] for r in run] for run in matched])
         line, = ax.plot(xs.mean(axis=0), ys.mean(axis=0), "o-", label=f"{name} ({len(runs)} seeds)")
         ax.fill_between(xs.mean(axis=0), ys.min(axis=0), ys.max(axis=0), color=line.get_color(), alpha=0.2)
+        extra = [r for run, kept in zip(runs, matched, strict=True) for r in run if all(r is not k for k in kept)]
+        if extra:
+            ax.plot([r[x] for r in extra], [r["nash_conv_mbb"] for r in extra], "x", color=line.get_color(),
+                    alpha=0.6, label=f"{name}: checkpoints of one seed")  # fmt: skip
     if uniform_mbb is not None:
         ax.axhline(uniform_mbb, color="gray", ls="--", lw=1, label="uniform random")
     ax.set_yscale("log")

@@ -14,13 +14,16 @@ count).
 
 Phase 2 evaluates the saved networks exactly (NashConv = both players'
 best-response gains, `PublicTree.best_response_values`), last checkpoint
-first, each appended to `<out_dir>/nfsp.csv` as it finishes. NFSP's networks
-are not suit-symmetric, so the evaluation walks every flop (22,100 boards,
-~1.46e9 network queries on full FHP: 56 minutes here at load ~4), not the
-isomorphic classes Deep CFR's suit-symmetric network allows. Rerunning the
-same command resumes: finished checkpoints are not retrained, evaluated rows
-are not recomputed (a run stopped mid-training starts its training again);
-checkpoints of another preset in `--out_dir` are refused.
+first, each appended to `<out_dir>/nfsp.csv` as it finishes. OpenSpiel's
+networks are not suit-symmetric, so the evaluation walks every flop (22,100
+boards, ~1.46e9 network queries on full FHP: 1-2 hours here), not the
+isomorphic classes Deep CFR's suit-symmetric network allows. A preset with
+`suit_symmetric=True` (`fhp_full_symmetric`: Deep CFR's `fhp_full` network,
+`SuitCanonical` in front of the MLP) is evaluated on the 1,755 flop classes.
+Rerunning the same command resumes: finished checkpoints are not retrained,
+evaluated rows are not recomputed (a run stopped mid-training starts its
+training again); checkpoints of another preset or seed in `--out_dir` are
+refused.
 
     nice -n 10 .venv/bin/python benchmarks/bench_full_fhp_nfsp.py --seconds=3600 --fractions=1 \\
         --out_dir=out/full_fhp_nfsp --output=benchmarks/results/full_fhp_nfsp.md
@@ -35,6 +38,7 @@ checkpoints of another preset in `--out_dir` are refused.
 from __future__ import annotations
 
 import argparse
+import copy
 import csv
 import os
 import sys
@@ -50,7 +54,7 @@ import games  # noqa: E402,F401  (registers flop_holdem)
 from benchmarks.common import markdown_table, write_result  # noqa: E402
 from examples.contenders import NFSP_PRESETS, make_contender  # noqa: E402
 
-FIELDS = ["algorithm", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds", "nash_conv_chips",
+FIELDS = ["algorithm", "seed", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds", "nash_conv_chips",
           "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds", "nodes_touched"]  # fmt: skip
 
 
@@ -85,7 +89,7 @@ def train(game, args, fractions) -> None:
         episodes += args.episodes_per_step
         while k < len(fractions) and spent >= fractions[k] * args.seconds:
             contender.save_average_networks(checkpoint_path(args.out_dir, k), episodes=episodes, seconds=spent,
-                                            preset=args.nfsp_preset)  # fmt: skip
+                                            preset=args.nfsp_preset, seed=args.seed)  # fmt: skip
             print(f"  checkpoint {k}: {episodes:,} episodes, {contender.nodes_touched:,} nodes, {spent:.0f} s",
                   flush=True)  # fmt: skip
             k += 1
@@ -103,22 +107,40 @@ def average_networks(game, args, path: str) -> tuple[list[torch.nn.Module], dict
     if saved.get("preset", "leduc_defaults") != args.nfsp_preset:
         raise SystemExit(f"{path} holds NFSP preset {saved.get('preset', 'leduc_defaults')!r}, not "
                          f"--nfsp_preset={args.nfsp_preset!r}: use another --out_dir")  # fmt: skip
+    if saved.get("seed", 0) != args.seed:
+        raise SystemExit(f"{path} holds seed {saved.get('seed', 0)}, not --seed={args.seed}: use another --out_dir")
     saved = contender.load_average_networks(path)
     return [agent._avg_network.eval() for agent in contender._agents], saved  # noqa: SLF001
 
 
-def evaluate(game, nets) -> dict:
-    """Exact NashConv of the average networks on every board (module doc)."""
+def _mlp_in_float64(net: torch.nn.Module) -> torch.nn.Module:
+    """A copy of a suit-symmetric NFSP network (`SuitCanonical`, then the MLP)
+    with the MLP's weights in float64 (`SuitCanonical` keeps its float32 sums)."""
+    canonical, mlp = net
+    return torch.nn.Sequential(canonical, copy.deepcopy(mlp).double()).eval()
+
+
+def evaluate(game, nets, suit_symmetric: bool = False, isomorphism: bool | None = None) -> dict:
+    """Exact NashConv of the average networks on every board, or on one board
+    per suit class (`isomorphism`, by default when the networks are
+    suit-symmetric; module doc)."""
     from open_spiel.python.pytorch import dqn
 
     from openspiel_cfrx.neural_poker import InformationStateTensors, NetworkStrategy
     from openspiel_cfrx.poker import PublicTree
 
+    dtype = np.float32
+    if suit_symmetric:
+        # The weights in float64: float32 matrix products round equal rows differently by their
+        # position in the batch (~1e-8 here), and the isomorphic walk checks that the members of
+        # a suit class get the same strategy (to 1e-9) before it trusts one board per class.
+        nets, dtype = [_mlp_in_float64(net) for net in nets], np.float64
+
     def probabilities(features: np.ndarray, legal: np.ndarray) -> np.ndarray:
         # universal_poker's information_state_tensor starts with the acting player's one-hot;
         # masking and softmax as nfsp.NFSP._act
-        out = np.zeros(legal.shape, dtype=np.float32)
-        x, mask = torch.from_numpy(np.ascontiguousarray(features)), torch.from_numpy(legal)
+        out = np.zeros(legal.shape, dtype=dtype)
+        x, mask = torch.from_numpy(np.ascontiguousarray(features, dtype=dtype)), torch.from_numpy(legal)
         with torch.inference_mode():
             for player, net in enumerate(nets):
                 rows = np.flatnonzero(features[:, player] == 1.0)
@@ -129,8 +151,8 @@ def evaluate(game, nets) -> dict:
         return out
 
     start = time.perf_counter()
-    tree = PublicTree(game, isomorphism=False)
-    strategy = NetworkStrategy(tree, InformationStateTensors(game, tree), probabilities)
+    tree = PublicTree(game, isomorphism=suit_symmetric if isomorphism is None else isomorphism)
+    strategy = NetworkStrategy(tree, InformationStateTensors(game, tree), probabilities, suit_symmetric=suit_symmetric)
     gains = tree.best_response_values(strategy)
     value = float(gains.sum())
     return {"nash_conv_chips": value, "nash_conv_mbb": value * 1000.0 / tree.rules.big_blind,
@@ -154,13 +176,15 @@ def main(argv=None):
     if os.path.exists(table):
         with open(table, encoding="utf-8") as f:
             done = {int(r["steps"]) for r in csv.DictReader(f)}
+    symmetric = NFSP_PRESETS[args.nfsp_preset].get("suit_symmetric", False)
     for k in reversed(range(len(fractions))):
         nets, saved = average_networks(game, args, checkpoint_path(args.out_dir, k))
         if saved["episodes"] in done:
             continue
-        print(f"evaluating checkpoint {k} ({saved['episodes']:,} episodes) on every board ...", flush=True)
-        result = evaluate(game, nets)
-        row = {"algorithm": "os_nfsp", "steps": saved["episodes"], "steps_unit": "episodes",
+        print(f"evaluating checkpoint {k} ({saved['episodes']:,} episodes) on "
+              f"{'one board per suit class' if symmetric else 'every board'} ...", flush=True)  # fmt: skip
+        result = evaluate(game, nets, symmetric)
+        row = {"algorithm": "os_nfsp", "seed": args.seed, "steps": saved["episodes"], "steps_unit": "episodes",
                "solver_seconds": saved["seconds"], "policy_seconds": 0.0, "seconds": saved["seconds"],
                "nodes_touched": saved["nodes_touched"], **result}  # fmt: skip
         new = not os.path.exists(table)
@@ -176,9 +200,12 @@ def main(argv=None):
     with open(table, encoding="utf-8") as f:
         rows = sorted(csv.DictReader(f), key=lambda r: int(r["steps"]))
     body = (f"OpenSpiel's PyTorch NFSP (`examples.contenders` `os_nfsp`, preset `{args.nfsp_preset}`: "
-            f"{NFSP_PRESETS[args.nfsp_preset] or 'the Leduc example settings'}) on `{args.game}`, {args.seconds:g} s of "
-            "self-play, evaluated exactly on every board (`openspiel_cfrx.poker.PublicTree`, no isomorphism: "
-            "NFSP's network is not suit-symmetric).\n\n" + markdown_table(
+            f"{NFSP_PRESETS[args.nfsp_preset] or 'the Leduc example settings'}) on `{args.game}`, seed {args.seed}, "
+            f"{args.seconds:g} s of self-play, evaluated exactly "
+            + ("on one board per suit class (`openspiel_cfrx.poker.PublicTree` with isomorphism: the networks read "
+               "their input through `SuitCanonical`)" if symmetric else
+               "on every board (`openspiel_cfrx.poker.PublicTree`, no isomorphism: NFSP's network is not "
+               "suit-symmetric)") + ".\n\n" + markdown_table(
                 ["episodes", "seconds", "nodes touched", "NashConv (mbb/g)", "BR gain P0 / P1 (chips)", "eval s"],
                 [[f"{int(r['steps']):,}", f"{float(r['seconds']):.0f}", f"{int(float(r['nodes_touched'])):,}",
                   f"{float(r['nash_conv_mbb']):,.1f}", f"{float(r['br_gain_p0']):.2f} / {float(r['br_gain_p1']):.2f}",

@@ -59,12 +59,17 @@ PROGRAMS = {
                      "--fractions=0.02,0.05,0.1,0.25,0.5,1", "--page=fhp_figure2", f"--out_dir={FULL}"]),
     # Figure 2 on 52-card flop hold'em (full tier only): the k-means abstractions of 40,000 and 3.6M clusters
     # and their perfect-recall refinements solved by external-sampling Linear MCCFR, 10 minutes per line and
-    # seed; drawn beside the committed Deep CFR run (full_fhp.md), lossless CFR+ (lossless_fhp.md) and the
-    # tuned NFSP (full_fhp_nfsp_tuned, which must run first). About 2.5 hours.
+    # seed; drawn beside the committed Deep CFR run (full_fhp.md, seed 0) and its seeds 1-2
+    # (full_fhp_deep_cfr_seeds), lossless CFR+ (lossless_fhp.md) and the tuned NFSP (full_fhp_nfsp_tuned);
+    # those two must run first. About 2.5 hours, plus 2.3 hours for the Deep CFR seeds.
     "full_fhp_nfsp_tuned": ("bench_full_fhp_nfsp.py", None,
                             ["--nfsp_preset=fhp_full_tuned", "--seconds=1800", "--fractions=0.25,1",
                              "--out_dir=out/bench-full/full_fhp_nfsp_tuned",
                              "--output=out/bench-full/full_fhp_nfsp_tuned/nfsp_tuned.md"]),
+    "full_fhp_deep_cfr_seeds": ("bench_fhp_curve.py", None,
+                                ["--preset=fhp_full", "--deep_cfr={\"num_workers\": 2}", "--algorithms=deep_cfr",
+                                 "--seeds=1,2", "--seconds=3600", "--fractions=0.25,0.5,1", "--evaluator=engine",
+                                 "--page=full_fhp_deep_cfr_seeds", "--out_dir=out/bench-full"]),
     "full_fhp_figure2": ("bench_fhp_curve.py", None,
                          ["--game=flop_holdem", "--evaluator=engine", "--abstraction_variant=es_lmccfr",
                           "--algorithms=abstraction_40000,abstraction_3600000,abstraction_pr_40000,"
@@ -72,6 +77,7 @@ PROGRAMS = {
                           "--fractions=0.01,0.03,0.1,0.3,1", "--abstract_nash_conv=last",
                           "--rows_from=deep_cfr=benchmarks/results/full_fhp.md,"
                           "lossless_cfr+=benchmarks/results/lossless_fhp.md,"
+                          "out/bench-full/full_fhp_deep_cfr_seeds/fhp_curve.csv,"
                           "out/bench-full/full_fhp_nfsp_tuned/nfsp.csv",
                           "--page=full_fhp_figure2", f"--out_dir={FULL}"]),
     "full_fhp": ("bench_fhp_curve.py", None,

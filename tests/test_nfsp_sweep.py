@@ -14,6 +14,7 @@ import torch
 
 from benchmarks import sweep_nfsp_fhp
 from examples.contenders import NFSP_LEDUC_DEFAULTS, NFSP_PRESETS, make_contender, nfsp_settings
+from openspiel_cfrx.neural_poker.suit_symmetric import SuitCanonical
 
 TINY = "flop_holdem(num_ranks=4,num_suits=2,max_raises=1 1)"
 
@@ -22,17 +23,18 @@ EVERY_SETTING = dict(
     batch_size=32, learn_every=16, rl_learning_rate=0.05, sl_learning_rate=0.002, min_buffer_size_to_learn=200,
     update_target_network_every=500, weight_update_coeff=0.5, epsilon_start=0.2, epsilon_end=0.01,
     epsilon_decay_duration=777, epsilon_decay_schedule_str="linear", optimizer_str="adam", loss_str="huber",
-    gradient_clipping=5.0, reward_scale=4.0,
+    gradient_clipping=5.0, reward_scale=4.0, suit_symmetric=True,
 )  # fmt: skip
 
 
 def test_every_setting_reaches_the_nfsp_agents():
     assert set(EVERY_SETTING) == set(NFSP_LEDUC_DEFAULTS)
     assert all(EVERY_SETTING[k] != v for k, v in NFSP_LEDUC_DEFAULTS.items())  # each one observable
-    contender = make_contender("os_nfsp", pyspiel.load_game("kuhn_poker"), seed=3, **EVERY_SETTING)
+    contender = make_contender("os_nfsp", pyspiel.load_game(TINY), seed=3, **EVERY_SETTING)
     assert contender._reward_scale == 4.0  # noqa: SLF001
     for agent in contender._agents:  # noqa: SLF001
         rl = agent._rl_agent
+        assert all(isinstance(net[0], SuitCanonical) for net in (agent._avg_network, rl._q_network, rl._target_q_network))
         widths = [m.out_features for m in agent._avg_network.modules() if isinstance(m, torch.nn.Linear)]
         assert widths[:-1] == [24, 16] and list(agent._layer_sizes) == [24, 16] and list(rl._layer_sizes) == [24, 16]
         assert agent._reservoir_buffer_capacity == 3000 and agent._anticipatory_param == 0.3
@@ -68,6 +70,7 @@ def test_defaults_are_the_leduc_example():
     (dict(epsilon_decay_schedule_str="cosine"), "epsilon_decay_schedule_str"), (dict(optimizer_str="rmsprop"),
     "optimizer_str"), (dict(reward_scale=float("nan")), "reward_scale"), (dict(weight_update_coeff=1), "weight"),
     (dict(learning_rate=0.1), "unknown NFSP setting"), (dict(learn_every=True), "learn_every"),
+    (dict(suit_symmetric="yes"), "suit_symmetric"), (dict(suit_symmetric=True), "needs a poker game"),
 ])  # fmt: skip
 def test_bad_settings_get_one_line(bad, word):
     with pytest.raises(ValueError) as err:
@@ -172,3 +175,30 @@ def test_full_fhp_program_takes_a_preset_and_refuses_another_presets_checkpoints
     assert "preset `tiny_test`" in (tmp_path / "p.md").read_text()
     with pytest.raises(SystemExit, match="tiny_test"):
         bench_full_fhp_nfsp.main([*args, "--nfsp_preset=leduc_defaults"])
+
+
+def test_a_suit_symmetric_nfsp_is_evaluated_on_the_suit_classes_exactly(tmp_path, monkeypatch):
+    """`suit_symmetric=True` NFSP (the `fhp_full_symmetric` preset's network):
+    the exact NashConv on one board per suit class equals the one over every
+    board to 1e-9, the program takes that path and records the seed."""
+    import csv
+
+    from benchmarks import bench_full_fhp_nfsp
+
+    monkeypatch.setitem(NFSP_PRESETS, "tiny_symmetric", dict(hidden=(8,), min_buffer_size_to_learn=50,
+                                                             learn_every=8, suit_symmetric=True))  # fmt: skip
+    args = [f"--game={TINY}", "--seconds=0.5", "--episodes_per_step=50", f"--out_dir={tmp_path}", "--seed=1"]
+    bench_full_fhp_nfsp.main([*args, "--nfsp_preset=tiny_symmetric", f"--output={tmp_path / 'p.md'}"])
+    with open(tmp_path / "nfsp.csv", encoding="utf-8") as f:
+        (row,) = list(csv.DictReader(f))
+    assert row["seed"] == "1" and "one board per suit class" in (tmp_path / "p.md").read_text()
+    game = pyspiel.load_game(TINY)
+    nets, saved = bench_full_fhp_nfsp.average_networks(game, bench_full_fhp_nfsp.parse_args(
+        [*args, "--nfsp_preset=tiny_symmetric"]), bench_full_fhp_nfsp.checkpoint_path(str(tmp_path), 0))
+    every_board = bench_full_fhp_nfsp.evaluate(game, nets, suit_symmetric=True, isomorphism=False)
+    classes = bench_full_fhp_nfsp.evaluate(game, nets, suit_symmetric=True)
+    assert saved["seed"] == 1 and float(row["nash_conv_chips"]) == pytest.approx(classes["nash_conv_chips"], abs=1e-12)
+    assert classes["nash_conv_chips"] == pytest.approx(every_board["nash_conv_chips"], abs=1e-9)
+    assert every_board["nash_conv_chips"] > 0.01 and classes["queries"] < every_board["queries"]
+    with pytest.raises(SystemExit, match="seed 1"):
+        bench_full_fhp_nfsp.main([*args[:-1], "--seed=2", "--nfsp_preset=tiny_symmetric"])
