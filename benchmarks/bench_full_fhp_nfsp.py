@@ -62,6 +62,10 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", default="flop_holdem")
     parser.add_argument("--seconds", type=float, default=3600.0, help="NFSP training budget (its own compute)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="what --seconds and the seconds column count: wall-clock seconds of the training "
+                             "steps, or the process's CPU seconds (one torch thread), for a run that shares "
+                             "the cores with other work")  # fmt: skip
     parser.add_argument("--fractions", default="1", help="checkpoints, as fractions of --seconds")
     parser.add_argument("--episodes_per_step", type=int, default=1000, help="self-play episodes between clock checks")
     parser.add_argument("--nfsp_preset", default="leduc_defaults", choices=sorted(NFSP_PRESETS),
@@ -81,15 +85,16 @@ def train(game, args, fractions) -> None:
     """Phase 1: self-play to each checkpoint, saving the average networks there."""
     contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=args.episodes_per_step,
                                **NFSP_PRESETS[args.nfsp_preset])  # fmt: skip
+    clock = time.perf_counter if args.clock == "wall" else time.process_time
     spent, episodes, k = 0.0, 0, 0
     while k < len(fractions):
-        start = time.perf_counter()
+        start = clock()
         contender.step()
-        spent += time.perf_counter() - start
+        spent += clock() - start
         episodes += args.episodes_per_step
         while k < len(fractions) and spent >= fractions[k] * args.seconds:
             contender.save_average_networks(checkpoint_path(args.out_dir, k), episodes=episodes, seconds=spent,
-                                            preset=args.nfsp_preset, seed=args.seed)  # fmt: skip
+                                            preset=args.nfsp_preset, seed=args.seed, clock=args.clock)  # fmt: skip
             print(f"  checkpoint {k}: {episodes:,} episodes, {contender.nodes_touched:,} nodes, {spent:.0f} s",
                   flush=True)  # fmt: skip
             k += 1
@@ -107,6 +112,9 @@ def average_networks(game, args, path: str) -> tuple[list[torch.nn.Module], dict
     if saved.get("preset", "leduc_defaults") != args.nfsp_preset:
         raise SystemExit(f"{path} holds NFSP preset {saved.get('preset', 'leduc_defaults')!r}, not "
                          f"--nfsp_preset={args.nfsp_preset!r}: use another --out_dir")  # fmt: skip
+    if saved.get("clock", "wall") != args.clock:
+        raise SystemExit(f"{path} counted {saved.get('clock', 'wall')} seconds, not --clock={args.clock}: "
+                         "use another --out_dir")  # fmt: skip
     if saved.get("seed", 0) != args.seed:
         raise SystemExit(f"{path} holds seed {saved.get('seed', 0)}, not --seed={args.seed}: use another --out_dir")
     saved = contender.load_average_networks(path)
@@ -201,12 +209,12 @@ def main(argv=None):
         rows = sorted(csv.DictReader(f), key=lambda r: int(r["steps"]))
     body = (f"OpenSpiel's PyTorch NFSP (`examples.contenders` `os_nfsp`, preset `{args.nfsp_preset}`: "
             f"{NFSP_PRESETS[args.nfsp_preset] or 'the Leduc example settings'}) on `{args.game}`, seed {args.seed}, "
-            f"{args.seconds:g} s of self-play, evaluated exactly "
+            f"{args.seconds:g} {'CPU ' if args.clock == 'cpu' else ''}s of self-play, evaluated exactly "
             + ("on one board per suit class (`openspiel_cfrx.poker.PublicTree` with isomorphism: the networks read "
                "their input through `SuitCanonical`)" if symmetric else
                "on every board (`openspiel_cfrx.poker.PublicTree`, no isomorphism: NFSP's network is not "
                "suit-symmetric)") + ".\n\n" + markdown_table(
-                ["episodes", "seconds", "nodes touched", "NashConv (mbb/g)", "BR gain P0 / P1 (chips)", "eval s"],
+                ["episodes", "CPU seconds" if args.clock == "cpu" else "seconds", "nodes touched", "NashConv (mbb/g)", "BR gain P0 / P1 (chips)", "eval s"],
                 [[f"{int(r['steps']):,}", f"{float(r['seconds']):.0f}", f"{int(float(r['nodes_touched'])):,}",
                   f"{float(r['nash_conv_mbb']):,.1f}", f"{float(r['br_gain_p0']):.2f} / {float(r['br_gain_p1']):.2f}",
                   f"{float(r['eval_seconds']):.0f}"] for r in rows]))  # fmt: skip

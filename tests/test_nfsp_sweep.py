@@ -187,11 +187,13 @@ def test_a_suit_symmetric_nfsp_is_evaluated_on_the_suit_classes_exactly(tmp_path
 
     monkeypatch.setitem(NFSP_PRESETS, "tiny_symmetric", dict(hidden=(8,), min_buffer_size_to_learn=50,
                                                              learn_every=8, suit_symmetric=True))  # fmt: skip
-    args = [f"--game={TINY}", "--seconds=0.5", "--episodes_per_step=50", f"--out_dir={tmp_path}", "--seed=1"]
+    args = [f"--game={TINY}", "--seconds=0.5", "--episodes_per_step=50", f"--out_dir={tmp_path}", "--clock=cpu",
+            "--seed=1"]
     bench_full_fhp_nfsp.main([*args, "--nfsp_preset=tiny_symmetric", f"--output={tmp_path / 'p.md'}"])
     with open(tmp_path / "nfsp.csv", encoding="utf-8") as f:
         (row,) = list(csv.DictReader(f))
-    assert row["seed"] == "1" and "one board per suit class" in (tmp_path / "p.md").read_text()
+    page = (tmp_path / "p.md").read_text()
+    assert row["seed"] == "1" and "one board per suit class" in page and "CPU seconds" in page
     game = pyspiel.load_game(TINY)
     nets, saved = bench_full_fhp_nfsp.average_networks(game, bench_full_fhp_nfsp.parse_args(
         [*args, "--nfsp_preset=tiny_symmetric"]), bench_full_fhp_nfsp.checkpoint_path(str(tmp_path), 0))
@@ -202,3 +204,5 @@ def test_a_suit_symmetric_nfsp_is_evaluated_on_the_suit_classes_exactly(tmp_path
     assert every_board["nash_conv_chips"] > 0.01 and classes["queries"] < every_board["queries"]
     with pytest.raises(SystemExit, match="seed 1"):
         bench_full_fhp_nfsp.main([*args[:-1], "--seed=2", "--nfsp_preset=tiny_symmetric"])
+    with pytest.raises(SystemExit, match="counted cpu seconds"):
+        bench_full_fhp_nfsp.main([*args, "--clock=wall", "--nfsp_preset=tiny_symmetric"])
