@@ -109,7 +109,8 @@ def parse_args(argv=None):
                              "abstraction (a minute per point on 52-card flop hold'em)")
     parser.add_argument("--rows_from", default="",
                         help="comma-separated earlier results drawn beside this run's lines: a CSV of this program "
-                             "or bench_full_fhp_nfsp.py (its rows), or NAME=PAGE.md (the first table of a results "
+                             "or bench_full_fhp_nfsp.py (its rows; NAME=FILE.csv: drawn as line NAME), or "
+                             "NAME=PAGE.md (the first table of a results "
                              "page with a 'NashConv (mbb/g)' column, as line NAME; lossless_* lines without a nodes "
                              "column get the vector walks' count)")
     parser.add_argument("--seed", type=int, default=0)
@@ -693,7 +694,12 @@ def earlier_rows(spec: str, game) -> list[dict]:
     for item in (x.strip() for x in spec.split(",")):
         if item:
             name, _, path = item.rpartition("=")
-            rows += page_rows(name, path, game) if name else csv_rows(path)
+            if not name:
+                rows += csv_rows(path)
+            elif path.endswith(".csv"):  # a CSV's rows as line NAME (e.g. two presets of one program)
+                rows += [dict(r, algorithm=name) for r in csv_rows(path)]
+            else:
+                rows += page_rows(name, path, game)
     return rows
 
 

@@ -60,12 +60,18 @@ PROGRAMS = {
     # Figure 2 on 52-card flop hold'em (full tier only): the k-means abstractions of 40,000 and 3.6M clusters
     # and their perfect-recall refinements solved by external-sampling Linear MCCFR, 10 minutes per line and
     # seed; drawn beside the committed Deep CFR run (full_fhp.md, seed 0) and its seeds 1-2
-    # (full_fhp_deep_cfr_seeds), lossless CFR+ (lossless_fhp.md) and the tuned NFSP (full_fhp_nfsp_tuned);
-    # those two must run first. About 2.5 hours, plus 2.3 hours for the Deep CFR seeds.
+    # (full_fhp_deep_cfr_seeds), lossless CFR+ (lossless_fhp.md), the tuned NFSP (full_fhp_nfsp_tuned) and
+    # NFSP with Deep CFR's network (full_fhp_nfsp_symmetric_seed0-2); those must run first. About 2.5 hours,
+    # plus 2.3 hours for the Deep CFR seeds and 0.6 hours per NFSP seed.
     "full_fhp_nfsp_tuned": ("bench_full_fhp_nfsp.py", None,
                             ["--nfsp_preset=fhp_full_tuned", "--seconds=1800", "--fractions=0.25,1",
                              "--out_dir=out/bench-full/full_fhp_nfsp_tuned",
                              "--output=out/bench-full/full_fhp_nfsp_tuned/nfsp_tuned.md"]),
+    **{f"full_fhp_nfsp_symmetric_seed{k}": (
+        "bench_full_fhp_nfsp.py", None,
+        ["--nfsp_preset=fhp_full_symmetric", "--seconds=1800", "--clock=cpu", "--fractions=0.25,1", f"--seed={k}",
+         f"--out_dir=out/bench-full/full_fhp_nfsp_symmetric_seed{k}",
+         f"--output=out/bench-full/full_fhp_nfsp_symmetric_seed{k}/nfsp.md"]) for k in range(3)},
     "full_fhp_deep_cfr_seeds": ("bench_fhp_curve.py", None,
                                 ["--preset=fhp_full", "--deep_cfr={\"num_workers\": 2}", "--algorithms=deep_cfr",
                                  "--seeds=1,2", "--seconds=3600", "--fractions=0.25,0.5,1", "--evaluator=engine",
@@ -78,7 +84,9 @@ PROGRAMS = {
                           "--rows_from=deep_cfr=benchmarks/results/full_fhp.md,"
                           "lossless_cfr+=benchmarks/results/lossless_fhp.md,"
                           "out/bench-full/full_fhp_deep_cfr_seeds/fhp_curve.csv,"
-                          "out/bench-full/full_fhp_nfsp_tuned/nfsp.csv",
+                          "out/bench-full/full_fhp_nfsp_tuned/nfsp.csv,"
+                          + ",".join(f"os_nfsp_symmetric=out/bench-full/full_fhp_nfsp_symmetric_seed{k}/nfsp.csv"
+                                     for k in range(3)),
                           "--page=full_fhp_figure2", f"--out_dir={FULL}"]),
     "full_fhp": ("bench_fhp_curve.py", None,
                  ["--preset=fhp_full", "--deep_cfr={\"num_workers\": 2}", "--algorithms=deep_cfr", "--seconds=3600",
