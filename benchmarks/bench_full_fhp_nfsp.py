@@ -71,7 +71,9 @@ def parse_args(argv=None):
     parser.add_argument("--nfsp_preset", default="leduc_defaults", choices=sorted(NFSP_PRESETS),
                         help="NFSP settings by name (examples.contenders.NFSP_PRESETS)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads while training")
+    parser.add_argument("--eval_threads", type=int, default=0,
+                        help="torch threads for the exact evaluation (not timed); 0: the usable CPUs")
     parser.add_argument("--out_dir", required=True, help="checkpoints and nfsp.csv (resumable)")
     parser.add_argument("--output", default="", help="also write this results page (markdown) from nfsp.csv")
     return parser.parse_args(argv)
@@ -185,6 +187,7 @@ def main(argv=None):
         with open(table, encoding="utf-8") as f:
             done = {int(r["steps"]) for r in csv.DictReader(f)}
     symmetric = NFSP_PRESETS[args.nfsp_preset].get("suit_symmetric", False)
+    torch.set_num_threads(args.eval_threads or len(os.sched_getaffinity(0)))
     for k in reversed(range(len(fractions))):
         nets, saved = average_networks(game, args, checkpoint_path(args.out_dir, k))
         if saved["episodes"] in done:
