@@ -187,7 +187,8 @@ def main(argv=None):
         with open(table, encoding="utf-8") as f:
             done = {int(r["steps"]) for r in csv.DictReader(f)}
     symmetric = NFSP_PRESETS[args.nfsp_preset].get("suit_symmetric", False)
-    torch.set_num_threads(args.eval_threads or len(os.sched_getaffinity(0)))
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    torch.set_num_threads(args.eval_threads or usable)
     for k in reversed(range(len(fractions))):
         nets, saved = average_networks(game, args, checkpoint_path(args.out_dir, k))
         if saved["episodes"] in done:
