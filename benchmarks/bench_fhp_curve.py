@@ -543,7 +543,7 @@ def plot(rows, uniform_mbb, path, title, x="seconds"):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    fig, ax = plt.subplots(figsize=(9.5, 4.5))
     for name in dict.fromkeys(r["algorithm"] for r in rows):
         pts = [r for r in rows if r["algorithm"] == name]
         if pts[0]["steps_unit"] == "policy":  # a user's policy: its level
@@ -576,14 +576,14 @@ def plot(rows, uniform_mbb, path, title, x="seconds"):
         ax.axhline(uniform_mbb, color="gray", ls="--", lw=1, label="uniform random")
     ax.set_yscale("log")
     if x == "seconds":
-        ax.set_xlabel("solver seconds (evaluation excluded; 1 CPU thread)")
+        ax.set_xlabel("solver seconds (evaluation excluded; each line's threads and clock: see the page)")
     else:
         ax.set_xscale("log")
         ax.set_xlabel("nodes touched (histories visited: decision, chance, terminal)")
     ax.set_ylabel("NashConv (mbb/g, exact)")
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the axes, off the curves
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
