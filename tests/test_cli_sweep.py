@@ -133,7 +133,8 @@ def test_benchmark_refusals(tmp_path, flags, message):
 
 def test_poker_vector_cfr_on_hulh_is_one_line_without_the_isomorphism_it_already_uses(tmp_path):
     run = run_example("poker_vector_cfr", "--game=hulh", f"--output_dir={tmp_path}/o", cwd=tmp_path, tiny=False)
-    message = assert_one_line_error(run, r"needs ~[0-9.]+ TiB .* use a smaller game")
+    # which estimate refuses first depends on the memory free at the time (a loaded machine: the per-thread one)
+    message = assert_one_line_error(run, r"needs ~[0-9.]+ (TiB .* use a smaller game|GiB per thread .* use a smaller deck)")
     assert "isomorphism" not in message
 
 
