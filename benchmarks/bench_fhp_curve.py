@@ -545,7 +545,7 @@ def plot(rows, uniform_mbb, path, title, x="seconds"):
 
     fig, ax = plt.subplots(figsize=(9.5, 4.5))
     for name in dict.fromkeys(r["algorithm"] for r in rows):
-        pts = [r for r in rows if r["algorithm"] == name]
+        pts = sorted((r for r in rows if r["algorithm"] == name), key=lambda r: r["steps"])
         if pts[0]["steps_unit"] == "policy":  # a user's policy: its level
             ax.axhline(pts[-1]["nash_conv_mbb"], ls=":", lw=1.5, color="black", label=name.split(":")[-1])
             continue
@@ -707,7 +707,7 @@ def final_points(rows: list[dict]) -> dict[str, dict]:
     """Per line, its last checkpoint; with several seeds the mean of each seed's
     last NashConv and nodes touched ("seeds": how many)."""
     last: dict[str, dict] = {}
-    for r in rows:
+    for r in sorted(rows, key=lambda r: r["steps"]):  # an evaluation may have written its rows last-first
         last.setdefault(r["algorithm"], {})[r.get("seed", 0)] = r
     out = {}
     for name, by_seed in last.items():

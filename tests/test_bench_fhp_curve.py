@@ -97,11 +97,17 @@ def test_external_sampling_abstraction_lines_over_seeds_beside_earlier_results(t
     page = tmp_path / "deep.md"
     page.write_text("# a page\n\n| iterations | nodes touched | seconds (+ average network) | NashConv (mbb/g) |\n"
                     "|---:|---:|---:|---:|\n| 3 | 1,000 | 10 + 2 | **2,500.0** |\n| 9 | 3,000 | 30 + 2 | 900.5 |\n\n")
+    with open(tmp_path / "es" / "fhp_curve.csv", encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    (tmp_path / "last_first.csv").write_text("\n".join([lines[0], *reversed(lines[1:])]) + "\n")
     main([TINY_GAME, "--algorithms=", f"--rows_from={tmp_path}/es/fhp_curve.csv,deep_cfr={page},"
-          f"renamed={tmp_path}/es/fhp_curve.csv", f"--out_dir={tmp_path}", "--page=together"])  # fmt: skip
+          f"renamed={tmp_path}/es/fhp_curve.csv,os_nfsp_x={tmp_path}/last_first.csv", f"--out_dir={tmp_path}",
+          "--page=together"])  # fmt: skip
     text = (tmp_path / "together.md").read_text()
     assert f"[2] `{page}`" in text and "| deep_cfr |  | 9 iterations | 3,000 | 30.0 | 2.0 | 32.0 |" in text
     assert f"| renamed | 2 | 2,000 iterations | {int(rows[3]['nodes_touched']):,} |" in text  # NAME=FILE.csv
+    last = (float(rows[1]["nash_conv_mbb"]) + float(rows[3]["nash_conv_mbb"])) / 2  # each seed's most steps
+    assert f"| os_nfsp_x {last:,.1f} (seeds" in text  # rows written last-first still end at their last checkpoint
     low, high = sorted(float(rows[i]["nash_conv_mbb"]) for i in (1, 3))
     assert f"(seeds {low:,.1f}-{high:,.1f})" in text  # the two seeds' range beside their mean
     assert (tmp_path / "together" / "fhp_curve_nodes.png").exists()
