@@ -26,7 +26,10 @@ def kuhn():
     return pyspiel.load_game("kuhn_poker")
 
 
-def test_default_trains_small_networks_on_one_thread(kuhn, capsys):
+def test_default_trains_small_networks_on_one_thread(kuhn, capsys, monkeypatch):
+    from openspiel_cfrx.deep import threads
+
+    monkeypatch.setattr(threads, "_said", set())  # said once per process: earlier tests in this worker may have
     torch.set_num_threads(2)
     DeepCFRSolver(kuhn, **TINY)  # OpenSpiel's default networks: 64 units wide
     assert torch.get_num_threads() == 1
