@@ -53,6 +53,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import games  # noqa: E402,F401  (registers flop_holdem)
 from benchmarks.common import markdown_table, write_result  # noqa: E402
 from examples.contenders import NFSP_PRESETS, make_contender  # noqa: E402
+from openspiel_cfrx.deep.threads import usable_cpus  # noqa: E402
 
 FIELDS = ["algorithm", "seed", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds", "nash_conv_chips",
           "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds", "nodes_touched"]  # fmt: skip
@@ -187,8 +188,7 @@ def main(argv=None):
         with open(table, encoding="utf-8") as f:
             done = {int(r["steps"]) for r in csv.DictReader(f)}
     symmetric = NFSP_PRESETS[args.nfsp_preset].get("suit_symmetric", False)
-    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    torch.set_num_threads(args.eval_threads or usable)
+    torch.set_num_threads(args.eval_threads or usable_cpus())
     for k in reversed(range(len(fractions))):
         nets, saved = average_networks(game, args, checkpoint_path(args.out_dir, k))
         if saved["episodes"] in done:
