@@ -44,6 +44,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import sys
 import time
 
@@ -56,6 +57,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import games  # noqa: E402,F401  (registers flop_holdem, hulh)
 from benchmarks.common import markdown_table, write_result  # noqa: E402
 from games.poker_exploitability import poker_nash_conv  # noqa: E402
+
+PROGRESS_EVERY_S = 60.0  # run_one: a progress line this often between checkpoints
 
 DEEP_CFR_SETTINGS = dict(
     advantage_network_layers=(64, 64),
@@ -472,12 +475,18 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
         rows, spent, runner.steps, pending = done["rows"], done["spent"], done["steps"], done["pending"]
         print(f"  resumed {path}: {runner.steps} {runner.steps_unit}, {spent:.0f} s, {len(rows)} checkpoints done",
               flush=True)  # fmt: skip
+    said = time.monotonic()
     while pending:
         start = time.perf_counter()
         runner.step()
         spent += time.perf_counter() - start
         progress = runner.nodes_touched if node_targets else runner.steps if args.iterations > 0 else spent
         if progress < pending[0]:
+            if time.monotonic() - said >= PROGRESS_EVERY_S:  # a long stretch between checkpoints shows it is alive
+                said = time.monotonic()
+                unit = "nodes" if node_targets else runner.steps_unit if args.iterations > 0 else "s"
+                print(f"  {name:<12} {progress:>12,.0f} of {pending[0]:,.0f} {unit} to the next checkpoint "
+                      f"(solver {spent:.0f} s)", flush=True)  # fmt: skip
             continue
         while pending and progress >= pending[0]:
             pending.pop(0)
@@ -857,6 +866,47 @@ def _nodes_to_reach(points: list[dict], level: float) -> float | None:
     return None
 
 
+def _abstraction_size(name: str) -> int | None:
+    """N of line `abstraction_<N>` or `abstraction_<N>_<tag>` (None for other lines,
+    perfect-recall refinements included)."""
+    match = re.fullmatch(r"abstraction_(\d+)(_\w+)?", name)
+    return int(match.group(1)) if match else None
+
+
+PLATEAU_CHANGE = 0.10  # a line has plateaued when its last checkpoint is within 10% of the one before
+
+
+def _plateau_statement(rows: list[dict], final: dict[str, dict]) -> str | None:
+    """The acceptance's "full-game exploitability plateaus at a level that falls
+    with the number of buckets": per size, its line with the most nodes touched
+    (first seed), the change between that line's last two checkpoints."""
+    longest: dict[int, dict] = {}
+    for name, end in final.items():
+        size = _abstraction_size(name)
+        if size and end.get("nodes_touched") and end["nodes_touched"] > longest.get(size, {}).get("nodes_touched", 0):
+            longest[size] = end
+    if len(longest) < 2:
+        return None
+    shown, flat, levels = [], [], []
+    for size in sorted(longest):
+        name = longest[size]["algorithm"]
+        seed = next(r.get("seed", 0) for r in rows if r["algorithm"] == name)
+        points = sorted((r for r in rows if r["algorithm"] == name and r.get("seed", 0) == seed and r.get("nodes_touched")),
+                        key=lambda r: r["nodes_touched"])  # fmt: skip
+        if len(points) < 2:
+            return None
+        a, b = points[-2], points[-1]
+        change = b["nash_conv_mbb"] / a["nash_conv_mbb"] - 1.0
+        flat.append(abs(change) <= PLATEAU_CHANGE)
+        levels.append(b["nash_conv_mbb"])
+        shown.append(f"{name} (seed {seed}): {a['nash_conv_mbb']:,.1f} -> {b['nash_conv_mbb']:,.1f} "
+                     f"({change:+.0%}) from {a['nodes_touched']:.2g} to {b['nodes_touched']:.2g} nodes")  # fmt: skip
+    falls = levels == sorted(levels, reverse=True)
+    holds = "yes" if all(flat) and falls else ("no: still falling" if falls else "no")
+    return (f"| each abstraction's full-game NashConv plateaus, lower for more buckets (last two checkpoints "
+            f"of each size's longest line; plateau: within {PLATEAU_CHANGE:.0%}) | {'; '.join(shown)} | {holds} |")
+
+
 def paper_statements(rows: list[dict]) -> str:
     """The Figure 2 statements of Brown et al. (2019), Section 6, checked on this
     run's rows one by one (computed, not typed)."""
@@ -866,9 +916,10 @@ def paper_statements(rows: list[dict]) -> str:
         spread = f" (seeds {r['nash_conv_spread'][0]:,.1f}-{r['nash_conv_spread'][1]:,.1f})" if r["seeds"] > 1 else ""
         return f"{r['nash_conv_mbb']:,.1f}{spread}"
 
-    abstractions = sorted((r for n, r in final.items() if n.startswith("abstraction_")
-                           and not n.startswith("abstraction_pr_")),
-                          key=lambda r: int(r["algorithm"].rpartition("_")[2]))  # fmt: skip
+    # `abstraction_<N>`: the size's main line; `abstraction_<N>_<tag>` (e.g. a longer run drawn with
+    # --rows_from NAME=FILE.csv) joins only the plateau check, which reads each size's longest line
+    abstractions = sorted((r for n, r in final.items() if _abstraction_size(n) and n.count("_") == 1),
+                          key=lambda r: _abstraction_size(r["algorithm"]))  # fmt: skip
     lines = ["## The paper's statements on this run", "",
              "| statement (Brown et al. 2019, Figure 2 / Section 6) | this run | holds here |", "|---|---|---|"]
     if len(abstractions) >= 2:
@@ -876,6 +927,9 @@ def paper_statements(rows: list[dict]) -> str:
         shown = ", ".join(f"{r['algorithm']}: {level(r)}" for r in abstractions)
         lines.append(f"| coarser abstractions are more exploitable | last points (mbb/g) {shown} | "
                      f"{'yes' if levels == sorted(levels, reverse=True) else 'no'} |")
+    plateau = _plateau_statement(rows, final)
+    if plateau:
+        lines.append(plateau)
     for name in (n for n in final if n.startswith("abstraction_")):
         inside = [r for r in rows if r["algorithm"] == name and r.get("abstract_nash_conv_mbb") is not None]
         if not inside:

@@ -73,7 +73,29 @@ def test_figure_2_lines_a_users_policy_and_the_papers_statements(tmp_path):
     assert uniform["steps_unit"] == "policy" and float(uniform["nash_conv_mbb"]) > coarse
     page = (tmp_path / "fig2.md").read_text()
     assert "Deep CFR's Figure 2" in page and "| coarser abstractions are more exploitable |" in page
+    assert "| each abstraction's full-game NashConv plateaus, lower for more buckets" in page
     assert (tmp_path / "fig2" / "fhp_curve_nodes.png").exists()
+
+
+def test_the_plateau_statement_reads_each_sizes_longest_line():
+    """An abstraction size's plateau is judged on its longest line (a longer run
+    drawn as `abstraction_<N>_<tag>`), by the change between its last two
+    checkpoints; the coarser-is-worse row keeps to the sizes' main lines."""
+    from benchmarks.bench_fhp_curve import paper_statements
+
+    def line(name, points):
+        return [{"algorithm": name, "seed": 0, "steps": n, "nodes_touched": n, "nash_conv_mbb": v} for n, v in points]
+
+    rows = (line("abstraction_100", [(10, 120.0), (40, 118.0)]) + line("abstraction_400", [(10, 200.0), (40, 90.0)])
+            + line("abstraction_400_long", [(40, 90.0), (160, 60.0), (640, 57.0)]))  # fmt: skip
+    table = paper_statements(rows)
+    plateau = next(r for r in table.splitlines() if "plateaus" in r)
+    assert "abstraction_400_long (seed 0): 60.0 -> 57.0 (-5%)" in plateau and plateau.endswith("| yes |")
+    assert "abstraction_100 (seed 0): 120.0 -> 118.0 (-2%)" in plateau
+    coarser = next(r for r in table.splitlines() if "coarser" in r)
+    assert "_long" not in coarser and coarser.endswith("| yes |")
+    still = paper_statements(rows[:4])  # without the long run, the 400 size is still falling
+    assert next(r for r in still.splitlines() if "plateaus" in r).endswith("| no: still falling |")
 
 
 def test_an_abstraction_too_small_for_the_game_is_one_line(tmp_path):
