@@ -60,9 +60,10 @@ PROGRAMS = {
     # Figure 2 on 52-card flop hold'em (full tier only): the k-means abstractions of 40,000 and 3.6M clusters
     # and their perfect-recall refinements solved by external-sampling Linear MCCFR, 10 minutes per line and
     # seed; drawn beside the committed Deep CFR run (full_fhp.md, seed 0) and its seeds 1-2
-    # (full_fhp_deep_cfr_seeds), lossless CFR+ (lossless_fhp.md), the tuned NFSP (full_fhp_nfsp_tuned) and
-    # NFSP with Deep CFR's network (full_fhp_nfsp_symmetric_seed0-2); those must run first. About 2.5 hours,
-    # plus 2.3 hours for the Deep CFR seeds and 0.6 hours per NFSP seed.
+    # (full_fhp_deep_cfr_seeds), lossless CFR+ (lossless_fhp.md), the tuned NFSP (full_fhp_nfsp_tuned),
+    # NFSP with Deep CFR's network (full_fhp_nfsp_symmetric_seed0-2), the long 3.6M line and lossless Linear
+    # CFR (full_fhp_abstraction_long, full_fhp_lossless_lcfr); those must run first. About 2.5 hours, plus
+    # 2.3 hours for the Deep CFR seeds, 0.6 hours per NFSP seed and 1.2 hours for the last two.
     "full_fhp_nfsp_tuned": ("bench_full_fhp_nfsp.py", None,
                             ["--nfsp_preset=fhp_full_tuned", "--seconds=1800", "--fractions=0.25,1",
                              "--out_dir=out/bench-full/full_fhp_nfsp_tuned",
@@ -76,6 +77,18 @@ PROGRAMS = {
                                 ["--preset=fhp_full", "--deep_cfr={\"num_workers\": 2}", "--algorithms=deep_cfr",
                                  "--seeds=1,2", "--seconds=3600", "--fractions=0.25,0.5,1", "--evaluator=engine",
                                  "--page=full_fhp_deep_cfr_seeds", "--out_dir=out/bench-full"]),
+    # the 3.6M abstraction's plateau: seed 0 for 480M iterations (5.2x the 600-s line; about an hour on a core),
+    # and lossless Linear CFR for 24 iterations (about 5 minutes on 2 threads), both drawn in full_fhp_figure2
+    "full_fhp_abstraction_long": ("bench_fhp_curve.py", None,
+                                  ["--game=flop_holdem", "--evaluator=engine", "--abstraction_variant=es_lmccfr",
+                                   "--algorithms=abstraction_3600000", "--seed=0", "--iterations=480000000",
+                                   "--fractions=0.2,0.4,0.7,1", "--abstract_nash_conv=last",
+                                   "--checkpoint=out/bench-full/full_fhp_abstraction_long/ckpt",
+                                   "--page=full_fhp_abstraction_long", "--out_dir=out/bench-full"]),
+    "full_fhp_lossless_lcfr": ("bench_fhp_curve.py", None,
+                               ["--game=flop_holdem", "--evaluator=engine", "--algorithms=lossless_lcfr",
+                                "--iterations=24", "--fractions=0.125,0.25,0.5,1",
+                                "--page=full_fhp_lossless_lcfr", "--out_dir=out/bench-full"]),
     "full_fhp_figure2": ("bench_fhp_curve.py", None,
                          ["--game=flop_holdem", "--evaluator=engine", "--abstraction_variant=es_lmccfr",
                           "--algorithms=abstraction_40000,abstraction_3600000,abstraction_pr_40000,"
@@ -84,6 +97,8 @@ PROGRAMS = {
                           "--rows_from=deep_cfr=benchmarks/results/full_fhp.md,"
                           "lossless_cfr+=benchmarks/results/lossless_fhp.md,"
                           "out/bench-full/full_fhp_deep_cfr_seeds/fhp_curve.csv,"
+                          "abstraction_3600000_long=out/bench-full/full_fhp_abstraction_long/fhp_curve.csv,"
+                          "out/bench-full/full_fhp_lossless_lcfr/fhp_curve.csv,"
                           "out/bench-full/full_fhp_nfsp_tuned/nfsp.csv,"
                           + ",".join(f"os_nfsp_symmetric=out/bench-full/full_fhp_nfsp_symmetric_seed{k}/nfsp.csv"
                                      for k in range(3)),
