@@ -90,8 +90,8 @@ def test_the_plateau_statement_reads_each_sizes_longest_line():
             + line("abstraction_400_long", [(40, 90.0), (160, 60.0), (640, 57.0)]))  # fmt: skip
     table = paper_statements(rows)
     plateau = next(r for r in table.splitlines() if "plateaus" in r)
-    assert "abstraction_400_long (seed 0): 60.0 -> 57.0 (-5%)" in plateau and plateau.endswith("| yes |")
-    assert "abstraction_100 (seed 0): 120.0 -> 118.0 (-2%)" in plateau
+    assert "abstraction_400_long (seed 0): 60.0 -> 57.0 (-5.0%) from 1.6e+02 to 6.4e+02 nodes, -2.5% per doubling" in plateau
+    assert "abstraction_100 (seed 0): 120.0 -> 118.0 (-1.7%)" in plateau and plateau.endswith("| yes |")
     coarser = next(r for r in table.splitlines() if "coarser" in r)
     assert "_long" not in coarser and coarser.endswith("| yes |")
     still = paper_statements(rows[:4])  # without the long run, the 400 size is still falling
