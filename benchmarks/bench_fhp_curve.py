@@ -855,7 +855,6 @@ def main(argv=None):
 def _nodes_to_reach(points: list[dict], level: float) -> float | None:
     """Nodes touched at which a curve first gets to `level` mbb/g (log-log
     interpolation between its checkpoints; None if it never does)."""
-
     points = sorted((r for r in points if r.get("nodes_touched")), key=lambda r: r["nodes_touched"])
     for a, b in zip(points, points[1:], strict=False):
         if b["nash_conv_mbb"] <= level < a["nash_conv_mbb"]:
