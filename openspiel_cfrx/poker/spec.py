@@ -20,8 +20,27 @@ hold'em in `games.libratus_endgames`).
 from __future__ import annotations
 
 import dataclasses
+import math
+import numbers
 
+import numpy as np
 import pyspiel
+
+# universal_poker's (ACPC's) limits: rounds, board cards in all, hole cards, suits, ranks.
+MAX_ROUNDS, MAX_BOARD_CARDS, MAX_HOLE_CARDS, MAX_SUITS, MAX_RANKS = 4, 7, 3, 4, 13
+
+
+def _int(name: str, value) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"PokerRules {name} must be an int, got {value!r}")
+    return int(value)
+
+
+def _ints(name: str, value) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list, np.ndarray)):
+        per = "player" if name in ("blinds", "stacks") else "betting round"
+        raise TypeError(f"PokerRules {name} must be a tuple of ints, one per {per}, got {value!r}")
+    return tuple(_int(f"{name} entry", v) for v in value)
 
 
 class UnsupportedPokerGameError(ValueError):
@@ -38,9 +57,20 @@ class BetAbstraction:
     all_in: bool = True
 
     def __post_init__(self):
-        for f in (*self.first, *self.later):
-            if not f > 0:
-                raise ValueError(f"bet fractions must be > 0, got {f!r}")
+        for name in ("first", "later"):
+            value = getattr(self, name)
+            if isinstance(value, (str, bytes)) or not isinstance(value, (tuple, list, np.ndarray)):
+                raise TypeError(f"BetAbstraction {name} must be a tuple of pot fractions, got {value!r}; "
+                                f"write ({value!r},) for one size")  # fmt: skip
+            for f in value:
+                if isinstance(f, bool) or not isinstance(f, numbers.Real):
+                    raise TypeError(f"BetAbstraction {name}: bet fractions must be numbers, got {f!r}")
+                if not (math.isfinite(f) and f > 0):
+                    raise ValueError(f"bet fractions must be > 0, got {f!r}")
+            object.__setattr__(self, name, tuple(float(f) for f in value))
+        if not isinstance(self.all_in, (bool, np.bool_)):
+            raise TypeError(f"BetAbstraction all_in must be True or False, got {self.all_in!r}")
+        object.__setattr__(self, "all_in", bool(self.all_in))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +87,12 @@ class PokerRules:
     raise_sizes, max_raises: limit betting, per round: the chips a raise adds
       and the most raises (empty for no-limit).
     abstraction: no-limit betting: the bet sizes offered (None for limit).
+
+    Every field is checked on construction (TypeError / ValueError naming it):
+    universal_poker's ranges (2..13 ranks, 1..4 suits, 1..4 rounds, at most 7
+    board cards, a deck that deals every card), first players 0 or 1, blinds
+    >= 0 (a no-limit big blind >= 1), stacks >= 1 covering the blinds, raise
+    sizes >= 1 and caps >= 0: rules that pass load as a universal_poker game.
     """
 
     num_ranks: int
@@ -71,9 +107,20 @@ class PokerRules:
     num_hole_cards: int = 2
 
     def __post_init__(self):
+        # Types first (every integer field an int, every per-player / per-round field a
+        # sequence of ints), then the ranges universal_poker (ACPC) and the engine need:
+        # rules that pass here load as a universal_poker game (`universal_poker_params`).
+        for name in ("num_ranks", "num_suits", "num_hole_cards"):
+            object.__setattr__(self, name, _int(name, getattr(self, name)))
+        for name in ("blinds", "stacks", "board_cards", "first_player", "raise_sizes", "max_raises"):
+            object.__setattr__(self, name, _ints(name, getattr(self, name)))
+        if self.abstraction is not None and not isinstance(self.abstraction, BetAbstraction):
+            raise TypeError(f"abstraction must be a BetAbstraction (no-limit) or None (limit), got {self.abstraction!r}")
         rounds = len(self.board_cards)
         if len(self.blinds) != 2 or len(self.stacks) != 2:
             raise ValueError(f"blinds {self.blinds} and stacks {self.stacks}: one per player (2)")
+        if not 1 <= rounds <= MAX_ROUNDS:
+            raise ValueError(f"board_cards {self.board_cards}: one entry per betting round, 1 to {MAX_ROUNDS} rounds")
         if len(self.first_player) != rounds:
             raise ValueError(f"first_player {self.first_player}: one per round ({rounds})")
         if self.abstraction is None:
@@ -82,6 +129,34 @@ class PokerRules:
                                  f"{self.max_raises} for each of the {rounds} rounds")  # fmt: skip
         elif self.raise_sizes or self.max_raises:
             raise ValueError("no-limit rules (an abstraction) take no raise_sizes or max_raises")
+        if not 2 <= self.num_ranks <= MAX_RANKS:
+            raise ValueError(f"num_ranks must be in 2..{MAX_RANKS} (the lowest ranks, deuce upwards), "
+                             f"got {self.num_ranks}")  # fmt: skip
+        if not 1 <= self.num_suits <= MAX_SUITS:
+            raise ValueError(f"num_suits must be in 1..{MAX_SUITS}, got {self.num_suits}")
+        if not 1 <= self.num_hole_cards <= MAX_HOLE_CARDS:
+            raise ValueError(f"num_hole_cards must be in 1..{MAX_HOLE_CARDS}, got {self.num_hole_cards}")
+        if min(self.board_cards) < 0 or sum(self.board_cards) > MAX_BOARD_CARDS:
+            raise ValueError(f"board_cards {self.board_cards}: each round deals >= 0 cards, at most "
+                             f"{MAX_BOARD_CARDS} in all")  # fmt: skip
+        dealt = 2 * self.num_hole_cards + sum(self.board_cards)
+        if dealt > self.num_ranks * self.num_suits:
+            raise ValueError(f"a deck of {self.num_ranks} ranks x {self.num_suits} suits = "
+                             f"{self.num_ranks * self.num_suits} cards cannot deal {dealt} cards (2 x "
+                             f"{self.num_hole_cards} hole + {sum(self.board_cards)} board); raise num_ranks or "
+                             "num_suits, or deal fewer board cards")  # fmt: skip
+        if any(p not in (0, 1) for p in self.first_player):
+            raise ValueError(f"first_player {self.first_player}: each round's first player is 0 or 1 (0-based)")
+        if min(self.blinds) < 0:
+            raise ValueError(f"blinds {self.blinds} must be >= 0 chips")
+        if not self.is_limit and self.big_blind < 1:
+            raise ValueError(f"no-limit rules need a big blind >= 1 chip (the minimum raise), got blinds {self.blinds}")
+        if any(s < max(b, 1) for s, b in zip(self.stacks, self.blinds, strict=True)):
+            raise ValueError(f"stacks {self.stacks} must be >= 1 chip and cover each player's blind {self.blinds}")
+        if any(r < 1 for r in self.raise_sizes):
+            raise ValueError(f"raise_sizes {self.raise_sizes} must be >= 1 chip per round")
+        if any(m < 0 for m in self.max_raises):
+            raise ValueError(f"max_raises {self.max_raises} must be >= 0 per round")
 
     @property
     def is_limit(self) -> bool:
