@@ -22,11 +22,11 @@ $(STAMP): setup.py constraints.txt
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python examples/deep_cfr.py --preset=kuhn_demo --iterations=40 --eval_every=10 --progress \
+	$(BIN)/cfrx-deep-cfr --preset=kuhn_demo --iterations=40 --eval_every=10 --progress \
 		--output_dir=out/demo
 
 demo-tabular: $(STAMP)
-	$(BIN)/python examples/oftrl_cfr.py --game=leduc_poker --iterations=500 \
+	$(BIN)/cfrx-oftrl-cfr --game=leduc_poker --iterations=500 \
 		--solvers=cfr,cfr+,dcfr,pcfr+,oftrl --stepsize_scales=1,1000000 \
 		--openspiel_baselines=cpp_cfr --baseline_seconds=20 --output_dir=out/demo_tabular
 

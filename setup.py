@@ -1,22 +1,56 @@
 """openspiel_cfrx: Deep CFR, CFR-MIX and OFTRL-CFR as OpenSpiel drop-ins."""
 
+import re
+
 from setuptools import find_packages, setup
+
+REPOSITORY = "https://github.com/openspiel-cfrx/openspiel_cfrx"
+# The example programs, each a console script and `python -m openspiel_cfrx.examples.<module>`.
+EXAMPLES = ("benchmark", "card_abstraction", "cfr_mix", "deep_cfr", "head_to_head", "oftrl_cfr",
+            "oftrl_endgames", "openspiel_swap", "poker_vector_cfr")
+
+
+def version() -> str:
+    """`openspiel_cfrx.__version__`, read without importing the package."""
+    text = open("openspiel_cfrx/__init__.py", encoding="utf-8").read()
+    return re.search(r'^__version__ = "([^"]+)"', text, re.M).group(1)
+
+
+def long_description() -> str:
+    """README.md with its relative links made absolute (the index page shows it outside the repository)."""
+    text = open("README.md", encoding="utf-8").read()
+    return re.sub(r"\]\((?!https?://|#|mailto:)([^)\s]+)\)", rf"]({REPOSITORY}/blob/main/\1)", text)
+
 
 setup(
     name="openspiel_cfrx",
-    version="0.2.0",
+    version=version(),
+    author="The openspiel_cfrx authors",
+    classifiers=[
+        "Development Status :: 3 - Alpha",
+        "Intended Audience :: Science/Research",
+        "License :: OSI Approved :: Apache Software License",
+        "Operating System :: POSIX :: Linux",
+        "Programming Language :: Python :: 3",
+        "Programming Language :: Python :: 3.10",
+        "Programming Language :: Python :: 3.11",
+        "Programming Language :: Python :: 3.12",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+        "Topic :: Games/Entertainment",
+    ],
+    keywords=["openspiel", "counterfactual regret minimization", "deep cfr", "game theory", "poker"],
     description=(
         "Deep CFR, CFR-MIX and OFTRL-CFR for OpenSpiel, with exact "
         "array-based exploitability and the games of their papers."
     ),
-    long_description=open("README.md", encoding="utf-8").read(),
+    long_description=long_description(),
     long_description_content_type="text/markdown",
     license="Apache-2.0",
-    url="https://github.com/openspiel-cfrx/openspiel_cfrx",
+    url=REPOSITORY,
     project_urls={
-        "Source": "https://github.com/openspiel-cfrx/openspiel_cfrx",
-        "Documentation": "https://github.com/openspiel-cfrx/openspiel_cfrx/tree/main/docs",
-        "Changelog": "https://github.com/openspiel-cfrx/openspiel_cfrx/blob/main/CHANGELOG.md",
+        "Source": REPOSITORY,
+        "Documentation": f"{REPOSITORY}/tree/main/docs",
+        "Changelog": f"{REPOSITORY}/blob/main/CHANGELOG.md",
     },
     python_requires=">=3.10",
     packages=find_packages(include=["openspiel_cfrx", "openspiel_cfrx.*", "games", "games.*"]),
@@ -24,6 +58,11 @@ setup(
     # package_data puts them in the wheel, MANIFEST.in in the sdist. (Not include_package_data:
     # with it setuptools warns that the data folder is not a listed package.)
     package_data={"games": ["data/libratus_endgames/*.txt", "data/libratus_endgames/*.md"]},
+    entry_points={
+        "console_scripts": [
+            f"cfrx-{name.replace('_', '-')}=openspiel_cfrx.examples.{name}:run" for name in EXAMPLES
+        ],
+    },
     install_requires=[
         "open_spiel>=2.0.2",
         "torch>=2.1",

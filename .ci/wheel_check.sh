@@ -5,13 +5,11 @@
 #   * imports openspiel_cfrx and games from site-packages,
 #   * checks that `import games` does not load torch,
 #   * checks the packaged Libratus endgame data (all four subgames load),
-#   * runs every example's --helpfull,
-#   * runs examples/oftrl_endgames.py on subgame 4 for 10 iterations,
-#   * runs a small Kuhn poker Deep CFR (examples/deep_cfr.py).
-# Examples are not in the wheel: they are copied into the temporary directory
-# (each inserts its parent directory, the checkout root when run in place, on
-# sys.path; copied, that parent holds no openspiel_cfrx or games, so they
-# import the installed ones).
+#   * runs every example program as a console script (`cfrx-<name> --helpfull`)
+#     and as a module (`python -m openspiel_cfrx.examples.<name> --helpfull`),
+#   * runs cfrx-oftrl-endgames on subgame 4 for 10 iterations,
+#   * runs a small Kuhn poker Deep CFR, as a console script and with python -m.
+# The examples are part of the package (openspiel_cfrx/examples/).
 #
 #   .ci/wheel_check.sh            # PYTHON=python3.12 .ci/wheel_check.sh for another interpreter
 #   KEEP=1 .ci/wheel_check.sh     # keep the temporary directory for inspection
@@ -52,7 +50,8 @@ import sys, zipfile
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 data = [f"games/data/libratus_endgames/{n}" for n in
         ("README.md", "SOURCE.md", "subgame1.txt", "subgame2.txt", "subgame3.txt", "subgame4.txt")]
-missing = [n for n in data + ["openspiel_cfrx/__init__.py", "games/__init__.py"] if n not in names]
+programs = [f"openspiel_cfrx/examples/{n}.py" for n in ("_common", "contenders", "deep_cfr", "cfr_mix", "oftrl_cfr")]
+missing = [n for n in data + programs + ["openspiel_cfrx/__init__.py", "games/__init__.py"] if n not in names]
 if missing:
     sys.exit(f"the wheel lacks {missing}")
 if not any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE") for n in names):
@@ -60,7 +59,12 @@ if not any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/L
 tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
 if tops != {"openspiel_cfrx", "games"}:
     sys.exit(f"the wheel's top-level entries are {sorted(tops)}, not openspiel_cfrx and games")
-print(f"wheel holds {len(names)} files, the packaged endgame data and LICENSE included; no examples, tests or benchmarks")
+scripts = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
+entry = zipfile.ZipFile(sys.argv[1]).read(scripts[0]).decode() if scripts else ""
+if "cfrx-deep-cfr = openspiel_cfrx.examples.deep_cfr:run" not in entry:
+    sys.exit(f"the wheel declares no console script cfrx-deep-cfr:\n{entry}")
+print(f"wheel holds {len(names)} files: the packaged endgame data, the example programs, their "
+      f"{entry.count('cfrx-')} console scripts and LICENSE; no tests or benchmarks")
 EOF
 
 # 2. Fresh venv + the wheel, pinned.
@@ -75,8 +79,6 @@ grep '^Successfully installed' "$TMP/pip_install.log" | fold -s -w 120
 
 # 3. Everything below runs from $TMP, outside the checkout.
 cd "$TMP"
-cp -r "$ROOT/examples" "$TMP/examples"
-rm -rf "$TMP/examples/__pycache__"
 [ ! -e "$TMP/openspiel_cfrx" ] && [ ! -e "$TMP/games" ] || fail "$TMP must not hold the packages"
 
 step "import openspiel_cfrx, games from site-packages; checkout not on sys.path"
@@ -121,34 +123,44 @@ game = pyspiel.load_game("hunl_endgame(subgame=4,max_hands=12)")
 print("pyspiel.load_game('hunl_endgame(subgame=4,max_hands=12)'):", game.num_distinct_actions(), "actions")
 EOF
 
-step "every example's --helpfull"
-for example in "$TMP"/examples/*.py; do
-    name="$(basename "$example")"
-    case "$name" in _*|__init__.py|contenders.py) continue ;; esac  # helpers, not programs
-    out="$TMP/helpfull_${name%.py}"
-    rc=0
-    "$VPY" "$example" --helpfull > "$out.txt" 2> "$out.err" || rc=$?
-    # absl exits 1 after printing --helpfull; anything else (an import error: 1 with a traceback) fails.
-    if [ "$rc" -gt 1 ] || grep -q Traceback "$out.err" || ! grep -q "$name:\$" "$out.txt"; then
-        cat "$out.err" >&2
-        fail "examples/$name --helpfull (exit $rc) did not list its flags"
-    fi
-    echo "examples/$name --helpfull: $(grep -c '^  --' "$out.txt") flags listed"
+step "every example program's --helpfull, as a console script and with python -m"
+BIN="$TMP/venv/bin"
+for name in $("$VPY" -c "
+import importlib.metadata as m
+print(' '.join(sorted(e.value.split(':')[0].rpartition('.')[2] for e in m.entry_points(group='console_scripts')
+                      if e.value.startswith('openspiel_cfrx.examples.'))))"); do
+    script="cfrx-${name//_/-}"
+    for how in script module; do
+        out="$TMP/helpfull_${name}_$how"
+        rc=0
+        if [ "$how" = script ]; then
+            "$BIN/$script" --helpfull > "$out.txt" 2> "$out.err" || rc=$?
+        else
+            "$VPY" -m "openspiel_cfrx.examples.$name" --helpfull > "$out.txt" 2> "$out.err" || rc=$?
+        fi
+        # absl exits 1 after printing --helpfull; anything else (an import error: 1 with a traceback) fails.
+        if [ "$rc" -gt 1 ] || grep -q Traceback "$out.err" || ! grep -q "^  --output_dir\|^  --game\|^  --subgames" "$out.txt"; then
+            cat "$out.err" >&2
+            fail "$how $name --helpfull (exit $rc) did not list its flags"
+        fi
+    done
+    echo "$script and python -m openspiel_cfrx.examples.$name: --helpfull lists $(grep -c '^  --' "$out.txt") flags"
 done
 
-step "examples/oftrl_endgames.py on subgame 4, 10 iterations (packaged data)"
-"$VPY" "$TMP/examples/oftrl_endgames.py" --subgames=4 --iterations=10 --evaluations=3 \
+step "cfrx-oftrl-endgames on subgame 4, 10 iterations (packaged data)"
+"$BIN/cfrx-oftrl-endgames" --subgames=4 --iterations=10 --evaluations=3 \
     --update_modes=simultaneous --tuned_scales=10 --threads=2 --output_dir="$TMP/out/oftrl_endgames"
 for f in curves.csv runs.csv summary.md subgame4_simultaneous.png; do
     [ -s "$TMP/out/oftrl_endgames/$f" ] || fail "oftrl_endgames wrote no $f"
 done
 echo "oftrl_endgames wrote: $(ls "$TMP/out/oftrl_endgames" | tr '\n' ' ')"
 
-step "examples/deep_cfr.py on kuhn_poker, small settings"
-"$VPY" "$TMP/examples/deep_cfr.py" --game=kuhn_poker --iterations=4 --traversals=100 \
-    --advantage_steps=20 --policy_steps=50 --layers=16,16 --eval_every=2 \
-    --output_dir="$TMP/out/deep_cfr"
-[ -s "$TMP/out/deep_cfr/curve.csv" ] || fail "deep_cfr wrote no curve.csv"
+step "Deep CFR on kuhn_poker, small settings: cfrx-deep-cfr and python -m openspiel_cfrx.examples.deep_cfr"
+small=(--game=kuhn_poker --iterations=4 --traversals=100 --advantage_steps=20 --policy_steps=50 --layers=16,16 --eval_every=2)
+"$BIN/cfrx-deep-cfr" "${small[@]}" --output_dir="$TMP/out/deep_cfr"
+[ -s "$TMP/out/deep_cfr/curve.csv" ] || fail "cfrx-deep-cfr wrote no curve.csv"
+"$VPY" -m openspiel_cfrx.examples.deep_cfr "${small[@]}" --output_dir="$TMP/out/deep_cfr_module"
+[ -s "$TMP/out/deep_cfr_module/curve.csv" ] || fail "python -m openspiel_cfrx.examples.deep_cfr wrote no curve.csv"
 echo "deep_cfr wrote: $(ls "$TMP/out/deep_cfr" | tr '\n' ' ')"
 "$VPY" -c "import torch; print('torch', torch.__version__, 'in the fresh venv')"
 

@@ -25,7 +25,7 @@ from openspiel_cfrx.tree import (  # noqa: F401
     nash_conv,
 )
 
-__version__ = "0.2.0"
+__version__ = "0.3.0.dev0"
 
 # The neural solvers load torch; they are imported on first use, so that the
 # tabular side, the tree engine and `openspiel_cfrx.team` (which `import

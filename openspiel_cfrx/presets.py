@@ -7,7 +7,7 @@ run is rerun by name rather than by copying a JSON string:
     settings = openspiel_cfrx.presets.deep_cfr_preset("fhp_5x2")
     solver = DeepCFRSolver(pyspiel.load_game(settings.game), **settings.kwargs)
 
-`examples/deep_cfr.py --preset=NAME` and `benchmarks/bench_fhp_curve.py
+`openspiel_cfrx/examples/deep_cfr.py --preset=NAME` and `benchmarks/bench_fhp_curve.py
 --preset=NAME` take them by name. Hardware-specific choices are checked where
 the preset is read: a preset that trains in bfloat16 falls back to float32,
 with a message, on a CPU without bfloat16 matrix instructions (AMX or

@@ -1,6 +1,9 @@
 """Dependency direction (docs/architecture.md): `import games` loads no torch,
-and no `openspiel_cfrx` module imports `games` (at module level or inside a
-function): game knowledge arrives through pyspiel or a registered protocol."""
+and no library module of `openspiel_cfrx` imports `games` (at module level or
+inside a function): game knowledge arrives through pyspiel or a registered
+protocol. `openspiel_cfrx.examples`, the programs shipped with the package,
+is the application layer above the library: the one part that imports
+`games`, imported by no library module and not loaded by `import openspiel_cfrx`."""
 
 from __future__ import annotations
 
@@ -36,7 +39,10 @@ def _imports_games(path: str) -> bool:
 
 def test_no_new_openspiel_cfrx_module_imports_games():
     offenders = set()
+    examples = os.path.join(ROOT, "openspiel_cfrx", "examples")
     for folder, _, files in os.walk(os.path.join(ROOT, "openspiel_cfrx")):
+        if folder == examples or folder.startswith(examples + os.sep):
+            continue  # the application layer (module docstring)
         for name in files:
             if name.endswith(".py"):
                 path = os.path.join(folder, name)
@@ -56,6 +62,7 @@ LAYERS = {
     "deep": 3, "eval": 3,
     "neural_poker": 4,
     "": 5,  # openspiel_cfrx/__init__.py: the front door
+    "examples": 6,  # the programs shipped with the package: they import the front door and `games`
 }  # fmt: skip
 
 
@@ -152,7 +159,7 @@ def _package_edges_block() -> str:
     for module, targets in graph.items():
         for target in targets:
             if _package(target) != _package(module):
-                edges.setdefault(_package(module) or "openspiel_cfrx", set()).add(_package(target))
+                edges.setdefault(_package(module) or "openspiel_cfrx", set()).add(_package(target) or "openspiel_cfrx")
     by_layer = sorted(edges, key=lambda p: (-LAYERS.get("" if p == "openspiel_cfrx" else p, 0), p))
     return "\n".join(f"{p:<13} -> {', '.join(sorted(edges[p]))}" for p in by_layer)
 
@@ -171,3 +178,9 @@ def test_architecture_page_draws_the_import_graph():
         for name in row.split("|")[2].split(",")
     }
     assert documented == {(p or "openspiel_cfrx"): layer for p, layer in LAYERS.items()}
+
+
+def test_import_openspiel_cfrx_loads_no_example():
+    code = ("import sys, openspiel_cfrx; loaded = [m for m in sys.modules if m.startswith('openspiel_cfrx.examples')]; "
+            "assert not loaded, loaded")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=600)

@@ -71,10 +71,10 @@ def test_a_directory_overrides_the_packaged_data(tmp_path):
 
 
 def test_no_code_refers_to_data_outside_the_repository():
-    """games/, openspiel_cfrx/ and examples/ name no path outside the checkout
+    """games/ and openspiel_cfrx/ (its examples included) name no path outside the checkout
     (the data used to be read from a directory beside it)."""
     offenders = []
-    for top in ("games", "openspiel_cfrx", "examples"):
+    for top in ("games", "openspiel_cfrx"):
         for folder, _, names in os.walk(os.path.join(ROOT, top)):
             for name in names:
                 if name.endswith(".py"):
@@ -173,7 +173,7 @@ def test_small_river_endgame_engine_equals_openspiel_nash_conv():
 def test_oftrl_endgames_example_writes_curves_and_summary(tmp_path):
     import csv
 
-    subprocess.run([sys.executable, os.path.join(ROOT, "examples", "oftrl_endgames.py"), "--subgames=4", "--iterations=10", "--evaluations=3",
+    subprocess.run([sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", "oftrl_endgames.py"), "--subgames=4", "--iterations=10", "--evaluations=3",
                     "--update_modes=simultaneous", "--tuned_scales=10", f"--output_dir={tmp_path}"],
                    check=True, timeout=300, capture_output=True)  # fmt: skip
     rows = list(csv.DictReader(open(tmp_path / "curves.csv")))
@@ -183,7 +183,7 @@ def test_oftrl_endgames_example_writes_curves_and_summary(tmp_path):
 
 
 def test_oftrl_endgames_example_refuses_a_data_dir_without_the_subgame(tmp_path):
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "oftrl_endgames.py"), "--subgames=4",
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", "oftrl_endgames.py"), "--subgames=4",
                            f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'out'}"],
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]

@@ -8,7 +8,7 @@ import sys
 from typing import NoReturn
 
 import pyspiel
-from absl import flags
+from absl import app, flags
 
 from openspiel_cfrx.game_loading import GameStringError, load_game
 from openspiel_cfrx.tree import UnsupportedGameError, check_game_supported
@@ -687,3 +687,19 @@ def check_output_dir(name: str = "output_dir") -> str:
     if not path or not path.strip():
         usage_error(f"--{name} is empty; give a directory (. for the current one)")
     return path
+
+
+def run_program(main, module: str, *, guard: bool = True) -> None:
+    """Runs an example's `main` under absl, as a script, as `python -m` or as a
+    console script (`cfrx-<name>`). absl's `--help` lists the key flags of the
+    module named by `sys.argv[0]`; a console script's `sys.argv[0]` is the
+    script, so the program module's key flags (and its docstring, the usage
+    text) are registered for it too."""
+    program = sys.argv[0]
+    if module != "__main__" and module != program:
+        for flag in flags.FLAGS.get_key_flags_for_module(module):
+            flags.FLAGS.register_key_flag_for_module(program, flag)
+        launcher = sys.modules.get("__main__")
+        if launcher is not None and not launcher.__doc__:
+            launcher.__doc__ = sys.modules[module].__doc__
+    app.run(guarded(main) if guard else main, flags_parser=parse_flags)

@@ -8,7 +8,7 @@ same exact evaluator (`openspiel_cfrx.nash_conv`) at log-spaced times. Writes
 touched are defined). `--iterations=N` additionally caps each algorithm at N
 steps (a step is one iteration for CFR-style algorithms; see --helpfull).
 
-    .venv/bin/python examples/benchmark.py --game=leduc_poker --seconds=60 \
+    .venv/bin/cfrx-benchmark --game=leduc_poker --seconds=60 \
         --algorithms=cfr+,dcfr,os_cpp_cfr,os_cfr,os_es_mccfr,os_nfsp
 
 Algorithms: ours cfr, cfr+, dcfr, lcfr, pcfr+, oftrl (and deep_cfr, cfr_mix
@@ -21,11 +21,11 @@ from __future__ import annotations
 import os
 import sys
 
-from absl import app, flags
+from absl import flags
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from examples._common import (  # noqa: E402
+from openspiel_cfrx.eval import plot_curves
+from openspiel_cfrx.eval.report import machine_header
+from openspiel_cfrx.examples._common import (
     check_device,
     check_list,
     check_number,
@@ -34,23 +34,20 @@ from examples._common import (  # noqa: E402
     check_seed,
     check_writable_dir,
     define_common_flags,
-    guarded,
     load_game_or_exit,
     lock_run_folders,
-    parse_flags,
     point_rows,
     run_config,
+    run_program,
     usage_error,
     write_results,
 )
-from examples.contenders import (  # noqa: E402
+from openspiel_cfrx.examples.contenders import (
     CONTENDERS,
     log_times,
     make_contender,
     run_timed,
 )
-from openspiel_cfrx.eval import plot_curves  # noqa: E402
-from openspiel_cfrx.eval.report import machine_header  # noqa: E402
 
 FLAGS = flags.FLAGS
 define_common_flags(
@@ -153,5 +150,10 @@ def main(argv):
     print("\n" + table + f"\n\nwrote {FLAGS.output_dir}/benchmark.csv, benchmark.md and PNG plots")
 
 
+def run():
+    """The console script's entry point."""
+    run_program(main, __name__)
+
+
 if __name__ == "__main__":
-    app.run(guarded(main), flags_parser=parse_flags)
+    run()

@@ -7,9 +7,9 @@ the last round, hand-strength distributions on rounds with cards to come,
 weighted k-means. Prints the buckets each paper size means, the build's time
 and peak memory, and the abstract infosets against the game's.
 
-    .venv/bin/python examples/card_abstraction.py --game=flop_holdem --abstract_infosets=40000 \
+    .venv/bin/cfrx-card-abstraction --game=flop_holdem --abstract_infosets=40000 \
         --output=/tmp/abstractions/fhp_40k.npz
-    .venv/bin/python examples/card_abstraction.py --game=flop_holdem --abstract_infosets=3600000 \
+    .venv/bin/cfrx-card-abstraction --game=flop_holdem --abstract_infosets=3600000 \
         --output=/tmp/abstractions/fhp_3.6m.npz
 
 `--buckets=,690` gives the buckets per round directly (an empty entry: the
@@ -23,21 +23,19 @@ import resource
 import sys
 import time
 
-from absl import app, flags
+from absl import flags
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from examples._common import (  # noqa: E402
+from openspiel_cfrx.checkpoint_io import CheckpointWriteError
+from openspiel_cfrx.examples._common import (
     check_number,
     check_output_file,
     check_seed,
     load_game_or_exit,
-    parse_flags,
+    run_program,
     usage_error,
 )
-from openspiel_cfrx.checkpoint_io import CheckpointWriteError  # noqa: E402
-from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError  # noqa: E402
-from openspiel_cfrx.poker import abstraction as abstraction_lib  # noqa: E402
+from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError
+from openspiel_cfrx.poker import abstraction as abstraction_lib
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("game", "flop_holdem", "A two-player limit hold'em game: flop_holdem(...), or a limit "
@@ -113,5 +111,10 @@ def build() -> None:
         print(f"saved {FLAGS.output} ({os.path.getsize(FLAGS.output) / 2**20:.1f} MiB)")
 
 
+def run():
+    """The console script's entry point."""
+    run_program(main, __name__, guard=False)
+
+
 if __name__ == "__main__":
-    app.run(main, flags_parser=parse_flags)
+    run()

@@ -5,7 +5,7 @@ joint-action Deep CFR, `openspiel_cfrx.DeepCFRSolver`) for a wall-clock
 budget, evaluating every `eval_every` iterations, and writes `curves.csv`
 (variant, iteration, seconds, metric, value, ci95) and `curves.png`.
 
-    .venv/bin/python examples/cfr_mix.py \
+    .venv/bin/cfrx-cfr-mix \
         --game="team_goofspiel(num_cards=3,num_agents=2,num_turns=2)" \
         --variants=cfr_mix,independent,deep_cfr_joint --seconds=60 --output_dir=out/cfr_mix
 
@@ -33,11 +33,11 @@ import os
 import sys
 import time
 
-from absl import app, flags
+from absl import flags
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from examples._common import (  # noqa: E402
+from openspiel_cfrx.deep.cfr_mix import VARIANTS, CFRMixSolver
+from openspiel_cfrx.eval.team_best_response import exact_team_worst_case, sampled_team_worst_case
+from openspiel_cfrx.examples._common import (
     check_device,
     check_list,
     check_local_workers,
@@ -50,18 +50,15 @@ from examples._common import (  # noqa: E402
     check_writable_dir,
     define_common_flags,
     define_worker_flags,
-    guarded,
     load_game_or_exit,
     lock_run_folders,
-    parse_flags,
     run_config,
+    run_program,
     usage_error,
     worker_settings,
     write_csv_rows,
     write_results,
 )
-from openspiel_cfrx.deep.cfr_mix import VARIANTS, CFRMixSolver  # noqa: E402
-from openspiel_cfrx.eval.team_best_response import exact_team_worst_case, sampled_team_worst_case  # noqa: E402
 
 FLAGS = flags.FLAGS
 define_common_flags(
@@ -359,5 +356,10 @@ def main(argv):
     print(f"wrote {os.path.join(FLAGS.output_dir, 'curves.csv')} and curves.png")
 
 
+def run():
+    """The console script's entry point."""
+    run_program(main, __name__)
+
+
 if __name__ == "__main__":
-    app.run(guarded(main), flags_parser=parse_flags)
+    run()

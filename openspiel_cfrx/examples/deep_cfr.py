@@ -10,7 +10,7 @@ The defaults are the settings of `make demo` (Kuhn poker, 40 iterations of
 2000 vectorised traversals, about a minute on 2 quiet CPU cores); Leduc with
 the settings of the committed 10-minute benchmark (NashConv ~0.13):
 
-    .venv/bin/python examples/deep_cfr.py --game=leduc_poker --iterations=120 \
+    .venv/bin/cfrx-deep-cfr --game=leduc_poker --iterations=120 \
         --traversals=10000 --advantage_steps=250 --policy_steps=1000 --layers=64,64,64 \
         --learning_rate_schedule=cosine --memory=4000000 --eval_every=20 \
         --output_dir=out/deep_cfr
@@ -30,11 +30,10 @@ import os
 import sys
 import time
 
-from absl import app, flags
+from absl import flags
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from examples._common import (  # noqa: E402
+from openspiel_cfrx.deep import Schedule
+from openspiel_cfrx.examples._common import (
     check_device,
     check_local_workers,
     check_number,
@@ -47,17 +46,15 @@ from examples._common import (  # noqa: E402
     check_writable_dir,
     define_common_flags,
     define_worker_flags,
-    guarded,
     load_game_or_exit,
     lock_run_folders,
-    parse_flags,
     resumed_rows,
     run_config,
+    run_program,
     usage_error,
     worker_settings,
     write_results,
 )
-from openspiel_cfrx.deep import Schedule  # noqa: E402
 
 FLAGS = flags.FLAGS
 define_common_flags(
@@ -111,7 +108,7 @@ flags.DEFINE_bool("sd_cfr", True, "Also evaluate the SD-CFR average (keeps every
 flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/deep_cfr.pt after each evaluation and resume from "
                     "it when present (same flags needed); empty = no checkpoints.")
 flags.DEFINE_string("policy_file", "", "If set, write the average-policy network here at the end "
-                    "(DeepCFRSolver.save_policy: no memories, so small; examples/head_to_head.py plays it as "
+                    "(DeepCFRSolver.save_policy: no memories, so small; openspiel_cfrx/examples/head_to_head.py plays it as "
                     "deep_cfr:PATH).")
 flags.DEFINE_bool("progress", False, "Show a progress bar instead of per-iteration log lines.")
 flags.DEFINE_bool("evaluate", True, "Exact NashConv at every evaluation point (extracts the game tree once). "
@@ -183,8 +180,8 @@ def _solver_settings() -> dict:
     )
 
 
-def main(argv):
-    del argv
+def _check_flags():
+    """Every flag checked before anything is loaded; a --preset names its game."""
     check_output_dir()
     check_seed()
     check_number("iterations", 1)
@@ -208,9 +205,12 @@ def main(argv):
         usage_error("--iterations must be >= 1 and --eval_every >= 0")
     check_writable_dir(FLAGS.output_dir, "output_dir")
     check_writable_dir(FLAGS.checkpoint_dir, "checkpoint_dir")
-    game = load_game_or_exit(FLAGS.game)
-    from openspiel_cfrx.deep import CheckpointError, DeepCFRSolver
-    from openspiel_cfrx.tree import TreeTooLargeError, get_tree, nash_conv
+
+
+def _make_solver(game):
+    """The solver of the flags; the game's tree extracted once up front where it is used."""
+    from openspiel_cfrx.deep import DeepCFRSolver
+    from openspiel_cfrx.tree import TreeTooLargeError, get_tree
 
     settings = _solver_settings()
     if FLAGS.evaluate or settings.get("traversal_backend", "vectorized") not in ("state", "poker"):
@@ -221,9 +221,8 @@ def main(argv):
                 f"{e}. Train without exact evaluation: --noevaluate --traversal_backend=state (or =poker for "
                 "limit poker; evaluate poker policies with games.poker_exploitability)"
             )
-
     try:
-        solver = DeepCFRSolver(
+        return DeepCFRSolver(
             game,
             **settings,
             device=FLAGS.device,
@@ -236,25 +235,41 @@ def main(argv):
         )
     except ValueError as e:
         sys.exit(f"error: {e}")
+
+
+def _resume(solver, checkpoint: str, config) -> bool:
+    """Loads `checkpoint` if it exists, refusing one written with other settings; True if resumed."""
+    from openspiel_cfrx.deep import CheckpointError
+
+    if not (checkpoint and os.path.exists(checkpoint)):
+        return False
+    try:
+        solver.load_checkpoint(checkpoint)
+    except CheckpointError as e:
+        sys.exit(f"error: {' '.join(str(e).split())}; delete {checkpoint} or choose another --checkpoint_dir")
+    saved_run = (solver.checkpoint_extra or {}).get("run")
+    saved_settings = getattr(solver, "checkpoint_settings", None)
+    kept = (saved_settings or {}).get("averaging", {}).get("keep_iteration_networks")
+    never = {}
+    if kept is False and FLAGS.sd_cfr:  # the SD-CFR average would silently miss those iterations
+        never["sd_cfr"] = "the checkpointed iterations' networks were not kept for the SD-CFR average"
+    check_resumed_checkpoint(checkpoint, saved_run, saved_settings, config, solver.settings.to_record(),
+                             SETTING_FLAGS, never)  # fmt: skip
+    return True
+
+
+def main(argv):
+    del argv
+    _check_flags()
+    game = load_game_or_exit(FLAGS.game)
+    from openspiel_cfrx.tree import nash_conv
+
+    solver = _make_solver(game)
     checkpoint = os.path.join(FLAGS.checkpoint_dir, "deep_cfr.pt") if FLAGS.checkpoint_dir else ""
     csv_path = os.path.join(FLAGS.output_dir, "curve.csv")
     config = run_config(FLAGS.game, game, solver.settings.to_record())
     lock_run_folders(output_dir=FLAGS.output_dir, checkpoint_dir=FLAGS.checkpoint_dir)
-    resumed = False
-    if checkpoint and os.path.exists(checkpoint):
-        try:
-            solver.load_checkpoint(checkpoint)
-        except CheckpointError as e:
-            sys.exit(f"error: {' '.join(str(e).split())}; delete {checkpoint} or choose another --checkpoint_dir")
-        saved_run = (solver.checkpoint_extra or {}).get("run")
-        saved_settings = getattr(solver, "checkpoint_settings", None)
-        kept = (saved_settings or {}).get("averaging", {}).get("keep_iteration_networks")
-        never = {}
-        if kept is False and FLAGS.sd_cfr:  # the SD-CFR average would silently miss those iterations
-            never["sd_cfr"] = "the checkpointed iterations' networks were not kept for the SD-CFR average"
-        check_resumed_checkpoint(checkpoint, saved_run, saved_settings, config, solver.settings.to_record(),
-                                 SETTING_FLAGS, never)  # fmt: skip
-        resumed = True
+    resumed = _resume(solver, checkpoint, config)
     check_results_folder(config, csv_path, setting_flags=SETTING_FLAGS)
     if resumed:
         print(f"resumed from {checkpoint} at iteration {solver.iteration}")
@@ -345,5 +360,10 @@ def _plot(rows, path):
     plt.close(fig)
 
 
+def run():
+    """The console script's entry point."""
+    run_program(main, __name__)
+
+
 if __name__ == "__main__":
-    app.run(guarded(main), flags_parser=parse_flags)
+    run()

@@ -4,10 +4,10 @@ Policies are named on the command line:
   call, raise, uniform            always-call, always-raise (else call), uniform random
   cfr+:N                          our CFR+ trained N iterations (default --iterations; small games only)
   nfsp:N                          OpenSpiel's PyTorch NFSP trained N episodes (default 1000)
-  deep_cfr:PATH                   a Deep CFR checkpoint saved by examples/deep_cfr.py, or a policy
+  deep_cfr:PATH                   a Deep CFR checkpoint saved by openspiel_cfrx/examples/deep_cfr.py, or a policy
                                   file (--policy_file there; DeepCFRSolver.save_policy)
 
-    .venv/bin/python examples/head_to_head.py --game=hulh --policies=call,raise,uniform,nfsp:2000 \
+    .venv/bin/cfrx-head-to-head --game=hulh --policies=call,raise,uniform,nfsp:2000 \
         --deals=2000 --output_dir=out/h2h
 
 Every pair plays `--deals` deals twice (seats swapped, same cards); the table
@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import itertools
 import os
-import sys
 import time
 
-from absl import app, flags
+from absl import flags
 from open_spiel.python import policy as policy_lib
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from examples._common import (  # noqa: E402
+from openspiel_cfrx.eval.head_to_head import always_call, always_raise, play_match
+from openspiel_cfrx.examples._common import (
     check_device,
     check_list,
     check_number,
@@ -36,15 +34,13 @@ from examples._common import (  # noqa: E402
     check_seed,
     check_writable_dir,
     define_common_flags,
-    guarded,
     load_game_or_exit,
     lock_run_folders,
-    parse_flags,
     run_config,
+    run_program,
     usage_error,
     write_results,
 )
-from openspiel_cfrx.eval.head_to_head import always_call, always_raise, play_match  # noqa: E402
 
 FLAGS = flags.FLAGS
 define_common_flags(
@@ -84,7 +80,7 @@ def build_policy(spec: str, game, seed: int):
         solver.run(int(arg or FLAGS.iterations))
         return solver.average_policy()
     if name == "nfsp":
-        from examples.contenders import make_contender
+        from openspiel_cfrx.examples.contenders import make_contender
 
         contender = make_contender("os_nfsp", game, seed=seed, episodes_per_step=int(arg or 1000))
         contender.step()
@@ -172,5 +168,10 @@ def main(argv):
     print("\n".join(lines))
 
 
+def run():
+    """The console script's entry point."""
+    run_program(main, __name__)
+
+
 if __name__ == "__main__":
-    app.run(guarded(main), flags_parser=parse_flags)
+    run()

@@ -5,7 +5,7 @@ number of iterations, evaluates the average strategy exactly at log-spaced
 checkpoints, and writes `curves.csv` (solver, iteration, seconds,
 exploitability, nash_conv) and log-log plots against iterations and seconds.
 
-    .venv/bin/python examples/oftrl_cfr.py --game=leduc_poker --iterations=1000 \
+    .venv/bin/cfrx-oftrl-cfr --game=leduc_poker --iterations=1000 \
         --solvers=cfr,cfr+,dcfr,pcfr+,oftrl --stepsize_scales=1,1000 \
         --update_mode=both --openspiel_baselines=cpp_cfr --output_dir=out/oftrl
 
@@ -21,13 +21,11 @@ to replace them, or choose another --output_dir).
 from __future__ import annotations
 
 import os
-import sys
 
-from absl import app, flags
+from absl import flags
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from examples._common import (  # noqa: E402
+from openspiel_cfrx.eval import CurvePoint, log_checkpoints, plot_curves, run_curve
+from openspiel_cfrx.examples._common import (
     check_device,
     check_list,
     check_number,
@@ -37,17 +35,15 @@ from examples._common import (  # noqa: E402
     check_seed,
     check_writable_dir,
     define_common_flags,
-    guarded,
     load_game_or_exit,
     lock_run_folders,
-    parse_flags,
     point_rows,
     run_config,
+    run_program,
     usage_error,
     write_results,
 )
-from openspiel_cfrx.eval import CurvePoint, log_checkpoints, plot_curves, run_curve  # noqa: E402
-from openspiel_cfrx.tabular import SOLVERS, make_solver  # noqa: E402
+from openspiel_cfrx.tabular import SOLVERS, make_solver
 
 FLAGS = flags.FLAGS
 define_common_flags(
@@ -188,5 +184,10 @@ def main(argv):
     print(f"\nwrote {csv_path} and PNG plots in {FLAGS.output_dir}")
 
 
+def run():
+    """The console script's entry point."""
+    run_program(main, __name__)
+
+
 if __name__ == "__main__":
-    app.run(guarded(main), flags_parser=parse_flags)
+    run()

@@ -29,7 +29,7 @@ runs.csv (every run, each tried multiple of OFTRL tuned included). --jobs=2
 runs two runs at a time in separate processes (the walk of a turn subgame is
 one board chunk, so threads do not help it).
 
-    .venv/bin/python examples/oftrl_endgames.py --subgames=3,4 --iterations=1000 \
+    .venv/bin/cfrx-oftrl-endgames --subgames=3,4 --iterations=1000 \
         --output_dir=out/oftrl_endgames
 
 The whole grid (the paper's Figures 2-5: --subgames=1,2,3,4 --jobs=2) took
@@ -40,14 +40,11 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import time
 
-from absl import app, flags
+from absl import flags
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from examples._common import (  # noqa: E402
+from openspiel_cfrx.examples._common import (
     check_list,
     check_number,
     check_number_list,
@@ -55,10 +52,9 @@ from examples._common import (  # noqa: E402
     check_results_folder,
     check_writable_dir,
     define_allow_changed_flag,
-    guarded,
     lock_run_folders,
-    parse_flags,
     run_config,
+    run_program,
     usage_error,
     write_results,
 )
@@ -234,5 +230,10 @@ def _plot(curves: dict, title: str, path: str) -> None:
     plt.close(fig)
 
 
+def run():
+    """The console script's entry point."""
+    run_program(main, __name__)
+
+
 if __name__ == "__main__":
-    app.run(guarded(main), flags_parser=parse_flags)
+    run()

@@ -6,36 +6,32 @@ solver.average_policy())`). Run it with `--impl=openspiel` for OpenSpiel's
 solver and `--impl=cfrx` for ours; everything else, including OpenSpiel's own
 evaluators, best response, policy aggregator and bots, is untouched.
 
-    .venv/bin/python examples/openspiel_swap.py --game=leduc_poker --solver=dcfr --iterations=200
+    .venv/bin/cfrx-openspiel-swap --game=leduc_poker --solver=dcfr --iterations=200
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import time
 
 import numpy as np
-from absl import app, flags
+from absl import flags
 from open_spiel.python.algorithms import best_response, cfr, discounted_cfr, exploitability
 from open_spiel.python.algorithms import evaluate_bots as evaluate_bots_lib
 from open_spiel.python.bots import policy as policy_bot
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-import openspiel_cfrx  # noqa: E402
-from examples._common import (  # noqa: E402
+import openspiel_cfrx
+from openspiel_cfrx.examples._common import (
     check_number,
     check_output_dir,
     check_results_folder,
     check_seed,
     check_writable_dir,
     define_allow_changed_flag,
-    guarded,
     load_game_or_exit,
     lock_run_folders,
-    parse_flags,
     run_config,
+    run_program,
     write_results,
 )
 
@@ -107,5 +103,10 @@ def main(argv):
     print(f"wrote {path}")
 
 
+def run():
+    """The console script's entry point."""
+    run_program(main, __name__)
+
+
 if __name__ == "__main__":
-    app.run(guarded(main), flags_parser=parse_flags)
+    run()

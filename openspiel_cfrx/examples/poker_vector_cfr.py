@@ -8,7 +8,7 @@ checkpoints (resume by rerunning the same command), and writes `curve.csv`
 "vanilla tabular Linear CFR without abstraction or sampling" line of Deep CFR's
 Figure 3, on full flop hold'em with:
 
-    .venv/bin/python examples/poker_vector_cfr.py --game=flop_holdem --variant=cfr+ \
+    .venv/bin/cfrx-poker-vector-cfr --game=flop_holdem --variant=cfr+ \
         --iterations=2000 --max_minutes=85 --output_dir=out/fhp_lossless
 
 Exploitability is NashConv / 2 in chips and in mbb/g (big blind 100).
@@ -27,11 +27,10 @@ import os
 import sys
 import time
 
-from absl import app, flags
+from absl import flags
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from examples._common import (  # noqa: E402
+from openspiel_cfrx.eval import CurvePoint, log_checkpoints, plot_curves
+from openspiel_cfrx.examples._common import (
     check_device,
     check_number,
     check_output_dir,
@@ -40,18 +39,16 @@ from examples._common import (  # noqa: E402
     check_seed,
     check_writable_dir,
     define_common_flags,
-    guarded,
     load_game_or_exit,
     lock_run_file,
     lock_run_folders,
-    parse_flags,
     run_config,
+    run_program,
     usage_error,
     write_results,
 )
-from openspiel_cfrx.eval import CurvePoint, log_checkpoints, plot_curves  # noqa: E402
-from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError  # noqa: E402
-from openspiel_cfrx.poker.vector_cfr import (  # noqa: E402
+from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError
+from openspiel_cfrx.poker.vector_cfr import (
     VARIANTS,
     VectorCFR,
     VectorCFRTooLargeError,
@@ -209,5 +206,10 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds / 86400:,.1f} days"
 
 
+def run():
+    """The console script's entry point."""
+    run_program(main, __name__)
+
+
 if __name__ == "__main__":
-    app.run(guarded(main), flags_parser=parse_flags)
+    run()
