@@ -82,3 +82,93 @@ def test_valid_rules_are_normalised_and_load_as_universal_poker():
     for change in edges:
         rules = PokerRules(**{**vars(LIMIT), **change})
         assert PokerRules.from_game(pyspiel.load_game("universal_poker", rules.universal_poker_params())) == rules
+
+
+# ------------------------------------------------- 2. limit games with small boards
+
+
+def _small_board_game(board_cards: str, num_ranks: int = 4, num_suits: int = 2) -> pyspiel.Game:
+    rounds = len(board_cards.split())
+    return pyspiel.load_game("universal_poker", {
+        "betting": "limit", "numPlayers": 2, "numRounds": rounds, "blind": "1 2", "stack": "100 100",
+        "raiseSize": " ".join(["2"] * rounds), "firstPlayer": " ".join(["1"] + ["2"] * (rounds - 1)),
+        "maxRaises": " ".join(["1"] * rounds), "numSuits": num_suits, "numRanks": num_ranks, "numHoleCards": 2,
+        "numBoardCards": board_cards})  # fmt: skip
+
+
+def _random_strategy(tree, seed=0):
+    import numpy as np
+
+    from openspiel_cfrx.poker.public_tree import DECISION
+
+    arrays = {}
+    for n, node in enumerate(tree.nodes):
+        if node.kind == DECISION:
+            shape = (tree.num_boards[node.round], tree.deck.num_hands, len(node.legal))
+            weights = np.random.default_rng(seed + n).random(shape) + 0.05
+            arrays[n] = weights / weights.sum(axis=2, keepdims=True)
+    return lambda n, lo, hi: arrays[n][lo:hi]
+
+
+@pytest.mark.parametrize("board_cards, num_ranks", [("0 1", 4), ("0", 3), ("0 2", 4)])
+def test_limit_games_with_fewer_than_three_board_cards_are_solved_exactly(board_cards, num_ranks):
+    """Showdowns on 0-2 board cards (2-4 cards in all, ranked as universal_poker
+    ranks them): the public tree's NashConv equals the generic game-tree engine's
+    (which plays universal_poker's own showdowns), every board and suit classes."""
+    import openspiel_cfrx
+    from openspiel_cfrx.poker import PublicTree, PublicTreePolicy, VectorCFR
+
+    game = _small_board_game(board_cards, num_ranks)
+    every = PublicTree(game, isomorphism=False)
+    strategy = _random_strategy(every)
+    expected = openspiel_cfrx.nash_conv(game, PublicTreePolicy(game, every, strategy))
+    assert every.nash_conv(strategy) == pytest.approx(expected, abs=1e-9)
+    classes = PublicTree(game, isomorphism=True)
+    expected = openspiel_cfrx.nash_conv(game, PublicTreePolicy(game, classes, classes.uniform))
+    assert classes.nash_conv(classes.uniform) == pytest.approx(expected, abs=1e-9)
+    solver = VectorCFR(classes, "cfr+", verbose=False)
+    for _ in range(20):
+        solver.iterate()
+    assert solver.evaluate()["nash_conv"] < 0.2 * classes.nash_conv(classes.uniform)
+
+
+def test_limit_games_with_a_round_that_deals_no_board_card_are_refused_in_one_line():
+    from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError
+
+    with pytest.raises(UnsupportedPokerGameError, match=r"every round after the first to deal board cards, got "
+                                                        r"numBoardCards 0 0 1"):  # fmt: skip
+        PublicTree(_small_board_game("0 0 1", 3, 3))
+
+
+def test_hands_of_fewer_than_five_cards_rank_as_universal_poker_ranks_them():
+    """Quads > trips > two pair > pair > high card, then the groups' ranks (no
+    straight or flush under five cards); ties are equal."""
+    import numpy as np
+
+    from openspiel_cfrx.poker import rank_hands
+    from openspiel_cfrx.poker.evaluator import rank_cards
+
+    def card(rank, suit):
+        return rank * 4 + suit
+
+    ordered = [  # weakest first
+        [card(0, 0), card(1, 1), card(2, 2), card(4, 3)],  # 6-4-3-2 (no straight under five cards)
+        [card(0, 0), card(1, 0), card(2, 0), card(12, 0)],  # A-4-3-2 suited (no flush either)
+        [card(0, 0), card(0, 1), card(1, 0), card(2, 1)],  # 2-2-3-4
+        [card(0, 0), card(0, 1), card(1, 0), card(3, 1)],  # 2-2-5-3
+        [card(5, 0), card(5, 1), card(1, 0), card(2, 1)],  # 7-7-3-4
+        [card(0, 0), card(0, 1), card(1, 0), card(1, 1)],  # 2-2-3-3
+        [card(3, 0), card(3, 1), card(12, 0), card(12, 1)],  # A-A-5-5
+        [card(0, 0), card(0, 1), card(0, 2), card(12, 0)],  # 2-2-2-A
+        [card(1, 0), card(1, 1), card(1, 2), card(0, 0)],  # 3-3-3-2
+        [card(0, 0), card(0, 1), card(0, 2), card(0, 3)],  # 2-2-2-2
+    ]
+    strength = rank_cards(np.array(ordered), 4)
+    assert (np.diff(strength) > 0).all()
+    assert rank_cards(np.array([[card(5, 0), card(3, 1)]]), 4) == rank_cards(np.array([[card(5, 2), card(3, 3)]]), 4)
+    hands = np.array([[card(0, 0), card(0, 1)], [card(12, 0), card(11, 0)], [card(5, 0), card(5, 2)]])
+    assert rank_hands(hands, [], 4)[0] > rank_hands(hands, [], 4)[1]  # preflop: a pair beats A-K
+    on_board = rank_hands(hands, [card(5, 0)], 4)
+    assert on_board[2] == -1 and on_board[0] > 0  # a hand holding a board card has none
+    trips = rank_hands(hands, [card(0, 2)], 4)
+    assert trips[0] > trips[2] > trips[1]  # 2-2-2 > 7-7-2 > A-K-2

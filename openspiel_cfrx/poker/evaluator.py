@@ -14,6 +14,8 @@ the 6,175 five-rank multisets (built once, lazily, by `rank_five` itself, so the
 two cannot disagree): the hand + board cards are sorted by rank once, so every
 five-card subset is already in order and its table code is a dot
 product; all C(n, 5) subsets of every hand are looked up in one gather.
+Fewer than five cards in all (limit games whose board shows 0-2 cards) are
+ranked on all of them, as universal_poker ranks them (`rank_cards`).
 """
 
 from __future__ import annotations
@@ -77,25 +79,33 @@ def _subsets(num_cards: int) -> np.ndarray:
 
 
 def rank_hands(hand_cards: np.ndarray, board, num_suits: int) -> np.ndarray:
-    """Best five-card strength of every hand with the board ([H, 2] cards,
-    board of 3-5 cards, card = rank * num_suits + suit) -> [H] int64. Hands
+    """Best strength of every hand with the board ([H, 2] cards, board of 0-7
+    cards, card = rank * num_suits + suit) -> [H] int64: the best five cards,
+    or with fewer than five cards in all, all of them (`rank_cards`). Hands
     sharing a card with the board get -1."""
     hand_cards = np.asarray(hand_cards, dtype=np.int64)
     board = np.asarray(board, dtype=np.int64).reshape(-1)
-    if not 3 <= board.size <= 5:
-        raise ValueError(f"a board holds 3 to 5 cards, got {board.size}")
+    if board.size > 7:
+        raise ValueError(f"a board holds 0 to 7 cards, got {board.size}")
     cards = np.empty((len(hand_cards), 2 + board.size), dtype=np.int16)
     cards[:, :2], cards[:, 2:] = hand_cards, board
     best = rank_cards(cards, num_suits)
-    on_board = np.zeros(max(int(hand_cards.max(initial=0)), int(board.max())) + 1, dtype=bool)
+    on_board = np.zeros(max(int(hand_cards.max(initial=0)), int(board.max(initial=0))) + 1, dtype=bool)
     on_board[board] = True
     return np.where(on_board[hand_cards].any(axis=1), -1, best)
 
 
 def rank_cards(cards: np.ndarray, num_suits: int) -> np.ndarray:
-    """Best five-card strength of each row of 5-7 distinct cards ([N, m],
+    """Best five-card strength of each row of distinct cards ([N, m],
     card = rank * num_suits + suit) -> [N] int64 (e.g. one row per deal of a
-    sampled traversal: hole cards + board)."""
+    sampled traversal: hole cards + board). Rows of fewer than five cards
+    (limit games whose board shows 0-2 cards) are ranked on all their cards as
+    universal_poker (ACPC's `rankCardset`) ranks them: quads, trips, two pair,
+    pair or high card (no straight or flush needs fewer than five), tie-broken
+    by the groups' ranks, larger groups first, in the same encoding."""
+    cards = np.asarray(cards)
+    if cards.shape[1] < 5:
+        return _rank_few(cards, num_suits)
     # Ascending rank (ties by card id): every five-card subset is sorted, its
     # highest card last, so its table code is the dot product with 13^0 .. 13^4.
     cards = np.sort(np.asarray(cards, dtype=np.int16), axis=1)
@@ -105,3 +115,18 @@ def rank_cards(cards: np.ndarray, num_suits: int) -> np.ndarray:
     suited = suits[:, subsets]
     suited = (suited == suited[:, :, :1]).all(axis=2)
     return _strength_table()[2 * codes + suited].max(axis=1)
+
+
+def _rank_few(cards: np.ndarray, num_suits: int) -> np.ndarray:
+    """`rank_cards` of rows of 1-4 cards: category by rank multiplicities, then
+    the groups' ranks ordered by (multiplicity, rank), as `rank_five` orders them."""
+    ranks = np.asarray(cards, dtype=np.int64) // num_suits
+    n, m = ranks.shape
+    counts = np.zeros((n, 13), dtype=np.int64)
+    np.add.at(counts, (np.repeat(np.arange(n), m), ranks.reshape(-1)), 1)
+    key = np.where(counts > 0, counts * 13 + np.arange(13), -1)
+    key = -np.sort(-key, axis=1)[:, :5]
+    group_rank = np.where(key >= 0, key % 13, 0)
+    c1, c2 = np.where(key[:, 0] >= 0, key[:, 0] // 13, 0), np.where(key[:, 1] >= 0, key[:, 1] // 13, 0)
+    category = np.select([c1 == 4, c1 == 3, (c1 == 2) & (c2 == 2), c1 == 2], [QUADS, TRIPS, TWO_PAIR, PAIR], HIGH_CARD)
+    return category * 13**5 + group_rank @ _POWERS

@@ -134,6 +134,9 @@ def betting_tree(game: pyspiel.Game, rules: PokerRules, prefix: tuple[int, ...] 
     (after the betting actions `prefix`, for a subgame)."""
     if rules.board_cards[0]:
         raise UnsupportedPokerGameError("the public-tree engine needs round 0 without board cards")
+    if not all(rules.board_cards[1:]):  # universal_poker has no chance node for them: no DEAL node marks the round
+        raise UnsupportedPokerGameError(f"the public-tree engine needs every round after the first to deal board "
+                                        f"cards, got numBoardCards {' '.join(map(str, rules.board_cards))}")  # fmt: skip
     inner = game.universal_poker_game() if callable(getattr(game, "universal_poker_game", None)) else game
     state = inner.new_initial_state()
     for card in range(4):  # hole cards: any fixed deal (betting does not depend on cards)
@@ -324,6 +327,7 @@ class PublicTree:
         self._fit_chunks(max_memory_bytes)
         self.max_walk_hours: float | None = 24.0  # walks estimated longer are refused (`walk_estimate`)
         self._chunks: list[Chunk] | None = None
+        self._root_chunk: Chunk | None = None
         self.deal_cache_bytes = 2**30  # later deals' chunks kept across walks (`deal_chunk`)
         self._dealt: dict[tuple[int, int], Chunk] = {}
         self._dealt_bytes, self._dealt_lock = 0, threading.Lock()
@@ -402,7 +406,7 @@ class PublicTree:
         deck = self.deck
         free = ~self._contains[:, boards].any(axis=2)  # [H, b]
         chunk = Chunk(rnd, lo, hi, boards, np.ascontiguousarray(free.T))
-        if self.board_size[rnd] >= 3 and (rnd == self.num_rounds - 1 or self._has_showdown(rnd)):
+        if rnd == self.num_rounds - 1 or self._has_showdown(rnd):
             ranks = np.stack([rank_hands(self.hand_cards, board, deck.num_suits) for board in boards])
             chunk.showdowns = BoardShowdowns(ranks, self.hand_cards, deck.card_hands, chunk.free)
         return chunk
@@ -524,7 +528,9 @@ class PublicTree:
         self._check_walk_time()
         H = self.deck.num_hands
         if self.subgame is None:
-            root = Chunk(0, 0, 1, np.zeros((1, 0), dtype=np.int64), np.ones((1, self.num_hands), dtype=bool))
+            if self._root_chunk is None:  # the preflop round's one, empty, board (with showdowns in a one-round game)
+                self._root_chunk = self._chunk(0, 0, 1, np.zeros((1, 0), dtype=np.int64))
+            root = self._root_chunk
         else:
             root = self.first_chunks()[0]
         if not compact and self.num_hands < H:
