@@ -5,7 +5,8 @@ import re
 from setuptools import find_packages, setup
 
 REPOSITORY = "https://github.com/openspiel-cfrx/openspiel_cfrx"
-# The example programs, each a console script and `python -m openspiel_cfrx.examples.<module>`.
+# The example programs (openspiel_cfrx/examples/__init__.py's PROGRAMS), each a console script
+# `cfrx-<module with dashes>` and `python -m openspiel_cfrx.examples.<module>`.
 EXAMPLES = ("benchmark", "card_abstraction", "cfr_mix", "deep_cfr", "head_to_head", "oftrl_cfr",
             "oftrl_endgames", "openspiel_swap", "poker_vector_cfr")
 
