@@ -172,3 +172,48 @@ def test_hands_of_fewer_than_five_cards_rank_as_universal_poker_ranks_them():
     assert on_board[2] == -1 and on_board[0] > 0  # a hand holding a board card has none
     trips = rank_hands(hands, [card(0, 2)], 4)
     assert trips[0] > trips[2] > trips[1]  # 2-2-2 > 7-7-2 > A-K-2
+
+
+# ------------------------------------------- 3. non-game arguments to the poker engine
+
+FHP_SMALL = "flop_holdem(num_ranks=4,num_suits=2)"
+
+
+@pytest.mark.parametrize("argument", ["flop_holdem", 3, "state"])
+def test_the_poker_engine_refuses_what_is_not_a_game_naming_the_type(argument):
+    from openspiel_cfrx.poker import PokerRules, PublicTree
+    from openspiel_cfrx.poker.lbr import LocalBestResponse
+
+    game = pyspiel.load_game(FHP_SMALL)
+    if argument == "state":
+        argument = game.new_initial_state()
+    expected = rf"expects a pyspiel\.Game .*got {type(argument).__name__}$"
+    with pytest.raises(TypeError, match=r"PublicTree " + expected):
+        PublicTree(argument)
+    with pytest.raises(TypeError, match=r"PokerRules\.from_game " + expected):
+        PokerRules.from_game(argument)
+    with pytest.raises(TypeError, match=r"LocalBestResponse " + expected):
+        LocalBestResponse(argument, None)
+
+
+def test_the_solvers_on_a_public_tree_refuse_a_game_and_name_the_tree():
+    from openspiel_cfrx.poker import AbstractMCCFR, PublicTree, PublicTreePolicy, Subgame, VectorCFR
+
+    game = pyspiel.load_game(FHP_SMALL)
+    build = r"expects an openspiel_cfrx\.poker\.PublicTree \(build one with PublicTree\(game\)\), got Game"
+    with pytest.raises(TypeError, match=r"VectorCFR " + build):
+        VectorCFR(game, verbose=False)
+    with pytest.raises(TypeError, match=r"AbstractMCCFR " + build):
+        AbstractMCCFR(game, None)
+    with pytest.raises(TypeError, match=r"PublicTreePolicy " + build):
+        PublicTreePolicy(game, game, None)
+    tree = PublicTree(game, isomorphism=False)
+    with pytest.raises(TypeError, match=r"strategy must be a callable strategy\(node, lo, hi\)"):
+        PublicTreePolicy(game, tree, "uniform")
+    with pytest.raises(ValueError, match=r"unknown vector CFR variant \['cfr\+'\]"):
+        VectorCFR(tree, ["cfr+"], verbose=False)
+    with pytest.raises(TypeError, match=r"subgame must be an openspiel_cfrx\.poker\.Subgame"):
+        PublicTree(game, subgame=((), (4, 5, 6), None))
+    with pytest.raises(TypeError, match=r"betting must be a \(PokerRules, public nodes\) pair"):
+        PublicTree(betting=tree.nodes, subgame=Subgame((), (4, 5, 6), None))
+

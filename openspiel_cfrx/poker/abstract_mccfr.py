@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import time
 
 import numba
@@ -52,7 +53,14 @@ from openspiel_cfrx.poker.abstract_cfr import (
 )
 from openspiel_cfrx.poker.evaluator import rank_hands
 from openspiel_cfrx.poker.isomorphism import suit_permutations
-from openspiel_cfrx.poker.public_tree import DEAL, DECISION, FOLDED, SHOWDOWN, PublicTree
+from openspiel_cfrx.poker.public_tree import (
+    DEAL,
+    DECISION,
+    FOLDED,
+    SHOWDOWN,
+    PublicTree,
+    check_public_tree,
+)
 
 CHECKPOINT_FORMAT = "openspiel_cfrx/abstract_mccfr/1"
 _KIND = {DECISION: 0, DEAL: 1, FOLDED: 2, SHOWDOWN: 3}
@@ -260,7 +268,8 @@ class AbstractMCCFR:
 
     def __init__(self, tree: PublicTree, abstraction, seed: int = 0, linear: bool = True,
                  max_memory_bytes: int = 8 * 2**30):  # fmt: skip
-        if isinstance(seed, bool) or int(seed) != seed or seed < 0:
+        check_public_tree(tree, "AbstractMCCFR")
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Real) or int(seed) != seed or seed < 0:
             raise ValueError(f"seed must be an int >= 0, got {seed!r}")
         if tree.subgame is not None:
             raise ValueError("AbstractMCCFR samples whole deals; this PublicTree is a subgame")

@@ -48,7 +48,7 @@ import pyspiel
 
 from openspiel_cfrx.poker.cards import Deck
 from openspiel_cfrx.poker.evaluator import rank_cards, rank_hands
-from openspiel_cfrx.poker.spec import PokerRules
+from openspiel_cfrx.poker.spec import PokerRules, check_poker_game
 
 FOLD, CALL, RAISE = 0, 1, 2
 
@@ -84,6 +84,7 @@ class LocalBestResponse:
 
     def __init__(self, game: pyspiel.Game, policy, preflop: str = "call", max_completions: int = 100,
                  seed: int = 0):  # fmt: skip
+        check_poker_game(game, "LocalBestResponse")
         if preflop not in ("call", "lbr"):
             raise ValueError(f"preflop must be 'call' (the paper's setting) or 'lbr', got {preflop!r}")
         if isinstance(max_completions, bool) or int(max_completions) != max_completions or max_completions < 1:

@@ -58,7 +58,7 @@ from openspiel_cfrx.poker.isomorphism import (
     suit_permutations,
 )
 from openspiel_cfrx.poker.showdown import BoardShowdowns, fold_values_batch, kernel_cards
-from openspiel_cfrx.poker.spec import PokerRules, UnsupportedPokerGameError
+from openspiel_cfrx.poker.spec import PokerRules, UnsupportedPokerGameError, check_poker_game
 from openspiel_cfrx.rows import by_width, row_dot, row_max
 
 FOLD, CALL, RAISE = 0, 1, 2
@@ -273,6 +273,16 @@ class PublicTree:
             raise ValueError(f"threads must be an int >= 1 (or None: CPU count, at most 4), got {threads!r}")
         if (game is None) == (betting is None):
             raise ValueError("PublicTree needs exactly one of a game or betting=(rules, nodes)")
+        if game is not None:
+            check_poker_game(game, "PublicTree")
+        if subgame is not None and not isinstance(subgame, Subgame):
+            raise TypeError(f"subgame must be an openspiel_cfrx.poker.Subgame(betting, board, reach), "
+                            f"got {type(subgame).__name__}")  # fmt: skip
+        if betting is not None and not (isinstance(betting, (tuple, list)) and len(betting) == 2
+                                        and isinstance(betting[0], PokerRules)
+                                        and all(isinstance(n, PublicNode) for n in betting[1]) and betting[1]):
+            raise TypeError("betting must be a (PokerRules, public nodes) pair, e.g. (rules, "
+                            f"nolimit.nolimit_betting_tree(rules, round, contributions)), got {betting!r:.80}")  # fmt: skip
         if betting is not None and (subgame is None or tuple(subgame.betting)):
             raise ValueError("PublicTree(betting=...) needs a subgame with its board and ranges (and no betting prefix)")
         self.rules = PokerRules.from_game(game) if game is not None else betting[0]
@@ -740,12 +750,24 @@ class PublicTree:
         return self.nash_conv(strategy) / 2.0
 
 
+def check_public_tree(tree, who: str) -> None:
+    """TypeError naming what `who` expects unless `tree` is a `PublicTree` (a game is not: build the tree)."""
+    if not isinstance(tree, PublicTree):
+        hint = " (build one with PublicTree(game))" if isinstance(tree, (pyspiel.Game, str)) else ""
+        raise TypeError(f"{who} expects an openspiel_cfrx.poker.PublicTree{hint}, got {type(tree).__name__}")
+
+
 class PublicTreePolicy(policy_lib.Policy):
     """A `Strategy` on a public tree as an OpenSpiel policy: answers
     `action_probabilities(state)` for any decision state of the game by lookup
     (`PublicTree.locate`), so OpenSpiel's tools and head-to-head play can use it."""
 
     def __init__(self, game: pyspiel.Game, tree: PublicTree, strategy: Strategy):
+        check_poker_game(game, "PublicTreePolicy")
+        check_public_tree(tree, "PublicTreePolicy")
+        if not callable(strategy):
+            raise TypeError(f"PublicTreePolicy's strategy must be a callable strategy(node, lo, hi) (e.g. "
+                            f"tree.uniform, solver.average_strategy), got {type(strategy).__name__}")  # fmt: skip
         super().__init__(game, [0, 1])
         self.tree, self.strategy = tree, strategy
 

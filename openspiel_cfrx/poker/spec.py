@@ -47,6 +47,15 @@ class UnsupportedPokerGameError(ValueError):
     """The game is not a two-player limit hold'em the engine handles."""
 
 
+def check_poker_game(game, who: str) -> None:
+    """TypeError naming what `who` expects unless `game` is a pyspiel.Game (a game
+    string, a state or a solver is not)."""
+    if not isinstance(game, pyspiel.Game):
+        hint = f"pyspiel.load_game({game!r})" if isinstance(game, str) else "pyspiel.load_game('flop_holdem')"
+        raise TypeError(f"{who} expects a pyspiel.Game (a two-player limit universal_poker game, e.g. {hint} "
+                        f"after `import games`), got {type(game).__name__}")  # fmt: skip
+
+
 @dataclasses.dataclass(frozen=True)
 class BetAbstraction:
     """Pot fractions offered for the first bet of a round and for later raises
@@ -216,6 +225,7 @@ class PokerRules:
     @classmethod
     def from_game(cls, game: pyspiel.Game) -> PokerRules:
         """The rules of `game`; UnsupportedPokerGameError naming what is unsupported."""
+        check_poker_game(game, "PokerRules.from_game")
         inner = game.universal_poker_game() if callable(getattr(game, "universal_poker_game", None)) else game
         name = game.get_type().short_name
         if inner.get_type().short_name != "universal_poker":

@@ -41,7 +41,14 @@ import numpy as np
 from openspiel_cfrx.checkpoint_io import array_digest, atomic_write, read_checked_npz
 from openspiel_cfrx.poker import allocator
 from openspiel_cfrx.poker.abstract_cfr import BucketMap, abstract_nash_conv
-from openspiel_cfrx.poker.public_tree import DEAL, DECISION, MIX, Chunk, PublicTree
+from openspiel_cfrx.poker.public_tree import (
+    DEAL,
+    DECISION,
+    MIX,
+    Chunk,
+    PublicTree,
+    check_public_tree,
+)
 from openspiel_cfrx.regret import TIE_TOLERANCE, VARIANTS, OptimisticFTRLEntropy, RegretMatching
 from openspiel_cfrx.rows import by_width
 
@@ -189,7 +196,8 @@ class VectorCFR:
                  dtype=np.float32, max_memory_bytes: int | None = None, verbose: bool = True,
                  kappa: float | None = None, horizon: int = 1000, stepsize_scale: float = 1.0,
                  keep_freed_arrays: bool = True, abstraction=None):  # fmt: skip
-        if variant not in VARIANTS:
+        check_public_tree(tree, "VectorCFR")
+        if not isinstance(variant, str) or variant not in VARIANTS:
             raise ValueError(f"unknown vector CFR variant {variant!r}; choose from {', '.join(VARIANTS)}")
         if abstraction is not None and VARIANTS[variant].predictive:
             raise ValueError(f"vector {variant} does not run on a card abstraction (its prediction needs the subtree's "
