@@ -217,3 +217,78 @@ def test_the_solvers_on_a_public_tree_refuse_a_game_and_name_the_tree():
     with pytest.raises(TypeError, match=r"betting must be a \(PokerRules, public nodes\) pair"):
         PublicTree(betting=tree.nodes, subgame=Subgame((), (4, 5, 6), None))
 
+
+# ----------------------------------------------------- 4. policies of another game
+
+
+def _kuhn_and_leduc():
+    return pyspiel.load_game("kuhn_poker"), pyspiel.load_game("leduc_poker")
+
+
+def test_nash_conv_refuses_a_policy_of_another_game_in_one_line():
+    from open_spiel.python import policy as policy_lib
+
+    import openspiel_cfrx
+
+    kuhn, leduc = _kuhn_and_leduc()
+    mismatch = r"is a {} of game kuhn_poker\(\), not of leduc_poker\(\): evaluate it in its own game"
+    for policy in (policy_lib.TabularPolicy(kuhn), policy_lib.UniformRandomPolicy(kuhn)):
+        with pytest.raises(ValueError, match=mismatch.format(type(policy).__name__)):
+            openspiel_cfrx.nash_conv(leduc, policy)
+        with pytest.raises(ValueError, match=mismatch.format(type(policy).__name__)):
+            openspiel_cfrx.exploitability(leduc, policy)
+    solver = openspiel_cfrx.CFRSolver(kuhn)
+    with pytest.raises(ValueError, match=mismatch.format("CFRSolver")):
+        openspiel_cfrx.nash_conv(leduc, solver)
+    with pytest.raises(ValueError, match=mismatch.format("TabularPolicy")):
+        openspiel_cfrx.nash_conv(leduc, solver.average_policy())
+    # A C++ policy says nothing of its game: the first infoset it cannot answer is named.
+    cpp = pyspiel.CFRSolver(kuhn)
+    cpp.evaluate_and_update_policy()
+    with pytest.raises(ValueError, match=r"policy cannot answer infoset .* of leduc_poker\(\) \(SpielError: No policy "
+                                         r"found.*is it a policy of another game"):  # fmt: skip
+        openspiel_cfrx.nash_conv(leduc, cpp.average_policy())
+    # The same game loaded from another string is the same game.
+    same = pyspiel.load_game("kuhn_poker(players=2)")
+    assert openspiel_cfrx.nash_conv(same, policy_lib.UniformRandomPolicy(kuhn)) == pytest.approx(
+        openspiel_cfrx.nash_conv(kuhn, policy_lib.UniformRandomPolicy(kuhn)))  # fmt: skip
+
+
+def test_nash_conv_refuses_a_neural_solver_of_another_game():
+    import openspiel_cfrx
+
+    kuhn, leduc = _kuhn_and_leduc()
+    solver = openspiel_cfrx.DeepCFRSolver(kuhn, (8,), (8,), num_iterations=1, num_traversals=1, num_threads=None)
+    with pytest.raises(ValueError, match=r"is a DeepCFRSolver of game kuhn_poker\(\), not of leduc_poker\(\)"):
+        openspiel_cfrx.nash_conv(leduc, solver)
+
+
+def test_play_match_refuses_policies_of_another_game_and_non_policies():
+    from open_spiel.python import policy as policy_lib
+
+    import openspiel_cfrx
+    from openspiel_cfrx.eval.head_to_head import always_call, play_match
+
+    kuhn, leduc = _kuhn_and_leduc()
+    home = policy_lib.TabularPolicy(leduc)
+    with pytest.raises(ValueError, match=r"policy_a is a TabularPolicy of game kuhn_poker\(\), not of leduc_poker"):
+        play_match(leduc, policy_lib.TabularPolicy(kuhn), home, 4)
+    with pytest.raises(ValueError, match=r"policy_b is a UniformRandomPolicy of game kuhn_poker\(\)"):
+        play_match(leduc, home, policy_lib.UniformRandomPolicy(kuhn), 4)
+    with pytest.raises(TypeError, match=r"policy_a is a CFRSolver, not a policy with action_probabilities\(state\): "
+                                        r"pass a policy \(a solver's average_policy\(\)"):  # fmt: skip
+        play_match(leduc, openspiel_cfrx.CFRSolver(leduc), home, 4)
+    with pytest.raises(TypeError, match=r"play_match expects a pyspiel\.Game, got str"):
+        play_match("leduc_poker", home, home, 4)
+
+    class Raiser:  # says nothing of its game; always answers action 5
+        def action_probabilities(self, state, player_id=None):
+            return {5: 1.0}
+
+    with pytest.raises(ValueError, match=r"Raiser gives probability to action 5, not legal at infoset .*legal: "
+                                         r"\[0, 1\]\): is it a policy of another game"):  # fmt: skip
+        play_match(kuhn, Raiser(), always_call(kuhn), 4)
+    cpp = pyspiel.CFRSolver(kuhn)
+    cpp.evaluate_and_update_policy()
+    with pytest.raises(ValueError, match=r"cannot answer infoset .*\(SpielError: No policy found.*another game"):
+        play_match(leduc, cpp.average_policy(), home, 4)

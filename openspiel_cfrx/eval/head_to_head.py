@@ -22,6 +22,8 @@ import numpy as np
 import pyspiel
 from open_spiel.python import policy as policy_lib
 
+from openspiel_cfrx.tree.policy_conversion import check_policy_game
+
 
 def big_blind(game: pyspiel.Game) -> float | None:
     """Largest blind of a universal_poker-style game, or None if it has none.
@@ -54,12 +56,22 @@ class MatchResult:
 
 
 def _sample_action(policy, state, rng: np.random.Generator) -> int:
-    probs = policy.action_probabilities(state)
+    try:
+        probs = policy.action_probabilities(state)
+    except (KeyError, pyspiel.SpielError) as e:  # no entry for the infoset
+        raise ValueError(f"{type(policy).__name__} cannot answer infoset {state.information_state_string()!r} "
+                         f"({type(e).__name__}: {str(e).strip()[:120]}): is it a policy of another game?") from None  # fmt: skip
     actions = list(probs.keys())
     weights = np.asarray([max(float(probs[a]), 0.0) for a in actions])
     total = weights.sum()
     if not total > 0:
         raise ValueError(f"policy returned no positive probability at {state.information_state_string()!r}")
+    legal = set(state.legal_actions())
+    illegal = [a for a, w in zip(actions, weights, strict=True) if w > 0 and a not in legal]
+    if illegal:
+        raise ValueError(f"{type(policy).__name__} gives probability to action {illegal[0]!r}, not legal at infoset "
+                         f"{state.information_state_string()!r} (legal: {sorted(legal)}): is it a policy of another "
+                         "game?")  # fmt: skip
     return int(actions[rng.choice(len(actions), p=weights / total)])
 
 
@@ -100,6 +112,13 @@ def play_match(
     Chance events with non-uniform probabilities are not supported by the deck
     trick; poker deals are uniform.
     """
+    if not isinstance(game, pyspiel.Game):
+        raise TypeError(f"play_match expects a pyspiel.Game, got {type(game).__name__}")
+    for name, policy in (("policy_a", policy_a), ("policy_b", policy_b)):
+        if not callable(getattr(policy, "action_probabilities", None)):
+            raise TypeError(f"{name} is a {type(policy).__name__}, not a policy with action_probabilities(state): "
+                            "pass a policy (a solver's average_policy(), or the solver itself if it is one)")  # fmt: skip
+        check_policy_game(game, policy, name)
     if game.num_players() != 2:
         raise ValueError(f"head-to-head needs a 2-player game, got {game.num_players()} players")
     if num_deals < 2:

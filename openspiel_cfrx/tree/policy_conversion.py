@@ -26,6 +26,43 @@ from openspiel_cfrx.tree.game_tree import GameTree
 DEFAULT_BATCH_SIZE = 4096
 
 
+def policy_game(policy) -> pyspiel.Game | None:
+    """The game `policy` was built for, where it says: an OpenSpiel `Policy`'s
+    `game` (TabularPolicy, neural solvers, ...), a solver's `_game`; else None."""
+    for name in ("game", "_game"):
+        game = getattr(policy, name, None)
+        if isinstance(game, pyspiel.Game):
+            return game
+    return None
+
+
+def same_game(a: pyspiel.Game, b: pyspiel.Game) -> bool:
+    """The same game: the same short name and parameters (defaults filled in, so
+    'kuhn_poker' and 'kuhn_poker(players=2)' are one game)."""
+    if a is b:
+        return True
+    try:
+        return a.get_type().short_name == b.get_type().short_name and a.get_parameters() == b.get_parameters()
+    except (AttributeError, RuntimeError, pyspiel.SpielError):
+        return str(a) == str(b)
+
+
+def check_policy_game(game: pyspiel.Game, policy, what: str = "policy") -> None:
+    """ValueError in one line when `policy` says it belongs to another game than `game`."""
+    own = policy_game(policy)
+    if own is not None and not same_game(own, game):
+        raise ValueError(f"{what} is a {type(policy).__name__} of game {own}, not of {game}: evaluate it in its "
+                         f"own game, or build the policy for {game.get_type().short_name}")  # fmt: skip
+
+
+def _another_game(tree: GameTree, i: int, error: Exception) -> ValueError:
+    return ValueError(
+        f"policy cannot answer infoset {tree.infoset_key[i]!r} of player {int(tree.infoset_player[i])} of "
+        f"{tree.game} ({type(error).__name__}: {str(error).strip()[:120]}): is it a policy of another game? "
+        "Build it for this game"
+    )
+
+
 def _tabular_rows(tree: GameTree, tabular: policy_lib.TabularPolicy) -> np.ndarray:
     """Row of `tabular.action_probability_array` for each infoset: [N] int64.
 
@@ -78,6 +115,7 @@ def strategy_from_policy(
         (OpenSpiel's evaluators never visit them either).
     """
     num_infosets, num_actions = tree.num_infosets, tree.num_actions
+    check_policy_game(tree.game, policy)
     if isinstance(policy, np.ndarray):
         if policy.shape != (num_infosets, num_actions):
             raise ValueError(
@@ -100,7 +138,12 @@ def strategy_from_policy(
             rows = [policy.get_state_policy(key) for key in tree.infoset_key]
         except pyspiel.SpielError:
             # Some C++ policies (e.g. MCCFR's on Python games) only answer by state.
-            rows = [policy.action_probabilities(state) for state in tree.infoset_states()]
+            rows = []
+            for i, state in enumerate(tree.infoset_states()):
+                try:
+                    rows.append(policy.action_probabilities(state))
+                except pyspiel.SpielError as e:  # "No policy found": a policy of another game
+                    raise _another_game(tree, i, e) from None
         _fill_from_dicts(tree, strategy, range(num_infosets), rows)
         return np.where(tree.infoset_legal_mask, strategy, 0.0)
     if not hasattr(policy, "action_probabilities") and not hasattr(
@@ -126,9 +169,14 @@ def strategy_from_policy(
                 )
             strategy[lo:hi] = probs
     else:
-        _fill_from_dicts(
-            tree, strategy, range(num_infosets), (policy.action_probabilities(s) for s in states)
-        )
+        def answers():
+            for i, state in enumerate(states):
+                try:
+                    yield policy.action_probabilities(state)
+                except (KeyError, pyspiel.SpielError) as e:  # no entry for the infoset
+                    raise _another_game(tree, i, e) from None
+
+        _fill_from_dicts(tree, strategy, range(num_infosets), answers())
     return np.where(tree.infoset_legal_mask, strategy, 0.0)
 
 
