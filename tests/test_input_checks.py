@@ -292,3 +292,65 @@ def test_play_match_refuses_policies_of_another_game_and_non_policies():
     cpp.evaluate_and_update_policy()
     with pytest.raises(ValueError, match=r"cannot answer infoset .*\(SpielError: No policy found.*another game"):
         play_match(leduc, cpp.average_policy(), home, 4)
+
+
+# --------------------------------------------------- 5. neural solver settings' types
+
+TINY_GOOFSPIEL = "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)"
+
+
+@pytest.mark.parametrize("settings, match", [
+    ({"policy_network_layers": 8}, r"policy_network_layers must be a non-empty tuple of hidden-layer widths, each an "
+                                   r"int >= 1, e\.g\. \(64, 64\), got 8; write \(8,\) for one layer of 8"),
+    ({"advantage_network_layers": (8.5,)}, r"advantage_network_layers must be a non-empty tuple .* got \(8\.5,\)$"),
+    ({"advantage_network_layers": (8, True)}, r"advantage_network_layers must be .* got \(8, True\)$"),
+    ({"advantage_network_layers": ()}, r"advantage_network_layers must be a non-empty tuple"),
+    ({"policy_network_layers": "64"}, r"policy_network_layers must be .* got '64'$"),
+    ({"learning_rate": [1e-3]}, r"learning_rate must be a finite number > 0, got \[0\.001\]; write 0\.001 \(one value, "
+                                r"not a list\)"),
+    ({"num_traversals": [10]}, r"num_traversals must be an int >= 1, got \[10\]; write 10"),
+    ({"print_nash_convs": [True]}, r"print_nash_convs must be True or False, got \[True\]"),
+    ({"progress": "yes"}, r"progress must be True or False, got 'yes'"),
+    ({"verbose": 1}, r"verbose must be True or False, got 1"),
+    ({"log_every": [5]}, r"log_every must be an int >= 0, got \[5\]; write 5"),
+    ({"callback_every": 0.5}, r"callback_every must be an int >= 1, got 0\.5"),
+    ({"callback": "print"}, r"callback must be a function callback\(solver\) or None, got 'print'"),
+    ({"traversal_backend": ["tree"]}, r"traversal_backend must be one of 'state', 'tree', .* got \['tree'\]"),
+    ({"memory": ["reservoir"]}, r"memory must be an openspiel_cfrx\.deep\.MemorySettings \(or None\), got list"),
+    ({"regret_scale": [1.0]}, r"regret_scale must be a finite number > 0, 'auto' or 'pot', got \[1\.0\]; write 1\.0"),
+    ({"num_threads": ["auto"]}, r"num_threads must be .* got \['auto'\]; write 'auto'"),
+])  # fmt: skip
+def test_deep_cfr_settings_of_the_wrong_type_are_refused_in_one_line(settings, match):
+    """Layer sizes are a tuple of positive ints (OpenSpiel's DeepCFRSolver takes
+    tuples: an int alone is refused with the fix), scalars are not lists, flags are bools."""
+    import openspiel_cfrx
+
+    kuhn = pyspiel.load_game("kuhn_poker")
+    with pytest.raises(ValueError, match=match):
+        openspiel_cfrx.DeepCFRSolver(kuhn, **{"num_iterations": 1, "num_threads": None, **settings})
+
+
+def test_deep_cfr_layers_as_lists_and_numpy_ints_still_work():
+    import numpy as np
+
+    import openspiel_cfrx
+
+    kuhn = pyspiel.load_game("kuhn_poker")
+    solver = openspiel_cfrx.DeepCFRSolver(kuhn, [8, np.int64(8)], (4,), num_iterations=1, num_threads=None)
+    assert solver.config["policy_network_layers"] == [8, 8] and solver.config["advantage_network_layers"] == [4]
+
+
+@pytest.mark.parametrize("settings, match", [
+    ({"regret_network_layers": 16}, r"regret_network_layers must be a non-empty tuple .* write \(16,\)"),
+    ({"policy_network_layers": (16.5, 16)}, r"policy_network_layers must be a non-empty tuple .* got \(16\.5, 16\)$"),
+    ({"learning_rate": [1e-3]}, r"learning_rate must be a finite number > 0, got \[0\.001\]; write 0\.001"),
+    ({"variant": ["cfr_mix"]}, r"unknown CFR-MIX variant \['cfr_mix'\]"),
+    ({"infoset_encoding": ["tensor"]}, r"infoset_encoding must be one of 'tensor', 'compact', got \['tensor'\]"),
+    ({"progress": 1}, r"progress must be True or False, got 1"),
+])  # fmt: skip
+def test_cfr_mix_settings_of_the_wrong_type_are_refused_in_one_line(settings, match):
+    import openspiel_cfrx
+
+    game = pyspiel.load_game(TINY_GOOFSPIEL)
+    with pytest.raises(ValueError, match=match):
+        openspiel_cfrx.CFRMixSolver(game, **{"num_iterations": 1, "num_threads": 1, **settings})

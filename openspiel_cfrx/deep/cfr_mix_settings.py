@@ -184,7 +184,7 @@ register_flat_names(GROUPS, FLAT_NAMES)
 # The core arguments (after `game`) and their rules (`variant` has its own message).
 CORE_RULES = {
     "variant": None, "num_iterations": "int>=1", "num_traversals": "int>=1",
-    "regret_network_layers": None, "policy_network_layers": None,
+    "regret_network_layers": "layers", "policy_network_layers": "layers",
     "regret_train_steps": "int>=1", "policy_train_steps": "int>=1", "batch_size": "int>=1",
     "learning_rate": "real>0", "memory_capacity": "int>=1", "device": None, "seed": "int>=0",
 }  # fmt: skip
@@ -219,7 +219,7 @@ class CFRMixSettings:
     workers: WorkerSettings = WorkerSettings(num_threads=1)
 
     def __post_init__(self):
-        if self.variant not in VARIANTS:
+        if not isinstance(self.variant, str) or self.variant not in VARIANTS:
             raise ValueError(f"unknown CFR-MIX variant {self.variant!r}; "
                              f"choose from {', '.join(VARIANTS)}")
         rules = {name: rule for name, rule in CORE_RULES.items() if rule is not None}

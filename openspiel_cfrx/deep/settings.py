@@ -92,7 +92,7 @@ class TraversalSettings(_Group):
     RULES: ClassVar[dict] = {"backend": None, "batch_size": "int>=1", "regret_matching_fallback": FALLBACKS}
 
     def __post_init__(self):
-        if self.backend not in SAMPLERS:
+        if not isinstance(self.backend, str) or self.backend not in SAMPLERS:
             raise ValueError(f"traversal_backend must be one of {', '.join(map(repr, SAMPLERS))}, "
                              f"got {self.backend!r}")  # fmt: skip
         super().__post_init__()
@@ -142,7 +142,7 @@ class MemorySettings(_Group):
                              "aggregate_duplicates": "bool"}  # fmt: skip
 
     def __post_init__(self):
-        if self.kind not in MEMORIES:
+        if not isinstance(self.kind, str) or self.kind not in MEMORIES:
             raise ValueError(f"unknown memory {self.kind!r}; choose from {', '.join(MEMORIES)}")
         super().__post_init__()
 
@@ -288,11 +288,11 @@ def resolve_groups(solver: str, groups_table: dict[str, type[_Group]], flat_name
 
 # OpenSpiel's constructor arguments (after `game`) and their rules.
 OPENSPIEL_RULES = {
-    "policy_network_layers": None, "advantage_network_layers": None,
+    "policy_network_layers": "layers", "advantage_network_layers": "layers",
     "num_iterations": "int>=1", "num_traversals": "int>=1", "learning_rate": "real>0",
     "batch_size_advantage": "int>=1|None", "batch_size_strategy": "int>=1|None", "memory_capacity": "int>=1",
     "policy_network_train_steps": "int>=0", "advantage_network_train_steps": "int>=0",
-    "reinitialize_advantage_networks": "bool|unit", "device": None, "seed": "int>=0", "print_nash_convs": None,
+    "reinitialize_advantage_networks": "bool|unit", "device": None, "seed": "int>=0", "print_nash_convs": "bool",
 }  # fmt: skip
 
 

@@ -25,6 +25,7 @@ from open_spiel.python import policy as policy_lib
 
 from openspiel_cfrx.deep import checkpoint as checkpoint_lib
 from openspiel_cfrx.deep.schedule import Schedule
+from openspiel_cfrx.deep.validation import check_settings
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,10 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
     def __init__(self, game: pyspiel.Game, *, num_iterations: int, seed: int, schedule: Schedule | None,
                  progress: bool, log_every: int, verbose: bool, callback: Callable | None,
                  callback_every: int):  # fmt: skip
+        check_settings({"progress": progress, "log_every": log_every, "verbose": verbose, "callback_every": callback_every},
+                       {"progress": "bool", "log_every": "int>=0", "verbose": "bool", "callback_every": "int>=1"})  # fmt: skip
+        if callback is not None and not callable(callback):
+            raise ValueError(f"callback must be a function callback(solver) or None, got {callback!r}")
         super().__init__(game, list(range(game.num_players())))
         if schedule is not None and not isinstance(schedule, Schedule):
             raise ValueError(f"schedule must be an openspiel_cfrx.deep.Schedule, got {type(schedule).__name__}")

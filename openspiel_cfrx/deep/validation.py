@@ -37,7 +37,7 @@ RULES = {
     "int>=0": (lambda v: _is_int(v) and v >= 0, "an int >= 0"),
     "int>=1|None": (lambda v: v is None or (_is_int(v) and v >= 1), "an int >= 1 or None"),
     "int>=1|None|auto": (
-        lambda v: v is None or v == "auto" or (_is_int(v) and v >= 1),
+        lambda v: v is None or _allowed(v, ("auto",)) or (_is_int(v) and v >= 1),
         "an int >= 1, 'auto' or None (torch's setting left alone)",
     ),
     "real>0": (lambda v: _is_real(v) and math.isfinite(v) and v > 0, "a finite number > 0"),
@@ -47,7 +47,7 @@ RULES = {
         "a finite number > 0 or None (off)",
     ),
     "real>0|auto|pot": (
-        lambda v: v in ("auto", "pot") or (_is_real(v) and math.isfinite(v) and v > 0),
+        lambda v: _allowed(v, ("auto", "pot")) or (_is_real(v) and math.isfinite(v) and v > 0),
         "a finite number > 0, 'auto' or 'pot'",
     ),
     "bool": (lambda v: isinstance(v, bool), "True or False"),
@@ -57,7 +57,36 @@ RULES = {
     ),
     "bool|None": (lambda v: v is None or isinstance(v, bool), "True, False or None (the variant's default)"),
     "address|None": (lambda v: v is None or isinstance(v, str), "None, 'auto', 'host:port' or 'ray://host:port'"),
+    "layers": (
+        lambda v: isinstance(v, (tuple, list)) and len(v) > 0 and all(_is_width(h) for h in v),
+        "a non-empty tuple of hidden-layer widths, each an int >= 1, e.g. (64, 64)",
+    ),
 }
+
+
+def _is_width(value) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= 1
+
+
+def _rule_message(name: str, description: str, value) -> str:
+    """The one-line refusal of `value` for `name`, with the fix where the mistake is a known one."""
+    message = f"{name} must be {description}, got {value!r}"
+    if description == RULES["layers"][1] and _is_width(value):
+        return message + f"; write ({value},) for one layer of {value}"
+    if isinstance(value, (list, tuple)) and len(value) == 1 and description != RULES["layers"][1]:
+        return message + f"; write {value[0]!r} (one value, not a {type(value).__name__})"
+    return message
+
+
+def _allowed(value, options: tuple) -> bool:
+    """`value in options`, False (not an error) for unhashable values and arrays."""
+    for option in options:
+        try:
+            if value is option or bool(value == option):
+                return True
+        except (TypeError, ValueError):  # an array's elementwise ==
+            return False
+    return False
 
 
 def check_settings(values: dict, rules: dict) -> None:
@@ -66,12 +95,15 @@ def check_settings(values: dict, rules: dict) -> None:
     for name, rule in rules.items():
         value = values[name]
         if isinstance(rule, tuple):
-            if value not in rule:
-                raise ValueError(f"{name} must be one of {', '.join(map(repr, rule))}, got {value!r}")
+            if not _allowed(value, rule):
+                message = f"{name} must be one of {', '.join(map(repr, rule))}, got {value!r}"
+                if isinstance(value, (list, tuple)) and len(value) == 1:
+                    message += f"; write {value[0]!r} (one value, not a {type(value).__name__})"
+                raise ValueError(message)
             continue
         test, description = RULES[rule]
         if not test(value):
-            raise ValueError(f"{name} must be {description}, got {value!r}")
+            raise ValueError(_rule_message(name, description, value))
 
 
 def check_device(device) -> None:
