@@ -20,10 +20,13 @@ call (one traverser p at iteration t):
 
 So a fixed seed and worker count reproduce a run exactly, whatever the timing
 and whichever worker ran which share.
-A worker that dies during its share (a crash, a lost node, `ray.kill`) is
-replaced by a new actor and the share re-run from the same seed: the memories
-receive exactly the samples a healthy worker would have returned, never part
-of a share. What happened goes to `take_events()` (the iteration's log line).
+A worker that dies during its share (a crash, a lost node, `ray.kill`), or
+whose finished results were lost with its node before the learner fetched
+them, is replaced by a new actor on a live node and the share re-run from the
+same seed: the memories receive exactly the samples a healthy worker would
+have returned, never part of a share (tests/test_ray_cluster.py loses one of
+two nodes mid-run). What happened goes to `take_events()` (the iteration's
+log line).
 
 Ray is optional (`pip install 'openspiel_cfrx[ray]'`); nothing here imports it
 until a `RaySampler` is built. Workers need this package importable (installed
@@ -170,6 +173,19 @@ def share_sizes(count: int, num_workers: int, min_share: int) -> list[int]:
     return sizes
 
 
+def pick_node(nodes: dict[str, float], placed: list[str | None]) -> str | None:
+    """The node for one more worker: among `nodes` (id -> CPUs, live nodes
+    with CPUs), the one with the fewest workers per CPU once it has this one
+    (`placed`: the other workers' nodes; ties: the first in `nodes`); None
+    when `nodes` is empty. Equal nodes take workers in turn; a 32-CPU node
+    takes twice a 16-CPU one's."""
+    counts = {node: 0 for node in nodes}
+    for node in placed:
+        if node in counts:
+            counts[node] += 1
+    return min(nodes, key=lambda node: (counts[node] + 1) / nodes[node], default=None)
+
+
 class TraversalWorker:
     """A Ray actor's body: one in-process sampler built from a pickled factory
     (`dumps`); one share of traversals per call."""
@@ -182,6 +198,12 @@ class TraversalWorker:
 
     def pid(self) -> int:
         return os.getpid()
+
+    def node_id(self) -> str:
+        """The Ray node this actor runs on (hex), to see where a cluster placed the workers."""
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
 
     def collect(self, strategy, traverser: int, iteration: int, count: int, seed: int) -> tuple[list, dict]:
         """Every chunk of `count` traversals, drawn with a stream seeded by
@@ -217,7 +239,12 @@ class RaySampler(Sampler):
         traversal than the balancing gains.
       cpus_per_worker: CPUs each actor holds while alive (None: Ray's actor
         default, 1 to place and 0 to run, so several solvers can share a
-        local instance); actors are spread over a cluster's nodes.
+        local instance).
+
+    Actors go to a cluster's live nodes in proportion to their CPUs
+    (`pick_node`, each pinned with a soft node affinity); Ray's own "SPREAD"
+    is best effort (it put both workers of a 2-node test cluster on one node
+    in 2 of 4 tries). `worker_nodes` lists each worker's node.
     """
 
     distributed = True
@@ -229,11 +256,14 @@ class RaySampler(Sampler):
         self._ray = connect(num_workers, address)
         self.num_workers, self.seed = int(num_workers), int(seed)
         self._payload = dumps(factory, self._ray.cloudpickle)
-        options = {"scheduling_strategy": "SPREAD"}
-        if cpus_per_worker is not None:
-            options["num_cpus"] = cpus_per_worker
-        self._actor_class = self._ray.remote(**options)(TraversalWorker)
-        self.workers = [self._start_worker() for _ in range(self.num_workers)]
+        actor_class = self._ray.remote(TraversalWorker)
+        self._actor_class = actor_class if cpus_per_worker is None else actor_class.options(num_cpus=cpus_per_worker)
+        self.workers: list = []
+        self.worker_nodes: list[str | None] = []  # the node each worker was placed on (None: Ray's choice)
+        for _ in range(self.num_workers):
+            actor, node = self._start_worker()
+            self.workers.append(actor)
+            self.worker_nodes.append(node)
         self._ray.get([w.pid.remote() for w in self.workers])  # built (game, tree) before the first iteration
         self._events: list[str] = []
         self.on_dispatch: Callable[[list], None] | None = None  # called with the workers once shares are sent
@@ -248,8 +278,19 @@ class RaySampler(Sampler):
         self.queued = 2  # shares sent to a worker ahead (1: the next share is sent when one ends)
         self.min_share = max(1, int(min_share))
 
-    def _start_worker(self):
-        return self._actor_class.remote(self._payload)
+    def _start_worker(self, worker: int | None = None) -> tuple:
+        """A new actor (and its node) on the live node `pick_node` chooses
+        given the other workers' nodes (all but `worker`, which it replaces)."""
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        nodes = {n["NodeID"]: n.get("Resources", {}).get("CPU", 0.0) for n in self._ray.nodes() if n.get("Alive")}
+        others = [node for i, node in enumerate(self.worker_nodes) if i != worker]
+        node = pick_node({n: cpus for n, cpus in nodes.items() if cpus > 0}, others)
+        if node is None:  # no live node with CPUs (yet): Ray places it when one joins
+            return self._actor_class.remote(self._payload), None
+        # soft: should the node die before the actor starts, Ray places it on another one
+        strategy = NodeAffinitySchedulingStrategy(node, soft=True)
+        return self._actor_class.options(scheduling_strategy=strategy).remote(self._payload), node
 
     def collect(self, strategy, traverser, iteration, count):
         ray = self._ray
@@ -284,7 +325,9 @@ class RaySampler(Sampler):
             share, worker, actor, attempt = pending.pop(ref)
             try:
                 chunks, cost = ray.get(ref)
-            except ray.exceptions.RayActorError as e:
+            except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as e:
+                # ObjectLostError: the share had finished, but its result was in the object
+                # store of a node that is gone (with the worker); run it again all the same.
                 if self.workers[worker] is actor:  # its other queued share fails too: one restart
                     self._replace(worker, traverser, iteration, attempt, e)
                 send(share, worker, attempt + 1)  # the same share, the same seed
@@ -306,13 +349,16 @@ class RaySampler(Sampler):
         self.timings["shares"] += len(sizes)
 
     def _replace(self, worker: int, traverser: int, iteration: int, attempt: int, error) -> None:
-        """A new actor in place of a dead one; its shares will be re-run from their seeds."""
+        """A new actor in place of a dead one (or one whose node, holding its
+        results, is gone); its shares will be re-run from their seeds."""
         if attempt == MAX_RESTARTS_PER_SHARE:
             raise RuntimeError(f"a traversal share of iteration {iteration} lost its worker "
                                f"{attempt + 1} times (last: {type(error).__name__}); giving up") from error  # fmt: skip
-        self.workers[worker] = self._start_worker()
+        self._ray.kill(self.workers[worker], no_restart=True)  # dead already, unless only its result was lost
+        self.workers[worker], self.worker_nodes[worker] = self._start_worker(worker)  # on a live node
         self.restarts += 1
-        self._events.append(f"worker {worker} died ({type(error).__name__}); restarted, its unfinished shares "
+        lost = "died" if isinstance(error, self._ray.exceptions.RayActorError) else "lost its results with its node"
+        self._events.append(f"worker {worker} {lost} ({type(error).__name__}); restarted, its unfinished shares "
                             f"for player {traverser} re-run from their seeds")  # fmt: skip
 
     def take_events(self) -> list[str]:
@@ -326,5 +372,5 @@ class RaySampler(Sampler):
         """Stops the workers (the Ray instance stays up for others)."""
         for worker in self.workers:
             self._ray.kill(worker)
-        self.workers = []
+        self.workers, self.worker_nodes = [], []
 
