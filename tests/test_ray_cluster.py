@@ -1,0 +1,116 @@
+"""Traversals on a Ray cluster of two nodes, one of them lost mid-run (issue 60).
+
+Both nodes run on this machine (`ray.cluster_utils.Cluster`, everything on
+127.0.0.1, no dashboard): a head node, which the test process joins as the
+learner, and a second node, each with 1 CPU. Deep CFR on Leduc with 2
+workers puts one worker on each node; during the second iteration, once the
+second node's worker has finished its shares (their results are in that
+node's object store), the node is killed with SIGKILL, as a machine that
+vanishes. The run goes on with a new worker on the head node and ends with
+exactly the memories and strategies of a run on two healthy nodes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyspiel
+import pytest
+
+from openspiel_cfrx.deep import DeepCFRSolver
+
+ray = pytest.importorskip("ray")
+from ray._common.utils import reset_ray_address  # noqa: E402
+from ray._private.utils import read_ray_address  # noqa: E402
+from ray.cluster_utils import Cluster  # noqa: E402
+
+FAST = dict(advantage_network_train_steps=20, policy_network_train_steps=5, batch_size_advantage=64,
+            batch_size_strategy=64, advantage_network_layers=(16,), policy_network_layers=(16,))  # fmt: skip
+# 1000 traversals: a share's result is a few hundred KB, so it waits in the worker node's object store
+LEDUC_ON_TWO = dict(num_iterations=2, num_traversals=1000, seed=11, num_workers=2, **FAST)
+NODE = dict(num_cpus=1, node_ip_address="127.0.0.1", object_store_memory=100 * 1024**2)
+# A SIGKILLed node is declared dead after 5 missed 1 s health checks (Ray's default: 5 x 3 s)
+HEAD = dict(include_dashboard=False, _system_config={"health_check_period_ms": 1000,
+                                                     "health_check_failure_threshold": 5}, **NODE)  # fmt: skip
+
+
+@pytest.fixture
+def two_nodes(monkeypatch):
+    """A head node and a second node on 127.0.0.1, the test process connected
+    to the head; everything stopped afterwards."""
+    assert not ray.is_initialized(), "another test left a Ray connection open in this process"
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    # Ray rewrites "127.0.0.1" in an address to the machine's outward IP unless it runs in
+    # single-machine mode (what it does on macOS and Windows): keep every address on loopback,
+    # here (the constant is read at import) and in the node processes (the environment).
+    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    monkeypatch.setattr(ray._private.ray_constants, "ENABLE_RAY_CLUSTER", False)
+    cluster = Cluster(initialize_head=True, head_node_args=HEAD)
+    address = cluster.address
+    try:
+        second = cluster.add_node(**NODE)
+        cluster.wait_for_nodes()
+        ray.init(address=address, log_to_driver=False, configure_logging=False)
+        yield cluster, second
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+        if read_ray_address() == address:  # Cluster wrote it: no `ray.init()` may find the dead cluster
+            reset_ray_address()
+
+
+def _memories(solver):
+    return [memory.state_dict() for memory in (*solver.advantage_buffers, solver.strategy_buffer)]
+
+
+def _nodes(solver):
+    """The node each worker actor runs on, as the actor itself reports it."""
+    return ray.get([worker.node_id.remote() for worker in solver.sampler.workers])
+
+
+def test_a_node_lost_mid_run_gives_the_undisturbed_run(two_nodes):
+    cluster, second = two_nodes
+    head_id, second_id = cluster.head_node.node_id, second.node_id
+    leduc = pyspiel.load_game("leduc_poker")
+
+    clean = DeepCFRSolver(leduc, **LEDUC_ON_TWO)
+    assert sorted(_nodes(clean)) == sorted([head_id, second_id])  # one worker on each node
+    clean.solve()
+    clean.sampler.close()
+
+    faulty = DeepCFRSolver(leduc, **LEDUC_ON_TWO)
+    placed = _nodes(faulty)
+    assert placed == faulty.sampler.worker_nodes and sorted(placed) == sorted([head_id, second_id])
+    lost = placed.index(second_id)
+    kills = []
+
+    def kill_the_second_node(workers):
+        """Iteration 2, player 0's round, all shares sent: once the second node's
+        worker has run its shares (an actor runs its calls in order), SIGKILL the node."""
+        if faulty.iteration == 1 and not kills:
+            ray.get(workers[lost].pid.remote())
+            cluster.remove_node(second, allow_graceful=False)
+            kills.append(second_id)
+
+    faulty.sampler.on_dispatch = kill_the_second_node
+    faulty.solve()
+
+    assert kills and faulty.sampler.restarts == 1
+    assert faulty.history[0].get("events", []) == []
+    events = faulty.history[1]["events"]
+    assert len(events) == 1 and f"worker {lost} " in events[0] and "re-run from their seeds" in events[0], events
+    assert _nodes(faulty) == faulty.sampler.worker_nodes == [head_id, head_id]  # the new worker on the live node
+
+    # The same samples, in the same order, hence the same networks: equal, not merely close.
+    for left, right in zip(_memories(clean), _memories(faulty), strict=True):
+        for key in ("features", "targets", "legal_mask", "iteration"):
+            np.testing.assert_array_equal(left[key], right[key])
+    assert faulty.nodes_touched == clean.nodes_touched
+    root = leduc.new_initial_state()
+    for first in root.legal_actions():
+        for other in root.child(first).legal_actions():
+            state = root.child(first).child(other)
+            assert faulty.action_probabilities(state) == clean.action_probabilities(state)
+            for action in state.legal_actions():  # the second player's turn too
+                child = state.child(action)
+                if not child.is_terminal():
+                    assert faulty.action_probabilities(child) == clean.action_probabilities(child)
