@@ -354,3 +354,47 @@ def test_cfr_mix_settings_of_the_wrong_type_are_refused_in_one_line(settings, ma
     game = pyspiel.load_game(TINY_GOOFSPIEL)
     with pytest.raises(ValueError, match=match):
         openspiel_cfrx.CFRMixSolver(game, **{"num_iterations": 1, "num_threads": 1, **settings})
+
+
+# ------------------------------------------ 6. copies of the poker engine's solvers
+
+
+@pytest.mark.parametrize("copy_of", ["deepcopy", "pickle"])
+def test_public_tree_vector_cfr_and_mccfr_copy_and_continue_identically(copy_of):
+    """A deep copy or a pickle round trip (the tree's deal-cache lock and worker
+    threads dropped and recreated) continues exactly as the original does."""
+    import copy
+    import pickle
+
+    import numpy as np
+
+    from openspiel_cfrx.poker import AbstractMCCFR, PublicTree, VectorCFR, lossless_abstraction
+
+    def clone(obj):
+        return copy.deepcopy(obj) if copy_of == "deepcopy" else pickle.loads(pickle.dumps(obj))
+
+    tree = PublicTree(_small_board_game("0 1 1"), isomorphism=False, chunk_boards=2, threads=2)  # several chunks
+    uniform = tree.nash_conv(tree.uniform)
+    assert tree._pool is not None and tree._dealt  # the worker threads and the later deals' cache (with its lock)
+    assert clone(tree).nash_conv(tree.uniform) == uniform
+
+    solver = VectorCFR(tree, "cfr+", verbose=False)
+    solver.iterate()
+    twin = clone(solver)
+    for s in (solver, twin):
+        s.iterate()
+        s.iterate()
+    assert twin.iteration == solver.iteration == 3 and twin.tree is not tree
+    for key, average in solver.average.items():
+        np.testing.assert_array_equal(twin.average[key], average)
+    assert twin.evaluate()["nash_conv"] == solver.evaluate()["nash_conv"]
+
+    tree = PublicTree(pyspiel.load_game("flop_holdem(num_ranks=4,num_suits=2,max_raises=1 1)"), isomorphism=False)
+    mccfr = AbstractMCCFR(tree, lossless_abstraction(tree), seed=5)
+    mccfr.run(50)
+    twin = clone(mccfr)
+    mccfr.run(50)
+    twin.run(50)
+    np.testing.assert_array_equal(twin.regret, mccfr.regret)
+    np.testing.assert_array_equal(twin.average, mccfr.average)
+    assert twin.nodes_touched == mccfr.nodes_touched

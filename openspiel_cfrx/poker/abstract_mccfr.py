@@ -290,6 +290,17 @@ class AbstractMCCFR:
         self._sampling_tables()
         self.iteration, self.nodes_touched, self.seconds = 0, 0, 0.0
 
+    def __getstate__(self) -> dict:
+        """Pickle / deepcopy without the compiled kernel's typed list of bucket tables
+        (rebuilt from `buckets` on the copy; the tree drops its lock itself)."""
+        state = dict(self.__dict__)
+        state.pop("_bucket_tables", None)
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._bucket_tables = numba.typed.List(self.buckets)
+
     def _flatten(self) -> None:
         """The betting tree as arrays, and each decision node's block of [num_buckets, A] rows."""
         nodes = self.tree.nodes

@@ -344,6 +344,21 @@ class PublicTree:
         self._board_index: dict[tuple[int, ...], int] | None = None
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
 
+    # ----- copies ---------------------------------------------------------
+
+    def __getstate__(self) -> dict:
+        """Pickle / deepcopy without the deal cache's lock and the worker threads
+        (recreated empty on the copy; the later deals' cache is rebuilt on demand)."""
+        state = dict(self.__dict__)
+        state.pop("_dealt_lock", None)
+        state["_pool"] = None
+        state["_dealt"], state["_dealt_bytes"] = {}, 0
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._dealt_lock = threading.Lock()
+
     def _set_subgame_root(self, subgame: Subgame) -> None:
         r0, deck = self.root_round, self.deck
         board = np.array(sorted(int(c) for c in subgame.board), dtype=np.int64)
