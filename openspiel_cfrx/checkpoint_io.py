@@ -2,10 +2,10 @@
 
 `atomic_write(path, write)` writes through a temporary file next to `path` and
 renames it into place, so a crash mid-write never leaves a half file at `path`.
-Temporary files left by killed writers (`<path>.tmp<pid>` of a process that no
-longer runs) are removed before writing. A full disk gives one
-`CheckpointWriteError` naming the directory and the free space, and the
-partial temporary file is removed.
+Temporary files left by killed writers (`<path>.tmp<pid>`, regular files of a
+process that no longer runs; no other file) are removed before writing. A
+full disk gives one `CheckpointWriteError` naming the directory and the free
+space, and the partial temporary file is removed.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import signal
+import stat
 import threading
 import zipfile
 from collections.abc import Callable
@@ -40,14 +41,25 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale_temporaries(path: str) -> list[str]:
-    """Deletes `<path>.tmp<pid>` files whose writer process is gone; returns them."""
+    """Deletes the temporaries `atomic_write` left at `path` when its process
+    was killed; returns them.
+
+    Only files it can tell are its own go: named exactly `<path>.tmp<pid>`
+    (the name `atomic_write` gives them, the pid all digits), of a process
+    that no longer runs, a regular file (not a link, folder or pipe) owned by
+    this user. Anything else, e.g. a user's `<path>.tmp_notes`, is left alone."""
     removed = []
     for tmp in glob.glob(glob.escape(path) + ".tmp*"):
         suffix = tmp[len(path) + 4 :]
-        pid = int(suffix) if suffix.isdigit() else None
-        if pid is not None and pid != os.getpid() and _pid_alive(pid):
+        if not (suffix.isascii() and suffix.isdigit()) or suffix != str(int(suffix)) or int(suffix) > 2**22:
+            continue  # not a pid as atomic_write writes it (Linux pids are <= 2**22)
+        pid = int(suffix)
+        if pid == os.getpid() or _pid_alive(pid):
             continue
         try:
+            info = os.lstat(tmp)
+            if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+                continue
             os.remove(tmp)
             removed.append(tmp)
         except OSError:

@@ -52,7 +52,8 @@ def define_common_flags(
         "output_dir", output_dir,
         f"Directory for the outputs ({outputs}, each CSV with its <name>.config.json); created if missing. "
         "One run at a time (a second run into it refuses); results of the same configuration are "
-        "replaced, those of another are refused (see --allow_changed).",
+        "replaced, those of another are refused (see --allow_changed), as are another program's results "
+        "and results whose .config.json is missing.",
     )  # fmt: skip
     flags.DEFINE_integer("eval_every", eval_every, eval_every_help)
     if torch_device:
@@ -227,20 +228,22 @@ def guarded(main):
 # ------------------------------------------------------------- run folders
 # One run per folder: a run holds `<folder>/.run.lock` (host, pid, start time,
 # command; created with O_CREAT | O_EXCL) on its --output_dir and
-# --checkpoint_dir until it exits (normally, on Ctrl-C, SIGTERM or SIGHUP).
-# A second run into a held folder refuses; the lock of a process that no
-# longer runs on this host is taken over with a one-line note.
+# --checkpoint_dir, and on the folder of a checkpoint file given outside them,
+# until it exits (normally, on Ctrl-C, SIGTERM or SIGHUP). A second run into a
+# held folder refuses, and so does an output file (--policy_file, ...) aimed
+# into one; the lock of a process that no longer runs on this host is taken
+# over with a one-line note.
 LOCK_NAME = ".run.lock"
 _HELD: list[str] = []  # lock files this process created
 
 
 def lock_run_folders(**folders: str) -> None:
     """Takes the run lock of each folder (flag name -> path; '' skipped, the
-    same folder under two flags locked once); exits with one line naming the
-    holder if another run has one."""
+    same folder under two flags locked once, a folder this process already
+    holds skipped); exits with one line naming the holder if another run has one."""
     import os
 
-    seen = set()
+    seen = {os.path.realpath(os.path.dirname(held)) for held in _HELD}
     for flag, path in folders.items():
         if not path or os.path.realpath(path) in seen:
             continue
@@ -249,13 +252,37 @@ def lock_run_folders(**folders: str) -> None:
 
 
 def lock_run_file(path: str, flag: str) -> None:
-    """The run lock of one file outside the locked folders (`<path>.lock`),
-    e.g. a --checkpoint file given elsewhere."""
+    """The run lock of the folder holding the file `path` (e.g. a --checkpoint
+    given outside --output_dir): locks are per folder, so a file flag pointing
+    into a folder another run holds refuses like a folder flag would."""
     import os
 
-    if path and os.path.realpath(os.path.dirname(os.path.abspath(path))) not in {
-            os.path.realpath(os.path.dirname(held)) for held in _HELD}:  # fmt: skip
-        _acquire(f"{path}.lock", f"--{flag}={path}", f"another --{flag}")
+    if not path:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.realpath(folder) in {os.path.realpath(os.path.dirname(held)) for held in _HELD}:
+        return
+    _acquire(os.path.join(folder, LOCK_NAME), f"--{flag}={path} (in {folder})", f"another --{flag}")
+
+
+def check_folder_not_held(path: str, flag: str) -> None:
+    """Refuses (one line naming the holder) an output file `path` in a folder
+    that another live run holds; the folder is not locked (a file written
+    once at the end, e.g. --policy_file, may share a folder with other such files)."""
+    import os
+
+    if not path:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.realpath(folder) in {os.path.realpath(os.path.dirname(held)) for held in _HELD}:
+        return
+    holder = _read_lock(os.path.join(folder, LOCK_NAME))
+    if isinstance(holder, dict) and holder.get("pid") != os.getpid():
+        alive, who = _holder_alive(holder), _holder_text(holder)
+        if alive is not False:
+            hint = f" (if that run is gone, delete {os.path.join(folder, LOCK_NAME)})" if alive is None else ""
+            usage_error(f"--{flag}={path} is in a folder in use by another run: {who}; choose another --{flag}, "
+                        f"or wait for that run to end{hint}")  # fmt: skip
 
 
 def _process_start(pid: int) -> str | None:
@@ -281,6 +308,12 @@ def _holder_alive(holder: dict) -> bool | None:
         return False
     start = holder.get("start")
     return start is None or _process_start(pid) in (None, start)
+
+
+def _holder_text(holder: dict) -> str:
+    """'pid P on HOST since TIME (PROGRAM)': a lock's holder, for a refusal."""
+    program = str(holder.get("command") or "?").split(" ", 1)[0]  # the whole command: in the file
+    return f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')} ({program})"
 
 
 def _read_lock(path: str):
@@ -323,9 +356,7 @@ def _acquire(lock_path: str, what: str, other: str) -> None:
                     continue
                 alive, who = False, f"an unreadable lock file ({age:.0f} s old)"
             else:
-                alive = _holder_alive(holder)
-                program = str(holder.get("command") or "?").split(" ", 1)[0]  # the whole command: in the file
-                who = f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')} ({program})"
+                alive, who = _holder_alive(holder), _holder_text(holder)
             if alive is not False:
                 hint = f" (if that run is gone, delete {lock_path})" if alive is None else ""
                 usage_error(f"{what} is in use by another run: {who}; choose {other}, or wait for that run "
@@ -501,15 +532,64 @@ def read_results_config(csv_path: str) -> dict | None:
     return config if isinstance(config, dict) else {}
 
 
-def check_results_folder(config: dict, *csv_paths: str, setting_flags: dict | None = None) -> None:
-    """Refuses (one line) to write into a folder whose results at `csv_paths`
-    were written by another configuration (`refuse_changed`)."""
+def program_name(recorded) -> str:
+    """The program a `run_config` records, one name however it was started:
+    `deep_cfr.py`, `python -m openspiel_cfrx.examples.deep_cfr` and the console
+    script `cfrx-deep-cfr` are all `deep_cfr` ('' if none is recorded)."""
+    import os
+
+    name = os.path.basename(str(recorded or "").strip())
+    name = name[:-3] if name.endswith(".py") else name
+    name = name[5:] if name.startswith("cfrx-") else name
+    return name.replace("-", "_")
+
+
+def _refuse_other_program(saved: dict, config: dict, where: str, fix: str) -> None:
+    """One line if `saved` (a `run_config`) was written by another program than `config`'s."""
+    old, new = program_name(saved.get("program")), program_name(config.get("program"))
+    if old and new and old != new:
+        usage_error(f"{where} written by {old}, not {new}: the outputs of two programs do not mix; {fix}")
+
+
+def check_results_folder(config: dict, *csv_paths: str, setting_flags: dict | None = None,
+                         fixed: dict[str, str] | None = None, fix: str = "") -> None:  # fmt: skip
+    """Refuses (one line) to write into a folder holding results it cannot
+    keep apart from this run's: the results of another program (any
+    `<name>.config.json` sidecar in the folders of `csv_paths` that records
+    another program), results at `csv_paths` without their sidecar (their
+    configuration cannot be checked), or results at `csv_paths` written by
+    another configuration (`refuse_changed`; `fixed` as there; `fix`: the
+    remedy to offer, by default another --output_dir or deleting those results)."""
+    import glob
+    import json
+    import os
+
+    me = program_name(config.get("program"))
+    for folder in dict.fromkeys(os.path.dirname(path) or "." for path in csv_paths):
+        for sidecar in sorted(glob.glob(os.path.join(glob.escape(folder), "*.config.json"))):
+            try:
+                with open(sidecar, encoding="utf-8") as f:
+                    saved = json.load(f)
+            except (OSError, ValueError):
+                continue  # not a sidecar (a user's file); one of ours at csv_paths is read below
+            if not (isinstance(saved, dict) and "schema" in saved and program_name(saved.get("program"))):
+                continue
+            csv_name = os.path.basename(sidecar)[: -len(".config.json")] + ".csv"
+            files = [name for name in (csv_name, os.path.basename(sidecar)) if os.path.exists(os.path.join(folder, name))]
+            _refuse_other_program(saved, config, f"{folder} holds {' and '.join(files)}",
+                                  f"give {me} another --output_dir (one program per folder)")  # fmt: skip
+    unchecked = [path for path in csv_paths if os.path.exists(path) and not os.path.exists(sidecar_path(path))]
+    if unchecked:
+        names = " and ".join(unchecked)
+        usage_error(f"{names} has no {os.path.basename(sidecar_path(unchecked[0]))} beside it: results without "
+                    f"their configuration cannot be checked against this run; choose another --output_dir, or "
+                    f"move or delete {names} to replace them")  # fmt: skip
     found = {path: saved for path in csv_paths if (saved := read_results_config(path)) is not None}
     for path, saved in found.items():
         differences = config_differences(saved, config, saved.get("settings"), config.get("settings"),
                                          setting_flags)  # fmt: skip
-        refuse_changed(differences, path, f"rerun with that run's flags, choose another --output_dir, or delete "
-                       f"{' and '.join(found)} to replace those results")  # fmt: skip
+        refuse_changed(differences, path, fix or f"rerun with that run's flags, choose another --output_dir, or "
+                       f"delete {' and '.join(found)} to replace those results", fixed)  # fmt: skip
 
 
 def check_resumed_checkpoint(path: str, saved_run: dict | None, saved_settings, config: dict,
@@ -524,8 +604,9 @@ def check_resumed_checkpoint(path: str, saved_run: dict | None, saved_settings, 
         print(f"note: {path} was written before checkpoints recorded their run configuration: its settings could "
               "not be checked (only its game and network shapes)", file=sys.stderr)  # fmt: skip
         return
-    differences = config_differences(saved_run or {}, config, saved_settings, now_settings, setting_flags)
     fix = "resume with that run's flags, or start a new run in another --checkpoint_dir"
+    _refuse_other_program(saved_run or {}, config, f"checkpoint {path} was", fix)
+    differences = config_differences(saved_run or {}, config, saved_settings, now_settings, setting_flags)
     refuse_changed(differences, f"checkpoint {path}", fix, fixed)
 
 
@@ -667,8 +748,9 @@ def check_local_workers(name: str = "num_workers", address_flag: str = "ray_addr
 
 
 def check_output_file(name: str) -> str:
-    """File flag --`name`: not a directory, its directory writable (checked
-    before any compute, so a long run does not end in a failed write)."""
+    """File flag --`name`: not a directory, its directory writable and not
+    held by another run (checked before any compute, so a long run does not
+    end in a failed write or write into another run's folder)."""
     import os
 
     path = flags.FLAGS[name].value
@@ -677,6 +759,7 @@ def check_output_file(name: str) -> str:
     if os.path.isdir(path) or path.endswith(os.sep):
         usage_error(f"--{name}={path} is a directory; give a file path, e.g. {os.path.join(path, name)}")
     check_writable_dir(os.path.dirname(os.path.abspath(path)), name)
+    check_folder_not_held(path, name)
     return path
 
 

@@ -16,7 +16,7 @@ curve.csv has `game` and `solver` columns and curve.config.json beside it
 records the run's flags; a resume checks the checkpoint's game, variant and
 settings (`VectorCFR.load`) and the curve's flags (--allow_changed accepts
 others than the always-safe ones). One run at a time per --output_dir (and
---checkpoint file).
+per folder of the --checkpoint file).
 """
 
 from __future__ import annotations

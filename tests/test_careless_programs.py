@@ -1,0 +1,116 @@
+"""The careless-user sweep's findings on the example programs (issue 60), one
+test per finding; each failed before its fix.
+
+A. results of two programs (or of an unchecked configuration) mixed in one
+   folder, output files written into a folder another run holds, user files
+   taken for stale temporaries; B. lock files that are not regular files;
+C. head-to-head scoring games and policies it should refuse; D. advice that
+   cannot be followed.
+
+The programs run on their tiny settings (`TINY` of test_cli_sweep.py) through
+the warm forking runner (`example_runner.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+from test_cli_sweep import assert_ok, assert_one_line_error, run_example
+
+from openspiel_cfrx.checkpoint_io import atomic_write
+
+VECTOR = "poker_vector_cfr"
+
+
+def _hold(folder, pid=None):
+    """`folder` held by a live run of this host (this test process by default)."""
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, ".run.lock"), "w", encoding="utf-8") as f:
+        json.dump({"host": socket.gethostname(), "pid": pid or os.getpid(), "since": "2024-01-02 03:04:05 +0000",
+                   "command": "oftrl_cfr.py --x"}, f)  # fmt: skip
+
+
+def _contents(folder):
+    return {name: open(os.path.join(folder, name), "rb").read() for name in sorted(os.listdir(folder))
+            if os.path.isfile(os.path.join(folder, name))}  # fmt: skip
+
+
+# ================================================= A. results mixed or unchecked
+def test_a_folder_of_another_program_is_refused_naming_both(tmp_path):
+    # deep_cfr into poker_vector_cfr's folder exited 0, replacing its curve.csv beside its summary and checkpoint.
+    out = tmp_path / "out"
+    assert_ok(run_example("deep_cfr", f"--output_dir={out}", cwd=tmp_path), out, "curve.csv")
+    config = json.loads((out / "curve.config.json").read_text())
+    config["program"] = "cfrx-poker-vector-cfr"  # as its console script records it; same game and flags otherwise
+    (out / "curve.config.json").write_text(json.dumps(config))
+    before = _contents(out)
+    line = assert_one_line_error(run_example("deep_cfr", f"--output_dir={out}", cwd=tmp_path))
+    assert "poker_vector_cfr" in line and "deep_cfr" in line and "another --output_dir" in line
+    assert _contents(out) == before
+
+
+def test_results_of_another_program_under_other_names_are_refused_too(tmp_path):
+    out = tmp_path / "out"
+    assert_ok(run_example("oftrl_cfr", f"--output_dir={out}", cwd=tmp_path), out, "curves.csv")
+    before = _contents(out)
+    line = assert_one_line_error(run_example("head_to_head", f"--output_dir={out}", cwd=tmp_path))
+    assert "oftrl_cfr" in line and "head_to_head" in line
+    assert _contents(out) == before
+
+
+def test_results_whose_config_was_deleted_are_refused(tmp_path):
+    # With curve.config.json deleted, the next run of any configuration replaced curve.csv unchecked.
+    out = tmp_path / "out"
+    assert_ok(run_example("deep_cfr", f"--output_dir={out}", cwd=tmp_path), out, "curve.csv")
+    os.remove(out / "curve.config.json")
+    before = _contents(out)
+    line = assert_one_line_error(run_example("deep_cfr", f"--output_dir={out}", "--seed=5", cwd=tmp_path))
+    assert f"{out / 'curve.csv'}" in line and "curve.config.json" in line and "another --output_dir" in line
+    assert _contents(out) == before
+
+
+def test_a_checkpoint_file_in_a_folder_another_run_holds_is_refused(tmp_path):
+    # --checkpoint=<held folder>/file only checked <file>.lock and wrote into the other run's folder.
+    held = tmp_path / "held"
+    _hold(held)
+    before = _contents(held)
+    run = run_example(VECTOR, f"--checkpoint={held / 'deep_cfr.pt'}", f"--output_dir={tmp_path / 'out'}",
+                      cwd=tmp_path)  # fmt: skip
+    line = assert_one_line_error(run, "in use by another run")
+    assert str(held) in line and f"pid {os.getpid()}" in line and "--checkpoint" in line
+    assert _contents(held) == before
+
+
+def test_a_policy_file_in_a_folder_another_run_holds_is_refused(tmp_path):
+    held = tmp_path / "held"
+    _hold(held)
+    before = _contents(held)
+    run = run_example("deep_cfr", f"--policy_file={held / 'deep_cfr.pt'}", f"--output_dir={tmp_path / 'out'}",
+                      cwd=tmp_path)  # fmt: skip
+    line = assert_one_line_error(run, "in use by another run")
+    assert str(held) in line and "--policy_file" in line
+    assert _contents(held) == before and not (tmp_path / "out" / "curve.csv").exists()
+
+
+@pytest.mark.parametrize("name", ["run.pt.tmp_mine", "run.pt.tmpnotes", "run.pt.tmp12x", "run.pt.tmp"])
+def test_files_that_only_look_like_temporaries_survive_a_save(tmp_path, name):
+    # A user file deep_cfr.pt.tmp_<anything> was deleted by the next save.
+    mine = tmp_path / name
+    mine.write_bytes(b"the user's")
+    atomic_write(str(tmp_path / "run.pt"), lambda f: f.write(b"new"))
+    assert mine.read_bytes() == b"the user's" and (tmp_path / "run.pt").read_bytes() == b"new"
+
+
+def test_a_symlink_named_like_a_stale_temporary_is_left_alone(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()  # fmt: skip
+    target = tmp_path / "target"
+    target.write_bytes(b"keep")
+    os.symlink(target, tmp_path / f"run.pt.tmp{dead}")
+    atomic_write(str(tmp_path / "run.pt"), lambda f: f.write(b"new"))
+    assert os.path.islink(tmp_path / f"run.pt.tmp{dead}") and target.read_bytes() == b"keep"
