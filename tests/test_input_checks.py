@@ -398,3 +398,63 @@ def test_public_tree_vector_cfr_and_mccfr_copy_and_continue_identically(copy_of)
     np.testing.assert_array_equal(twin.regret, mccfr.regret)
     np.testing.assert_array_equal(twin.average, mccfr.average)
     assert twin.nodes_touched == mccfr.nodes_touched
+
+
+# --------------------------------------- 7. checkpoint settings recorded when default
+
+
+def _tiny_deep_cfr(**settings):
+    import openspiel_cfrx
+
+    return openspiel_cfrx.DeepCFRSolver(pyspiel.load_game("kuhn_poker"), (4,), (4,), num_traversals=4,
+                                        advantage_network_train_steps=1, policy_network_train_steps=1,
+                                        num_threads=None, **settings)  # fmt: skip
+
+
+def test_a_checkpoint_written_with_a_default_setting_names_its_value_when_loaded_with_another(tmp_path):
+    from openspiel_cfrx.deep.checkpoint import CheckpointError
+
+    default = _tiny_deep_cfr()
+    default.run_iteration()
+    default.save_checkpoint(path := str(tmp_path / "default.pt"))
+    assert default.config["linear_weighting"] is True and default.config["average_weighting"] == "linear"
+    with pytest.raises(CheckpointError, match=r"linear_weighting: the checkpoint has True, this solver False") as info:
+        _tiny_deep_cfr(linear_weighting=False).load_checkpoint(path)
+    assert "predates" not in str(info.value)
+    with pytest.raises(CheckpointError, match=r"regret_scale: the checkpoint has 1\.0, this solver 2\.0") as info:
+        _tiny_deep_cfr(regret_scale=2.0).load_checkpoint(path)
+    assert "predates" not in str(info.value)
+    # The other way round used to load silently (the default solver's config lacked the key).
+    uniform = _tiny_deep_cfr(linear_weighting=False, regret_scale=2.0)
+    uniform.run_iteration()
+    uniform.save_checkpoint(path := str(tmp_path / "uniform.pt"))
+    with pytest.raises(CheckpointError, match=r"linear_weighting: the checkpoint has False, this solver True") as info:
+        _tiny_deep_cfr().load_checkpoint(path)
+    assert "regret_scale: the checkpoint has 2.0, this solver 1.0" in str(info.value)
+    resumed = _tiny_deep_cfr(linear_weighting=False, regret_scale=2.0)
+    resumed.load_checkpoint(path)
+    assert resumed.iteration == 1
+
+
+def test_a_checkpoint_without_the_weighting_fields_loads_as_the_defaults(tmp_path):
+    """Files written when the weightings were recorded only if not default."""
+    import torch
+
+    from openspiel_cfrx.deep import checkpoint as checkpoint_lib
+
+    solver = _tiny_deep_cfr()
+    solver.run_iteration()
+    solver.save_checkpoint(path := str(tmp_path / "old.pt"))
+    payload = torch.load(path, weights_only=True)
+    for key in ("linear_weighting", "average_weighting"):
+        del payload["config"][key]
+    payload["sha256"] = checkpoint_lib.payload_digest(payload)
+    torch.save(payload, path)
+    resumed = _tiny_deep_cfr()
+    resumed.load_checkpoint(path)
+    assert resumed.iteration == 1
+    rebuilt = type(solver).from_checkpoint(path)
+    assert rebuilt.settings.averaging == solver.settings.averaging
+    with pytest.raises(checkpoint_lib.CheckpointError, match=r"linear_weighting: the checkpoint has True, this "
+                                                             r"solver False"):  # fmt: skip
+        _tiny_deep_cfr(linear_weighting=False).load_checkpoint(path)

@@ -191,7 +191,7 @@ def _read_policy(path: str, solver_name: str, payload, found, policy: bool | Non
 def load_policy(solver, path: str) -> None:
     """Restores a policy file into `solver` (same class, same `config`) through `solver.load_policy_state`."""
     payload = _read(path, type(solver).__name__, policy=True)
-    _check_config(path, payload.get("config"), solver.config)
+    _check_config(path, payload.get("config"), solver.config, getattr(solver, "complete_config", None))
     try:
         solver.load_policy_state(payload["state"])
     except (KeyError, RuntimeError, ValueError, TypeError) as e:
@@ -233,10 +233,15 @@ def _migrate(payload: dict, solver_name: str) -> dict:
     return {**payload, "format": format_of(solver_name), "config": config, "state": state}
 
 
-def _check_config(path: str, saved, current: dict) -> None:
-    """Raises CheckpointError naming every setting that differs."""
+def _check_config(path: str, saved, current: dict, complete=None) -> None:
+    """Raises CheckpointError naming every setting that differs. `complete`
+    (the solver's `complete_config`, if it has one) fills in both configs the
+    settings a config leaves out at their defaults, so a checkpoint written
+    with a default is compared by its value, not said to predate the setting."""
     if not isinstance(saved, dict):
         raise CheckpointError(f"checkpoint {path!r} is damaged: its config is {type(saved).__name__}")
+    if complete is not None:
+        saved, current = complete(saved), complete(current)
     mismatched = {key: (saved.get(key), value) for key, value in current.items() if saved.get(key) != value}
     if mismatched:
         details = "; ".join(
@@ -267,7 +272,7 @@ def read_config(path: str, solver_name: str = "DeepCFRSolver") -> dict:
 def load(solver, path: str) -> None:
     """Restores `path` into `solver` (same class, same `config`)."""
     payload = _read(path, type(solver).__name__)
-    _check_config(path, payload.get("config"), solver.config)
+    _check_config(path, payload.get("config"), solver.config, getattr(solver, "complete_config", None))
     try:
         solver.load_state_dict(payload["state"])
     except (KeyError, RuntimeError, ValueError, TypeError, IndexError) as e:

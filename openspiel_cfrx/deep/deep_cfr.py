@@ -154,8 +154,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         self._device, self._print_nash_convs = torch.device(device), bool(print_nash_convs)
         self._linear_weighting = bool(avg.linear_weighting)
         self._fallback = settings.traversal.regret_matching_fallback
-        regrets_weighting = "linear" if self._linear_weighting else "uniform"
-        self._average_weighting = avg.average_weighting or regrets_weighting
+        self._average_weighting = avg.average_weighting or regrets_weighting(self._linear_weighting)
         scale = training.regret_scale
         self.regret_scale = (max(abs(game.max_utility()), abs(game.min_utility())) if scale == "auto"
                              else scale if scale == "pot" else float(scale))  # fmt: skip
@@ -164,13 +163,13 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         self.config = _config(game, self._feature_size, self._num_actions, policy_network_layers,
                               advantage_network_layers, net.family, mem.kind, memory_capacity,
                               mem.strategy_capacity, avg.average_policy)  # fmt: skip
-        # Settings absent at their defaults, so checkpoints written before the options existed still match.
+        # Both weightings are always recorded, so a checkpoint names the one it was written with; regret_scale
+        # only when not 1 (as before). A config without one of them (older files) means its default
+        # (`complete_config`), and checkpoints compare completed configs.
+        self.config["linear_weighting"] = self._linear_weighting
+        self.config["average_weighting"] = self._average_weighting
         if self.regret_scale != 1.0:
             self.config["regret_scale"] = self.regret_scale
-        if not self._linear_weighting:
-            self.config["linear_weighting"] = False
-        if self._average_weighting != regrets_weighting:
-            self.config["average_weighting"] = self._average_weighting
         self._build_parts()
         self._trained = [False, False]  # advantage net p trained at least once
         self._advantage_losses = {0: [], 1: []}
@@ -416,8 +415,23 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
             settings["regret_scale"] = scale if scale == "pot" else float(scale)
             if scale == "pot":  # (only the poker backend knows the pots)
                 settings["traversal_backend"] = "poker"
-        settings.update({key: config[key] for key in ("linear_weighting", "average_weighting") if key in config})
+        linear = config.get("linear_weighting", True)
+        if "linear_weighting" in config:
+            settings["linear_weighting"] = linear
+        if config.get("average_weighting", regrets_weighting(linear)) != regrets_weighting(linear):
+            settings["average_weighting"] = config["average_weighting"]  # None (as the regrets') otherwise
         return settings
+
+    @staticmethod
+    def complete_config(config: dict) -> dict:
+        """`config` (a checkpoint's, or `self.config`) with the settings it may
+        leave out at the values that means: configs written before
+        `linear_weighting` and `average_weighting` were always recorded hold them
+        only when not the default (linear; the regrets' weighting), and
+        `regret_scale` only when not 1."""
+        linear = config.get("linear_weighting", True)
+        return {"regret_scale": 1.0, "linear_weighting": linear, "average_weighting": regrets_weighting(linear),
+                **config}  # fmt: skip
 
 
 class AdvantageStrategy:
@@ -502,6 +516,11 @@ class CurrentPolicy(policy_lib.Policy):
     def action_probabilities(self, state, player_id=None):
         probs = self.batch_action_probabilities([state])[0]
         return {int(a): float(probs[a]) for a in state.legal_actions()}
+
+
+def regrets_weighting(linear_weighting: bool) -> str:
+    """The average strategy's weighting when `average_weighting` is None: the regrets'."""
+    return "linear" if linear_weighting else "uniform"
 
 
 def _config(game, feature_size, num_actions, policy_layers, advantage_layers, network, memory, capacity,
