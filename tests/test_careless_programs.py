@@ -114,3 +114,30 @@ def test_a_symlink_named_like_a_stale_temporary_is_left_alone(tmp_path):
     os.symlink(target, tmp_path / f"run.pt.tmp{dead}")
     atomic_write(str(tmp_path / "run.pt"), lambda f: f.write(b"new"))
     assert os.path.islink(tmp_path / f"run.pt.tmp{dead}") and target.read_bytes() == b"keep"
+
+
+# ================================================================ B. lock files
+def _make_fifo(path):
+    os.mkfifo(path)
+
+
+def _make_dir(path):
+    os.mkdir(path)
+
+
+def _make_dangling_link(path):
+    os.symlink(os.path.join(os.path.dirname(path), "nowhere"), path)
+
+
+@pytest.mark.parametrize("make, kind", [(_make_fifo, "FIFO"), (_make_dir, "directory"),
+                                        (_make_dangling_link, "symbolic link")])  # fmt: skip
+def test_a_lock_that_is_not_a_regular_file_is_refused_in_one_line(tmp_path, make, kind):
+    # A FIFO .run.lock hung the program, a directory raised IsADirectoryError, a dangling symlink
+    # said "try again" forever.
+    out = tmp_path / "out"
+    out.mkdir()
+    make(str(out / ".run.lock"))
+    run = run_example("oftrl_cfr", f"--output_dir={out}", cwd=tmp_path, timeout=60)
+    line = assert_one_line_error(run, kind)
+    assert str(out / ".run.lock") in line and "rename or remove it" in line
+    assert os.path.lexists(out / ".run.lock") and not (out / "curves.csv").exists()

@@ -316,18 +316,55 @@ def _holder_text(holder: dict) -> str:
     return f"pid {holder.get('pid')} on {holder.get('host')} since {holder.get('since')} ({program})"
 
 
+_NOT_REGULAR = "not a regular file"  # `_read_lock` of a path that is not a regular file
+
+
 def _read_lock(path: str):
-    """The holder recorded in a lock file: a dict, None if the file is gone, "" if unreadable."""
+    """The holder recorded in a lock file: a dict, None if the file is gone, "" if
+    unreadable, `_NOT_REGULAR` if `path` is a link, folder, FIFO, ... (opened
+    without following links or blocking, so a FIFO cannot hang the program)."""
+    import errno
     import json
+    import os
+    import stat
 
     try:
-        with open(path, encoding="utf-8") as f:
-            holder = json.load(f)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return None
+    except OSError as e:
+        return _NOT_REGULAR if e.errno in (errno.ELOOP, errno.EISDIR, errno.ENXIO) else ""
+    try:
+        with os.fdopen(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                return _NOT_REGULAR
+            holder = json.loads(f.read(1 << 16).decode("utf-8"))
     except (OSError, ValueError):
         return ""
     return holder if isinstance(holder, dict) else ""
+
+
+def _not_a_lock(path: str) -> str | None:
+    """What `path` is if it exists but is not a regular file ("a directory", "a
+    FIFO (named pipe)", "a symbolic link", ...); None if it is one or is absent."""
+    import os
+    import stat
+
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    kinds = ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+             (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))  # fmt: skip
+    return next((kind for test, kind in kinds if test(mode)), "not a regular file")
+
+
+def _refuse_not_a_lock(lock_path: str, what: str) -> NoReturn:
+    kind = _not_a_lock(lock_path) or "not a regular file"
+    usage_error(f"{lock_path} is {kind}, not a run lock file, so {what} cannot be locked; rename or remove it "
+                "(runs only ever write a regular file there), then rerun")  # fmt: skip
 
 
 def _acquire(lock_path: str, what: str, other: str) -> None:
@@ -340,10 +377,14 @@ def _acquire(lock_path: str, what: str, other: str) -> None:
           "since": time.strftime("%Y-%m-%d %H:%M:%S %z"),
           "command": " ".join([os.path.basename(sys.argv[0]), *sys.argv[1:]])}  # fmt: skip
     for _ in range(5):
+        if _not_a_lock(lock_path):
+            _refuse_not_a_lock(lock_path, what)
         try:
-            fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            fd = os.open(lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
         except FileExistsError:
             holder = _read_lock(lock_path)
+            if holder is _NOT_REGULAR:
+                _refuse_not_a_lock(lock_path, what)
             if holder is None:  # released meanwhile
                 continue
             if holder == "":  # being written right now, or damaged long ago
