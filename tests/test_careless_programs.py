@@ -19,10 +19,14 @@ import socket
 import subprocess
 import sys
 
+import numpy as np
+import pyspiel
 import pytest
+from open_spiel.python import policy as policy_lib
 from test_cli_sweep import assert_ok, assert_one_line_error, run_example
 
 from openspiel_cfrx.checkpoint_io import atomic_write
+from openspiel_cfrx.eval.head_to_head import always_call, play_match
 
 VECTOR = "poker_vector_cfr"
 
@@ -141,3 +145,49 @@ def test_a_lock_that_is_not_a_regular_file_is_refused_in_one_line(tmp_path, make
     line = assert_one_line_error(run, kind)
     assert str(out / ".run.lock") in line and "rename or remove it" in line
     assert os.path.lexists(out / ".run.lock") and not (out / "curves.csv").exists()
+
+
+# ============================================================== C. head-to-head
+@pytest.mark.parametrize("game, kind", [("tiny_hanabi", "identical"), ("goofspiel(num_cards=3)", "simultaneous")])
+def test_head_to_head_refuses_games_that_are_not_zero_sum_sequential(game, kind):
+    # tiny_hanabi (general-sum) and goofspiel (simultaneous) were scored as zero-sum sequential matches.
+    game = pyspiel.load_game(game)
+    uniform = policy_lib.UniformRandomPolicy(game)
+    with pytest.raises(ValueError, match=rf"head-to-head needs a 2-player zero-sum \(or constant-sum\) sequential "
+                       rf"game.*{kind}"):  # fmt: skip
+        play_match(game, uniform, uniform, 4)
+
+
+def test_the_head_to_head_program_refuses_a_general_sum_game_before_training(tmp_path):
+    run = run_example("head_to_head", "--game=tiny_hanabi", "--policies=cfr+:100000,uniform",
+                      f"--output_dir={tmp_path / 'o'}", cwd=tmp_path)  # fmt: skip
+    assert_one_line_error(run, r"head-to-head needs a 2-player zero-sum \(or constant-sum\) sequential game")
+
+
+class _Dict(policy_lib.Policy):
+    """A policy answering `probs(legal actions)` at every state."""
+
+    def __init__(self, game, probs):
+        super().__init__(game, [0, 1])
+        self.probs = probs
+
+    def action_probabilities(self, state, player_id=None):
+        return self.probs(state.legal_actions())
+
+
+@pytest.mark.parametrize("probs, problem", [
+    (lambda legal: {a: (1.5 if i == 0 else -0.5 / (len(legal) - 1)) for i, a in enumerate(legal)}, "negative"),
+    (lambda legal: {a: 2.0 for a in legal}, "summing to"),
+])  # fmt: skip
+def test_head_to_head_refuses_a_policy_that_nash_conv_refuses(probs, problem):
+    # Negative or unnormalised probabilities were clipped or renormalised and the match scored.
+    import openspiel_cfrx
+
+    game = pyspiel.load_game("kuhn_poker")
+    bad = _Dict(game, probs)
+    with pytest.raises(ValueError, match="policy is not a distribution") as nash:
+        openspiel_cfrx.nash_conv(game, bad)
+    with pytest.raises(ValueError, match=f"policy is not a distribution at infoset .*{problem}") as match:
+        play_match(game, bad, always_call(game), 4)
+    assert nash.value.args[0].split(" at infoset")[0] == match.value.args[0].split(" at infoset")[0]
+    assert np.isfinite(play_match(game, bad, always_call(game), 4, check=False).mean_chips)  # as before, on request

@@ -24,7 +24,7 @@ import time
 from absl import flags
 from open_spiel.python import policy as policy_lib
 
-from openspiel_cfrx.eval.head_to_head import always_call, always_raise, play_match
+from openspiel_cfrx.eval.head_to_head import always_call, always_raise, check_match_game, play_match
 from openspiel_cfrx.examples._common import (
     check_device,
     check_list,
@@ -138,6 +138,10 @@ def main(argv):
     if FLAGS.iterations < 1:
         usage_error("--iterations must be >= 1")
     game = load_game_or_exit(FLAGS.game, check_supported=False)
+    try:
+        check_match_game(game)  # before any policy is trained
+    except ValueError as e:
+        usage_error(str(e))
     if FLAGS.deals < 2:
         usage_error("--deals must be >= 2")
     csv_path = os.path.join(FLAGS.output_dir, "head_to_head.csv")
