@@ -191,3 +191,40 @@ def test_head_to_head_refuses_a_policy_that_nash_conv_refuses(probs, problem):
         play_match(game, bad, always_call(game), 4)
     assert nash.value.args[0].split(" at infoset")[0] == match.value.args[0].split(" at infoset")[0]
     assert np.isfinite(play_match(game, bad, always_call(game), 4, check=False).mean_chips)  # as before, on request
+
+
+# ============================================================ D. advice to follow
+def test_vector_cfr_does_not_offer_to_allow_what_its_checkpoint_refuses(tmp_path):
+    # --chunk_boards (and --isomorphism) were offered in --allow_changed, then refused by the resume.
+    out = tmp_path / "out"
+    assert_ok(run_example(VECTOR, f"--output_dir={out}", cwd=tmp_path), out, "curve.csv", "checkpoint.npz")
+    before = _contents(out)
+    line = assert_one_line_error(run_example(VECTOR, f"--output_dir={out}", "--chunk_boards=32", "--noisomorphism",
+                                             cwd=tmp_path))  # fmt: skip
+    assert "--chunk_boards: 64 there vs 32 now" in line and "--isomorphism: True there vs False now" in line
+    assert "--allow_changed" not in line and "--fresh" in line
+    line = assert_one_line_error(run_example(VECTOR, f"--output_dir={out}", "--chunk_boards=32",
+                                             "--allow_changed=chunk_boards", cwd=tmp_path))  # fmt: skip
+    assert "--chunk_boards: 64 there vs 32 now" in line and "--allow_changed" not in line
+    assert _contents(out) == before
+    # With the curve gone, the checkpoint's own refusal names the flags to use, not the library's constructor.
+    os.remove(out / "curve.csv")
+    os.remove(out / "curve.config.json")
+    line = assert_one_line_error(run_example(VECTOR, f"--output_dir={out}", "--chunk_boards=32", cwd=tmp_path))
+    assert "chunk_boards=64" in line and "construct" not in line and "--fresh" in line
+
+
+def test_a_preset_with_another_game_names_the_presets_game(tmp_path):
+    # --preset=fhp_5x2 --game=kuhn_poker answered about nash_conv and the poker engine.
+    run = run_example("deep_cfr", "--preset=fhp_5x2", "--game=kuhn_poker", f"--output_dir={tmp_path / 'o'}",
+                      cwd=tmp_path, tiny=False)  # fmt: skip
+    assert_one_line_error(run, r"preset fhp_5x2 is for flop_holdem\(num_ranks=5,num_suits=2\), not kuhn_poker; "
+                               r"drop --game or pick another preset")  # fmt: skip
+
+
+def test_a_float_action_key_is_named_as_such():
+    # {0.0: p} was reported as "not an action of the game".
+    game = pyspiel.load_game("kuhn_poker")
+    floats = _Dict(game, lambda legal: {float(a): 1.0 / len(legal) for a in legal})
+    with pytest.raises(ValueError, match=r"action 0\.0 .*must be an int action id"):
+        play_match(game, floats, always_call(game), 4)

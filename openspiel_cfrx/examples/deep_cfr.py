@@ -191,6 +191,17 @@ def _check_flags():
     check_number_list("layers", int, 1, unique=False)
     check_local_workers()
     check_output_file("policy_file")
+    if FLAGS.preset and FLAGS["game"].present:
+        from openspiel_cfrx.presets import DEEP_CFR_PRESETS
+
+        def family(game: str) -> str:
+            return game.split("(", 1)[0].strip()
+
+        preset = DEEP_CFR_PRESETS.get(FLAGS.preset)
+        if preset is not None and family(FLAGS.game) != family(preset.game):  # tuned (backend, scales) on its game
+            others = ", ".join(f"{name} ({p.game})" for name, p in DEEP_CFR_PRESETS.items() if name != FLAGS.preset)
+            usage_error(f"preset {FLAGS.preset} is for {preset.game}, not {FLAGS.game}; drop --game or pick another "
+                        f"preset: {others}")  # fmt: skip
     if FLAGS.preset and not FLAGS["game"].present:
         from openspiel_cfrx.presets import DEEP_CFR_PRESETS
 

@@ -81,6 +81,9 @@ flags.DEFINE_float("checkpoint_minutes", 10.0, "Minutes between checkpoints.")
 flags.DEFINE_bool("fresh", False, "Ignore (and overwrite) an existing checkpoint and curve.csv, even of another "
                   "configuration.")
 
+# Flags whose values a checkpoint is written with and must be resumed with (`VectorCFR.load` refuses others):
+# never offered to --allow_changed while the checkpoint is there.
+CHECKPOINT_FLAGS = ("variant", "update_mode", "isomorphism", "chunk_boards")
 FIELDS = ["game", "solver", "iteration", "seconds", "nash_conv", "exploitability", "exploitability_mbb", "evaluation_seconds"]
 
 
@@ -105,7 +108,12 @@ def main(argv):
     lock_run_folders(output_dir=out)
     lock_run_file(checkpoint, "checkpoint")
     if not FLAGS.fresh:
-        check_results_folder(config, csv_path)
+        fixed, fix = None, ""
+        if os.path.exists(checkpoint):  # what it was written with is what it resumes with (VectorCFR.load)
+            fixed = dict.fromkeys(CHECKPOINT_FLAGS, f"{checkpoint} resumes only with its own")
+            fix = (f"rerun with that run's flags, choose another --output_dir, or pass --fresh to start over "
+                   f"(replacing {checkpoint} and {csv_path})")  # fmt: skip
+        check_results_folder(config, csv_path, fixed=fixed, fix=fix)
     try:
         tree = PublicTree(game, isomorphism=FLAGS.isomorphism, chunk_boards=FLAGS.chunk_boards,
                           threads=FLAGS.threads)  # fmt: skip
@@ -124,7 +132,11 @@ def main(argv):
     label = {"game": config["game"], "solver": f"{FLAGS.variant} ({FLAGS.update_mode})"}
     rows = []
     if os.path.exists(checkpoint) and not FLAGS.fresh:
-        solver.load(checkpoint)
+        try:
+            solver.load(checkpoint)
+        except ValueError as e:  # the library's advice names its constructor, not the flags
+            usage_error(f"{str(e).split('; ')[0]}; rerun with the flags that wrote it, pass --fresh to start over "
+                        f"(replacing it), or choose another --checkpoint")  # fmt: skip
         if os.path.exists(csv_path):
             with open(csv_path) as f:
                 rows = [{**label, **r} for r in csv.DictReader(f) if int(r["iteration"]) <= solver.iteration]
