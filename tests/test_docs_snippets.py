@@ -1,4 +1,5 @@
-"""Every ```python block of README.md and docs/**/*.md runs as written.
+"""Every ```python block of README.md and docs/**/*.md runs as written, and
+every plot the docs show is the committed one.
 
 The rules a docs page follows:
 
@@ -21,6 +22,7 @@ The rules a docs page follows:
 
 import ast
 import glob
+import hashlib
 import os
 import re
 
@@ -31,6 +33,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGES = ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "**", "*.md"), recursive=True))  # fmt: skip
 FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 MARKER = re.compile(r"^<!--\s*(fragment|example)\s*:(.*?)-->\s*$")
+
+# docs/img/NAME.png -> the committed plot it is a copy of (byte for byte)
+PLOTS = {
+    "docs/img/deep_cfr_leduc_compare.png": "benchmarks/results/deep_cfr_leduc/leduc_compare.png",
+    "docs/img/cfr_mix_goofspiel_6c4p2r.png": "benchmarks/results/cfr_mix/goofspiel_6c4p2r/curves.png",
+    "docs/img/tabular_leduc.png": "benchmarks/results/tabular/leduc.png",
+    "docs/img/endgames_subgame3_alternating.png": "benchmarks/results/endgames/subgame3_alternating.png",
+    "docs/img/lossless_fhp_exploitability_vs_seconds.png": "benchmarks/results/lossless_fhp/exploitability_vs_seconds.png",
+}
+
 
 def blocks(page: str) -> list[tuple[int, str, str | None, str]]:
     """(line of the opening fence, code, marker kind or None, marker text) per python block."""
@@ -179,3 +191,23 @@ def test_page_snippets_run(page, tmp_path, monkeypatch, capsys):
     scope, values = run_page(page)
     if page in CHECKS:
         CHECKS[page](scope, values, capsys.readouterr().out)
+
+
+def test_plots_in_the_docs_are_the_committed_ones():
+    """Each docs/img plot is byte-identical to the benchmarks/results file it
+    was copied from (re-copy it when the result is re-run), and every one is
+    shown by some page."""
+    images = sorted(
+        os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "docs", "img", "*.png"))
+    )
+    assert images == sorted(PLOTS), (
+        "docs/img and PLOTS disagree: add the mapping (or remove the file)"
+    )
+    text = "".join(open(os.path.join(ROOT, page), encoding="utf-8").read() for page in PAGES)
+
+    def digest(path):
+        return hashlib.sha256(open(os.path.join(ROOT, path), "rb").read()).hexdigest()
+
+    for image, source in PLOTS.items():
+        assert digest(image) == digest(source), f"{image} is not {source}: cp {source} {image}"
+        assert os.path.relpath(image, "docs").replace(os.sep, "/") in text, f"no page shows {image}"
