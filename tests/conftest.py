@@ -32,6 +32,7 @@ LONGEST_FIRST = (
     "test_poker_public_tree.py",
     "test_run_folders.py",
     "test_exact_resume.py",
+    "test_docs_snippets.py",
 )
 
 

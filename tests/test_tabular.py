@@ -255,3 +255,20 @@ def test_compiled_row_kernels_match_numpy_at_every_width(width):
     softmax = np.exp(logits - logits.max(axis=1, keepdims=True))
     np.testing.assert_allclose(oftrl.next_strategy(1, 0, n, prediction), softmax / softmax.sum(axis=1, keepdims=True),
                                rtol=1e-12, atol=1e-15)  # fmt: skip
+
+
+def test_constructor_defaults_are_the_variant_table():
+    """The solvers' defaults are written as literals (the API reference shows
+    them) and must stay `regret.VARIANTS`' values."""
+    import inspect
+
+    from openspiel_cfrx import tabular
+    from openspiel_cfrx.regret import VARIANTS
+
+    def default(cls, name):
+        return inspect.signature(cls.__init__).parameters[name].default
+
+    assert default(tabular.CFRPlusSolver, "averaging") == VARIANTS["cfr+"].averaging
+    assert default(tabular.PCFRPlusSolver, "averaging") == VARIANTS["pcfr+"].averaging
+    assert default(tabular.OFTRLCFRSolver, "averaging") == VARIANTS["oftrl"].averaging
+    assert tuple(default(tabular.DCFRSolver, n) for n in ("alpha", "beta", "gamma")) == tuple(VARIANTS["dcfr"].discount)

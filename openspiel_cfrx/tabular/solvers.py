@@ -283,7 +283,7 @@ class CFRPlusSolver(CFRSolver):
     as OpenSpiel's `cfr.CFRPlusSolver`."""
 
     def __init__(
-        self, game, alternating_updates: bool = True, averaging=VARIANTS["cfr+"].averaging
+        self, game, alternating_updates: bool = True, averaging: str = "linear"
     ):
         super().__init__(
             game,
@@ -302,9 +302,9 @@ class DCFRSolver(TabularSolver):
     def __init__(
         self,
         game,
-        alpha: float = VARIANTS["dcfr"].discount.alpha,
-        beta: float = VARIANTS["dcfr"].discount.beta,
-        gamma: float = VARIANTS["dcfr"].discount.gamma,
+        alpha: float = 1.5,
+        beta: float = 0.0,
+        gamma: float = 2.0,
         alternating_updates: bool = True,
     ):
         alpha = _check_real("alpha", alpha)
@@ -335,7 +335,7 @@ class PCFRPlusSolver(TabularSolver):
     decisions, quadratic averaging by default."""
 
     def __init__(
-        self, game, alternating_updates: bool = True, averaging=VARIANTS["pcfr+"].averaging
+        self, game, alternating_updates: bool = True, averaging: str = "quadratic"
     ):
         super().__init__(
             game,
@@ -371,7 +371,7 @@ class OFTRLCFRSolver(TabularSolver):
         horizon: int = 1000,
         stepsize_scale: float = 1.0,
         alternating_updates: bool = False,
-        averaging=VARIANTS["oftrl"].averaging,
+        averaging: str = "uniform",
     ):
         if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 1:
             raise ValueError(f"horizon must be a positive int (planned iterations), got {horizon!r}")
