@@ -278,14 +278,18 @@ class RaySampler(Sampler):
         self.queued = 2  # shares sent to a worker ahead (1: the next share is sent when one ends)
         self.min_share = max(1, int(min_share))
 
-    def _start_worker(self, worker: int | None = None) -> tuple:
+    def _start_worker(self, worker: int | None = None, avoid: str | None = None) -> tuple:
         """A new actor (and its node) on the live node `pick_node` chooses
-        given the other workers' nodes (all but `worker`, which it replaces)."""
+        given the other workers' nodes (all but `worker`, which it replaces),
+        not on node `avoid` while another one has CPUs."""
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         nodes = {n["NodeID"]: n.get("Resources", {}).get("CPU", 0.0) for n in self._ray.nodes() if n.get("Alive")}
+        nodes = {n: cpus for n, cpus in nodes.items() if cpus > 0}
+        if len(nodes) > 1:
+            nodes.pop(avoid, None)
         others = [node for i, node in enumerate(self.worker_nodes) if i != worker]
-        node = pick_node({n: cpus for n, cpus in nodes.items() if cpus > 0}, others)
+        node = pick_node(nodes, others)
         if node is None:  # no live node with CPUs (yet): Ray places it when one joins
             return self._actor_class.remote(self._payload), None
         # soft: should the node die before the actor starts, Ray places it on another one
@@ -355,7 +359,10 @@ class RaySampler(Sampler):
             raise RuntimeError(f"a traversal share of iteration {iteration} lost its worker "
                                f"{attempt + 1} times (last: {type(error).__name__}); giving up") from error  # fmt: skip
         self._ray.kill(self.workers[worker], no_restart=True)  # dead already, unless only its result was lost
-        self.workers[worker], self.worker_nodes[worker] = self._start_worker(worker)  # on a live node
+        # Unreachable (a node that stopped answering, before Ray declares it dead): not there again
+        unreachable = isinstance(error, getattr(self._ray.exceptions, "ActorUnavailableError", ()))
+        avoid = self.worker_nodes[worker] if unreachable else None
+        self.workers[worker], self.worker_nodes[worker] = self._start_worker(worker, avoid)  # on a live node
         self.restarts += 1
         lost = "died" if isinstance(error, self._ray.exceptions.RayActorError) else "lost its results with its node"
         self._events.append(f"worker {worker} {lost} ({type(error).__name__}); restarted, its unfinished shares "
