@@ -3,11 +3,12 @@
 Both nodes run on this machine (`ray.cluster_utils.Cluster`, everything on
 127.0.0.1, no dashboard): a head node, which the test process joins as the
 learner, and a second node, each with 1 CPU. Deep CFR on Leduc with 2
-workers puts one worker on each node; during the second iteration, once the
-second node's worker has finished its shares (their results are in that
-node's object store), the node is killed with SIGKILL, as a machine that
-vanishes. The run goes on with a new worker on the head node and ends with
-exactly the memories and strategies of a run on two healthy nodes.
+workers puts one worker on each node; during the second iteration the second
+node is killed with SIGKILL, as a machine that vanishes, either once its
+worker has finished its shares (their results are in that node's object
+store) or at once, while the worker runs one. The run goes on with a new
+worker on the head node and ends with exactly the memories and strategies of
+an undisturbed run with the same seed.
 """
 
 from __future__ import annotations
@@ -33,29 +34,48 @@ HEAD = dict(include_dashboard=False, _system_config={"health_check_period_ms": 1
                                                      "health_check_failure_threshold": 5}, **NODE)  # fmt: skip
 
 
-@pytest.fixture
-def two_nodes(monkeypatch):
-    """A head node and a second node on 127.0.0.1, the test process connected
-    to the head; everything stopped afterwards."""
+@pytest.fixture(scope="module")
+def cluster():
+    """A head node on 127.0.0.1 with the test process connected to it (the
+    learner); everything stopped afterwards."""
     assert not ray.is_initialized(), "another test left a Ray connection open in this process"
-    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
-    # Ray rewrites "127.0.0.1" in an address to the machine's outward IP unless it runs in
-    # single-machine mode (what it does on macOS and Windows): keep every address on loopback,
-    # here (the constant is read at import) and in the node processes (the environment).
-    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
-    monkeypatch.setattr(ray._private.ray_constants, "ENABLE_RAY_CLUSTER", False)
-    cluster = Cluster(initialize_head=True, head_node_args=HEAD)
-    address = cluster.address
-    try:
-        second = cluster.add_node(**NODE)
-        cluster.wait_for_nodes()
-        ray.init(address=address, log_to_driver=False, configure_logging=False)
-        yield cluster, second
-    finally:
-        ray.shutdown()
-        cluster.shutdown()
-        if read_ray_address() == address:  # Cluster wrote it: no `ray.init()` may find the dead cluster
-            reset_ray_address()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+        # Ray rewrites "127.0.0.1" in an address to the machine's outward IP unless it runs in
+        # single-machine mode (what it does on macOS and Windows): keep every address on loopback,
+        # here (the constant is read at import) and in the node processes (the environment).
+        patch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+        patch.setattr(ray._private.ray_constants, "ENABLE_RAY_CLUSTER", False)
+        cluster = Cluster(initialize_head=True, head_node_args=HEAD)
+        address = cluster.address
+        try:
+            ray.init(address=address, log_to_driver=False, configure_logging=False)
+            yield cluster
+        finally:
+            ray.shutdown()
+            cluster.shutdown()
+            if read_ray_address() == address:  # Cluster wrote it: no `ray.init()` may find the dead cluster
+                reset_ray_address()
+
+
+@pytest.fixture
+def second_node(cluster):
+    """A second node (1 CPU) joined to the cluster for one test."""
+    node = cluster.add_node(**NODE)
+    cluster.wait_for_nodes()
+    yield node
+    if node in cluster.worker_nodes:
+        cluster.remove_node(node)
+
+
+@pytest.fixture(scope="module")
+def clean_run(cluster):
+    """An undisturbed 2-worker run (LEDUC_ON_TWO); where its workers ran does
+    not change its samples (each share has its own seed)."""
+    solver = DeepCFRSolver(pyspiel.load_game("leduc_poker"), **LEDUC_ON_TWO)
+    solver.solve()
+    solver.sampler.close()
+    return solver
 
 
 def _memories(solver):
@@ -67,45 +87,36 @@ def _nodes(solver):
     return ray.get([worker.node_id.remote() for worker in solver.sampler.workers])
 
 
-def test_a_node_lost_mid_run_gives_the_undisturbed_run(two_nodes):
-    cluster, second = two_nodes
+def _run_losing_the_second_node(cluster, second, wait_for_its_shares: bool):
+    """A 2-worker run, one worker on each node, that SIGKILLs the second node
+    in iteration 2 (player 0's round, all shares sent); returns the solver and
+    the index of the worker that was on it."""
     head_id, second_id = cluster.head_node.node_id, second.node_id
-    leduc = pyspiel.load_game("leduc_poker")
-
-    clean = DeepCFRSolver(leduc, **LEDUC_ON_TWO)
-    assert sorted(_nodes(clean)) == sorted([head_id, second_id])  # one worker on each node
-    clean.solve()
-    clean.sampler.close()
-
-    faulty = DeepCFRSolver(leduc, **LEDUC_ON_TWO)
-    placed = _nodes(faulty)
-    assert placed == faulty.sampler.worker_nodes and sorted(placed) == sorted([head_id, second_id])
+    solver = DeepCFRSolver(pyspiel.load_game("leduc_poker"), **LEDUC_ON_TWO)
+    placed = _nodes(solver)
+    assert placed == solver.sampler.worker_nodes and sorted(placed) == sorted([head_id, second_id])
     lost = placed.index(second_id)
-    kills = []
 
     def kill_the_second_node(workers):
-        """Iteration 2, player 0's round, all shares sent: once the second node's
-        worker has run its shares (an actor runs its calls in order), SIGKILL the node."""
-        if faulty.iteration == 1 and not kills:
-            ray.get(workers[lost].pid.remote())
+        if solver.iteration == 1 and second in cluster.worker_nodes:
+            if wait_for_its_shares:  # an actor runs its calls in order: after this, its shares are done
+                ray.get(workers[lost].pid.remote())
             cluster.remove_node(second, allow_graceful=False)
-            kills.append(second_id)
 
-    faulty.sampler.on_dispatch = kill_the_second_node
-    faulty.solve()
+    solver.sampler.on_dispatch = kill_the_second_node
+    solver.solve()
+    assert second not in cluster.worker_nodes
+    assert _nodes(solver) == solver.sampler.worker_nodes == [head_id, head_id]  # the new worker on the live node
+    return solver, lost
 
-    assert kills and faulty.sampler.restarts == 1
-    assert faulty.history[0].get("events", []) == []
-    events = faulty.history[1]["events"]
-    assert len(events) == 1 and f"worker {lost} " in events[0] and "re-run from their seeds" in events[0], events
-    assert _nodes(faulty) == faulty.sampler.worker_nodes == [head_id, head_id]  # the new worker on the live node
 
-    # The same samples, in the same order, hence the same networks: equal, not merely close.
+def _assert_same_run(clean, faulty):
+    """The same samples, in the same order, hence the same networks: equal, not merely close."""
     for left, right in zip(_memories(clean), _memories(faulty), strict=True):
         for key in ("features", "targets", "legal_mask", "iteration"):
             np.testing.assert_array_equal(left[key], right[key])
     assert faulty.nodes_touched == clean.nodes_touched
-    root = leduc.new_initial_state()
+    root = pyspiel.load_game("leduc_poker").new_initial_state()
     for first in root.legal_actions():
         for other in root.child(first).legal_actions():
             state = root.child(first).child(other)
@@ -114,3 +125,28 @@ def test_a_node_lost_mid_run_gives_the_undisturbed_run(two_nodes):
                 child = state.child(action)
                 if not child.is_terminal():
                     assert faulty.action_probabilities(child) == clean.action_probabilities(child)
+
+
+def test_a_node_lost_with_its_finished_shares_gives_the_undisturbed_run(cluster, second_node, clean_run):
+    """The second node's worker has finished its shares (their results wait in
+    that node's object store) when the node dies: the shares are run again."""
+    faulty, lost = _run_losing_the_second_node(cluster, second_node, wait_for_its_shares=True)
+    assert faulty.sampler.restarts == 1 and faulty.history[0].get("events", []) == []
+    events = faulty.history[1]["events"]
+    assert len(events) == 1 and f"worker {lost} lost its results with its node" in events[0], events
+    _assert_same_run(clean_run, faulty)
+
+
+# Slow (~15 s more, ~35 s alone): the fast tier loses the node after its shares, the path that
+# needs the lost results handled; a worker dying inside a share is the path test_distributed.py's
+# ray.kill takes too.
+@pytest.mark.slow
+def test_a_node_lost_during_its_shares_gives_the_undisturbed_run(cluster, second_node, clean_run):
+    """The second node dies at once, its worker inside a share (Ray reports the
+    actor unreachable, or dead once the node is declared dead): one new
+    worker, on the head node, not on the node that stopped answering."""
+    faulty, lost = _run_losing_the_second_node(cluster, second_node, wait_for_its_shares=False)
+    assert faulty.sampler.restarts == 1 and faulty.history[0].get("events", []) == []
+    events = faulty.history[1]["events"]
+    assert len(events) == 1 and f"worker {lost} " in events[0] and "re-run from their seeds" in events[0], events
+    _assert_same_run(clean_run, faulty)
