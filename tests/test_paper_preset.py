@@ -88,3 +88,27 @@ def test_the_paper_method_runs_at_a_small_budget():
     solver = DeepCFRSolver(game, **{**deep_cfr_preset("paper", game="kuhn_poker").kwargs, **small}, seed=0)
     solver.solve()
     assert nash_conv(game, solver) < 0.4  # seeds 0-2 reach 0.19-0.28; uniform play: 0.917
+
+
+def test_the_docs_quote_the_measured_iteration_cost():
+    """docs/deep_cfr.md's costs of the published method are the results page's."""
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    page = open(os.path.join(root, "benchmarks", "results", "paper_iteration.md"), encoding="utf-8").read()
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]]
+            for line in page.splitlines() if line.startswith("| paper_")}  # fmt: skip
+    docs = open(os.path.join(root, "docs", "deep_cfr.md"), encoding="utf-8").read()
+    fhp, hulh = rows["paper_fhp"], rows["paper_hulh"]
+    for quoted in (f"**{fhp[7]} CPU s**", f"**{fhp[9]}**", f"**{hulh[7]} CPU s** ({hulh[8]})", f"**{hulh[9]}**"):
+        assert quoted in " ".join(docs.split()), quoted
+
+
+def test_the_example_needs_a_game_for_the_paper_option(tmp_path):
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "openspiel_cfrx.examples.deep_cfr", "--preset=paper",
+                          f"--output_dir={tmp_path}"], capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert run.returncode != 0 and run.stderr.strip().splitlines()[-1].startswith("error: --preset=paper is the "
+                                                                                 "published method")

@@ -100,10 +100,12 @@ flags.DEFINE_string("regret_scale", "1", "Sampled regrets are stored divided by 
                     "matching is invariant to it (DeepCFRSolver(regret_scale=...)).")
 flags.DEFINE_enum("average_weighting", None, ["linear", "uniform"], "The average strategy's weights w_t: t or 1 "
                   "(default: as the regrets', t; DeepCFRSolver(average_weighting=...)).")
-flags.DEFINE_string("preset", "", "Named settings behind a committed result (openspiel_cfrx.presets: "
-                    "kuhn_demo, fhp_5x2, fhp_full): the solver's settings and, unless --game is given, its game; "
-                    "the network/training flags above cannot be combined with it. The flop hold'em presets' games "
-                    "are too large for exact evaluation: they train with --noevaluate unless --evaluate is given.")
+flags.DEFINE_string("preset", "", "Named settings (openspiel_cfrx.presets): kuhn_demo, fhp_5x2, fhp_full (behind "
+                    "committed results), paper_fhp, paper_hulh (the published method, Brown et al. 2019, on its "
+                    "games) and paper (the published method on --game): the solver's settings and, unless --game "
+                    "is given, its game; the network/training flags above cannot be combined with it. The flop "
+                    "hold'em and HULH presets' games are too large for exact evaluation: they train with "
+                    "--noevaluate unless --evaluate is given.")
 flags.DEFINE_bool("sd_cfr", True, "Also evaluate the SD-CFR average (keeps every iteration's networks in memory).")
 flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/deep_cfr.pt after each evaluation and resume from "
                     "it when present (same flags needed); empty = no checkpoints.")
@@ -153,7 +155,7 @@ def _solver_settings() -> dict:
         if clash:
             usage_error(f"--preset={FLAGS.preset} sets {', '.join(clash)}; drop them or the preset")
         try:
-            settings = dict(deep_cfr_preset(FLAGS.preset, FLAGS.device).kwargs)
+            settings = dict(deep_cfr_preset(FLAGS.preset, FLAGS.device, game=FLAGS.game).kwargs)
         except ValueError as e:
             usage_error(str(e))
         return dict(settings, num_iterations=FLAGS.iterations)
@@ -202,12 +204,15 @@ def _check_flags():
             others = ", ".join(f"{name} ({p.game})" for name, p in DEEP_CFR_PRESETS.items() if name != FLAGS.preset)
             usage_error(f"preset {FLAGS.preset} is for {preset.game}, not {FLAGS.game}; drop --game or pick another "
                         f"preset: {others}")  # fmt: skip
+    if FLAGS.preset == "paper" and not FLAGS["game"].present:
+        usage_error("--preset=paper is the published method on the game you name: add --game (or use "
+                    "--preset=paper_fhp / paper_hulh for the paper's own games)")
     if FLAGS.preset and not FLAGS["game"].present:
         from openspiel_cfrx.presets import DEEP_CFR_PRESETS
 
         if FLAGS.preset in DEEP_CFR_PRESETS:
             FLAGS.game = DEEP_CFR_PRESETS[FLAGS.preset].game
-            if FLAGS.preset.startswith("fhp_") and not FLAGS["evaluate"].present:
+            if FLAGS.preset.startswith(("fhp_", "paper_")) and not FLAGS["evaluate"].present:
                 FLAGS.evaluate = False  # its game's tree is too large to extract (--preset's help)
                 print(f"preset {FLAGS.preset}: training without exact evaluation (--noevaluate; its game's tree is "
                       "too large to extract); checkpoints are still saved every --eval_every iterations")
