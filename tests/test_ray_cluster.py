@@ -137,7 +137,7 @@ def test_a_node_lost_with_its_finished_shares_gives_the_undisturbed_run(cluster,
     _assert_same_run(clean_run, faulty)
 
 
-# Slow (~15 s more, ~35 s alone): the fast tier loses the node after its shares, the path that
+# Slow (~15-20 s more, ~40 s alone): the fast tier loses the node after its shares, the path that
 # needs the lost results handled; a worker dying inside a share is the path test_distributed.py's
 # ray.kill takes too.
 @pytest.mark.slow
