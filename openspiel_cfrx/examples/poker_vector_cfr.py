@@ -87,7 +87,8 @@ CHECKPOINT_FLAGS = ("variant", "update_mode", "isomorphism", "chunk_boards")
 FIELDS = ["game", "solver", "iteration", "seconds", "nash_conv", "exploitability", "exploitability_mbb", "evaluation_seconds"]
 
 
-def main(argv):
+def _check_flags(argv) -> str:
+    """Every flag checked before the game is loaded; the output folder."""
     if len(argv) > 1:
         usage_error(f"unexpected arguments {argv[1:]}; flags only")
     check_device(FLAGS.device, False, "vector CFR runs on numpy")
@@ -100,20 +101,11 @@ def main(argv):
     check_number("threads", 1, 4 * (os.cpu_count() or 1))
     check_number("eval_every", 0)
     check_seed()
-    out = check_writable_dir(FLAGS.output_dir, "output_dir")
-    game = load_game_or_exit(FLAGS.game, check_supported=False)
-    checkpoint = FLAGS.checkpoint or os.path.join(out, "checkpoint.npz")
-    csv_path = os.path.join(out, "curve.csv")
-    config = run_config(FLAGS.game, game)
-    lock_run_folders(output_dir=out)
-    lock_run_file(checkpoint, "checkpoint")
-    if not FLAGS.fresh:
-        fixed, fix = None, ""
-        if os.path.exists(checkpoint):  # what it was written with is what it resumes with (VectorCFR.load)
-            fixed = dict.fromkeys(CHECKPOINT_FLAGS, f"{checkpoint} resumes only with its own")
-            fix = (f"rerun with that run's flags, choose another --output_dir, or pass --fresh to start over "
-                   f"(replacing {checkpoint} and {csv_path})")  # fmt: skip
-        check_results_folder(config, csv_path, fixed=fixed, fix=fix)
+    return check_writable_dir(FLAGS.output_dir, "output_dir")
+
+
+def _make_solver(game) -> VectorCFR:
+    """The public tree and vector CFR of the flags; too large a game is refused with the flags' advice."""
     try:
         tree = PublicTree(game, isomorphism=FLAGS.isomorphism, chunk_boards=FLAGS.chunk_boards,
                           threads=FLAGS.threads)  # fmt: skip
@@ -129,6 +121,34 @@ def main(argv):
         usage_error(f"{needs}; {hint}")
     print(f"vector {FLAGS.variant}: {solver.num_infosets:,} infosets (node x board x hand), "
           f"~{format_bytes(solver.memory_bytes())} of {solver.dtype.name} arrays", flush=True)  # fmt: skip
+    return solver
+
+
+def _plot(rows: list[dict], out: str) -> None:
+    points = [CurvePoint(f"{FLAGS.variant} ({FLAGS.update_mode})", int(r["iteration"]), float(r["seconds"]),
+                         float(r["exploitability_mbb"]), 2 * float(r["exploitability_mbb"])) for r in rows]  # fmt: skip
+    if points:
+        title = f"{FLAGS.game}: exact exploitability (mbb/g) of vector {FLAGS.variant}"
+        plot_curves(points, os.path.join(out, "exploitability_vs_iterations.png"), title)
+        plot_curves(points, os.path.join(out, "exploitability_vs_seconds.png"), title, x="seconds")
+
+
+def main(argv):
+    out = _check_flags(argv)
+    game = load_game_or_exit(FLAGS.game, check_supported=False)
+    checkpoint = FLAGS.checkpoint or os.path.join(out, "checkpoint.npz")
+    csv_path = os.path.join(out, "curve.csv")
+    config = run_config(FLAGS.game, game)
+    lock_run_folders(output_dir=out)
+    lock_run_file(checkpoint, "checkpoint")
+    if not FLAGS.fresh:
+        fixed, fix = None, ""
+        if os.path.exists(checkpoint):  # what it was written with is what it resumes with (VectorCFR.load)
+            fixed = dict.fromkeys(CHECKPOINT_FLAGS, f"{checkpoint} resumes only with its own")
+            fix = (f"rerun with that run's flags, choose another --output_dir, or pass --fresh to start over "
+                   f"(replacing {checkpoint} and {csv_path})")  # fmt: skip
+        check_results_folder(config, csv_path, fixed=fixed, fix=fix)
+    solver = _make_solver(game)
     label = {"game": config["game"], "solver": f"{FLAGS.variant} ({FLAGS.update_mode})"}
     rows = []
     if os.path.exists(checkpoint) and not FLAGS.fresh:
@@ -159,12 +179,7 @@ def main(argv):
                stop=lambda: time.perf_counter() > deadline)  # fmt: skip
     if solver.iteration < target:
         print(f"--max_minutes={FLAGS.max_minutes} reached at iteration {solver.iteration}", file=sys.stderr)
-    points = [CurvePoint(f"{FLAGS.variant} ({FLAGS.update_mode})", int(r["iteration"]), float(r["seconds"]),
-                         float(r["exploitability_mbb"]), 2 * float(r["exploitability_mbb"])) for r in rows]  # fmt: skip
-    if points:
-        title = f"{FLAGS.game}: exact exploitability (mbb/g) of vector {FLAGS.variant}"
-        plot_curves(points, os.path.join(out, "exploitability_vs_iterations.png"), title)
-        plot_curves(points, os.path.join(out, "exploitability_vs_seconds.png"), title, x="seconds")
+    _plot(rows, out)
     if len(rows) >= 2:
         summary = summarise(rows, solver)
         with open(os.path.join(out, "summary.md"), "w") as f:
