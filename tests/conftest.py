@@ -2,8 +2,10 @@
 
 `make test` runs `pytest -n 2 --dist loadfile --no-loadscope-reorder`: each
 file runs whole on one xdist worker (its module fixtures and cached game
-trees are built once; test_distributed.py's local Ray instance is the only
-one), files handed out in collection order, which
+trees are built once; test_distributed.py's local Ray instance and
+test_ray_cluster.py's two-node cluster on 127.0.0.1 are the suite's Ray
+instances: the library starts its local one with address="local", so neither
+joins the other), files handed out in collection order, which
 `pytest_collection_modifyitems` below starts with the longest ones.
 """
 
@@ -28,6 +30,7 @@ LONGEST_FIRST = (
     "test_resume_examples.py",
     "test_cfr_mix.py",
     "test_distributed.py",
+    "test_ray_cluster.py",
     "test_sharp_edges_examples.py",
     "test_poker_public_tree.py",
     "test_run_folders.py",
