@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import statistics
 import sys
+import tempfile
 import time
-
-from openspiel_cfrx.eval.report import machine_header
+from typing import NoReturn
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOAD_AT_START = os.getloadavg()[0]
@@ -16,6 +17,39 @@ LOAD_AT_START = os.getloadavg()[0]
 FHP_STATE_DEEP_CFR = dict(game="flop_holdem(num_ranks=5,num_suits=2)", traversal_backend="state",
                           num_traversals=1500, advantage_network_layers=(64, 64), policy_network_layers=(64, 64),
                           advantage_network_train_steps=150, batch_size_advantage=2048)  # fmt: skip
+
+
+def usage_error(message: str) -> NoReturn:
+    """Stops a benchmark program on bad input with one line on stderr,
+    `error: <message>; see --help`, and exit status 2 (argparse's), before it
+    computes anything."""
+    print(f"error: {message}; see --help", file=sys.stderr, flush=True)
+    sys.exit(2)
+
+
+class OneLineArgumentParser(argparse.ArgumentParser):
+    """argparse whose errors are one line (`usage_error`) instead of the usage
+    dump followed by the message; `--help` is unchanged."""
+
+    def error(self, message: str) -> NoReturn:
+        usage_error(message)
+
+
+def check_writable_dir(path: str, flag: str) -> None:
+    """Creates directory `path` (with its parents) and writes and deletes a
+    probe file in it, so that a program whose results cannot be written stops
+    before computing them (`usage_error` naming `flag`)."""
+    if not path:
+        usage_error(f"{flag} is empty; give a directory")
+    try:
+        os.makedirs(path, exist_ok=True)
+        with tempfile.TemporaryFile(dir=path):
+            pass
+    except OSError as e:
+        reason = e.strerror or type(e).__name__
+        if isinstance(e, (FileExistsError, NotADirectoryError)):
+            reason = "a file is in the way of the directory"
+        usage_error(f"{flag}={path} is not a writable directory ({reason}); choose one you can write to")
 
 
 def time_call(fn, repeat: int, warmup: int = 1) -> float:
@@ -44,6 +78,9 @@ def generated_header(command: str | None = None) -> str:
     when the tree is dirty) and the exact command."""
     import subprocess
     from importlib import metadata
+
+    # imported here, not at the top, so that a program's argument checks stay light
+    from openspiel_cfrx.eval.report import machine_header
 
     versions = []
     for dist in ("openspiel_cfrx", "open_spiel", "numpy", "scipy", "numba", "torch", "ray"):

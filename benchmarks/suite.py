@@ -19,7 +19,9 @@ import subprocess
 import sys
 import time
 
-from absl import app, flags
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from benchmarks.common import OneLineArgumentParser  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUICK = "benchmarks/results/quick"
@@ -130,36 +132,44 @@ PROGRAMS = {
                       [f"--output={FULL}/careless_user.md"]),
 }  # fmt: skip
 
-FLAGS = flags.FLAGS
-flags.DEFINE_enum("tier", "quick", ["quick", "full"], "quick: reduced budgets (results/quick/); full: the "
-                  "committed settings (results/).")  # fmt: skip
-flags.DEFINE_list("only", [], f"Run only these, by name: {', '.join(PROGRAMS)}.")
-flags.DEFINE_bool("dry_run", False, "Print the commands without running them.")
+def parse_args(argv=None):
+    """--tier, --only and --dry_run, checked before any program runs: a bad
+    value is one line (`error: ...; see --help`, exit status 2)."""
+    parser = OneLineArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tier", choices=("quick", "full"), default="quick",
+                        help="quick: reduced budgets (results/quick/); full: the committed settings (results/)")
+    parser.add_argument("--only", default="", help=f"run only these, comma-separated, by name: {', '.join(PROGRAMS)}")
+    parser.add_argument("--dry_run", "--dry-run", action="store_true", help="print the commands without running them")
+    args = parser.parse_args(argv)
+    args.only = [n.strip() for n in args.only.split(",") if n.strip()]
+    unknown = [n for n in args.only if n not in PROGRAMS]
+    if unknown:
+        parser.error(f"unknown --only {', '.join(unknown)}; choose from {', '.join(PROGRAMS)}")
+    if args.tier == "quick":
+        full_only = [n for n in args.only if PROGRAMS[n][1] is None]
+        if full_only:
+            parser.error(f"--only {', '.join(full_only)}: no quick tier (the quick run of the same program covers "
+                         "it); run it with --tier=full")  # fmt: skip
+    return args
 
 
 def command(name: str, tier: str) -> list[str]:
     program, quick, full = PROGRAMS[name]
-    if tier == "quick" and quick is None:
-        raise app.UsageError(f"{name} has no quick tier (the quick run of {program} covers it)")
     return [sys.executable, os.path.join("benchmarks", program), *(quick if tier == "quick" else full)]
 
 
-def main(argv):
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments {argv[1:]}; flags only (--helpfull)")
-    unknown = [n for n in FLAGS.only if n not in PROGRAMS]
-    if unknown:
-        raise app.UsageError(f"unknown --only {unknown}; choose from {', '.join(PROGRAMS)}")
-    names = FLAGS.only or [n for n in PROGRAMS if FLAGS.tier == "full" or PROGRAMS[n][1] is not None]
+def main(argv=None):
+    args = parse_args(argv)
+    names = args.only or [n for n in PROGRAMS if args.tier == "full" or PROGRAMS[n][1] is not None]
     os.makedirs(os.path.join(ROOT, QUICK), exist_ok=True)
     env = {**os.environ, "PYTHONPATH": ROOT}
     failed, start = [], time.perf_counter()
     for i, name in enumerate(names, 1):
-        cmd = command(name, FLAGS.tier)
+        cmd = command(name, args.tier)
         load = os.getloadavg()[0]
         print(f"[{i}/{len(names)}] {name}: load {load:.2f}{' (above 1: timings will be noisy)' if load > 1 else ''}"
               f"\n$ {' '.join(cmd[1:])}", flush=True)  # fmt: skip
-        if FLAGS.dry_run:
+        if args.dry_run:
             continue
         t0 = time.perf_counter()
         code = subprocess.run(cmd, cwd=ROOT, env=env, check=False).returncode
@@ -167,11 +177,11 @@ def main(argv):
               f"{time.perf_counter() - t0:.0f} s", flush=True)  # fmt: skip
         if code:
             failed.append(name)
-    print(f"suite ({FLAGS.tier}): {len(names) - len(failed)}/{len(names)} programs ok in "
+    print(f"suite ({args.tier}): {len(names) - len(failed)}/{len(names)} programs ok in "
           f"{(time.perf_counter() - start) / 60:.1f} min" + (f"; failed: {', '.join(failed)}" if failed else ""))
     if failed:
         sys.exit(1)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    main()
