@@ -51,13 +51,26 @@ import time
 
 import numpy as np
 import pyspiel
-import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-import games  # noqa: E402,F401  (registers flop_holdem, hulh)
-from benchmarks.common import markdown_table, write_result  # noqa: E402
-from games.poker_exploitability import poker_nash_conv  # noqa: E402
+# torch and `games` (which registers flop_holdem, hulh) are imported by main() once the arguments
+# have passed their checks: bad input is refused in about a second
+from benchmarks.common import (  # noqa: E402
+    OneLineArgumentParser,
+    check_writable_dir,
+    markdown_table,
+    usage_error,
+    write_result,
+)
+
+
+def poker_nash_conv(*args, **kwargs):
+    """`games.poker_exploitability.poker_nash_conv` (imported on first use)."""
+    from games.poker_exploitability import poker_nash_conv as exact
+
+    return exact(*args, **kwargs)
+
 
 PROGRESS_EVERY_S = 60.0  # run_one: a progress line this often between checkpoints
 
@@ -75,22 +88,70 @@ DEEP_CFR_SETTINGS = dict(
 )
 
 
+def _fractions(text: str) -> list[float]:
+    """--fractions: increasing numbers in (0, 1]."""
+    try:
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or not all(0 < v <= 1 for v in values) or values != sorted(set(values)):  # NaN fails 0 < v
+        raise argparse.ArgumentTypeError(f"must be comma-separated numbers in (0, 1], increasing without repeats "
+                                         f"(fractions of the budget), e.g. 0.25,0.5,1; got {text!r}")  # fmt: skip
+    return values
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
+    return value
+
+
+def _integer(low: int, meaning: str = ""):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}{meaning}, got {text!r}")
+        return value
+
+    parse.__name__ = f"integer >= {low}"
+    return parse
+
+
+def _seed_list(text: str) -> list[int]:
+    try:
+        seeds = [int(x) for x in text.split(",")] if text else []
+    except ValueError:
+        seeds = [-1]
+    if any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
+        raise argparse.ArgumentTypeError(f"must be comma-separated distinct integers >= 0, e.g. 0,1,2; got {text!r}")
+    return seeds
+
+
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    """The arguments, each checked (`check_args`) before anything is computed:
+    bad input stops the program with one line naming it (`usage_error`)."""
+    parser = OneLineArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--game", default="", help="default: the --preset's game, else flop_holdem(num_ranks=5,num_suits=2)")
     parser.add_argument("--preset", default="",
                         help="deep_cfr settings by name (openspiel_cfrx.presets: fhp_5x2, fhp_full); --deep_cfr "
                              "JSON overrides single settings on top")  # fmt: skip
     parser.add_argument("--algorithms", default="deep_cfr,os_es_mccfr,os_nfsp")
-    parser.add_argument("--seconds", type=float, default=300.0, help="compute budget per algorithm")
-    parser.add_argument("--iterations", type=int, default=0,
+    parser.add_argument("--seconds", type=_positive_seconds, default=300.0, help="compute budget per algorithm")
+    parser.add_argument("--iterations", type=_integer(0, " (0: use --seconds)"), default=0,
                         help="> 0: run each algorithm for this many steps (checkpoints at --fractions of "
                              "it) instead of --seconds: equal-iteration comparisons, e.g. Figure 4's "
                              "ablations, that other load on the machine does not change")  # fmt: skip
-    parser.add_argument("--fractions", default="0.1,0.25,0.5,0.75,1",
-                        help="checkpoints as fractions of --seconds")  # fmt: skip
-    parser.add_argument("--mccfr-step", type=int, default=2000, help="MCCFR iterations per step")
-    parser.add_argument("--mccfr-py-step", type=int, default=200, help="Python MCCFR iterations per step")
+    parser.add_argument("--fractions", type=_fractions, default="0.1,0.25,0.5,0.75,1",
+                        help="checkpoints as fractions of --seconds (or --iterations): increasing, in (0, 1]")  # fmt: skip
+    parser.add_argument("--mccfr-step", type=_integer(1), default=2000, help="MCCFR iterations per step")
+    parser.add_argument("--mccfr-py-step", type=_integer(1), default=200, help="Python MCCFR iterations per step")
     parser.add_argument("--match-nodes", action="store_true",
                         help="checkpoint os_es_mccfr_py at deep_cfr's nodes touched (run deep_cfr first) "
                              "instead of at seconds: the equal-nodes comparison")  # fmt: skip
@@ -98,15 +159,15 @@ def parse_args(argv=None):
                         help="with --match-nodes: take deep_cfr's checkpoints (rows, nodes touched) from this "
                              "earlier run's fhp_curve.csv instead of running it (leave deep_cfr out of "
                              "--algorithms); the output CSV holds both, as a --match-nodes run's does")  # fmt: skip
-    parser.add_argument("--nfsp-step", type=int, default=500, help="NFSP episodes per step")
+    parser.add_argument("--nfsp-step", type=_integer(1), default=500, help="NFSP episodes per step")
     parser.add_argument("--nfsp_preset", default="leduc_defaults",
                         help="os_nfsp's settings (openspiel_cfrx.examples.contenders.NFSP_PRESETS: leduc_defaults, fhp_tuned)")
-    parser.add_argument("--vector-step", type=int, default=1,
+    parser.add_argument("--vector-step", type=_integer(1), default=1,
                         help="lossless_* / abstraction_* (vector CFR): iterations per step")
     parser.add_argument("--abstraction_variant", default="lcfr",
                         help="abstraction_*: the solver of the abstract game: a VectorCFR variant (lcfr: full-width "
                              "Linear CFR) or es_lmccfr (external-sampling Linear MCCFR, the paper's solver)")
-    parser.add_argument("--es-step", type=int, default=20000,
+    parser.add_argument("--es-step", type=_integer(1), default=20000,
                         help="abstraction_* with es_lmccfr: MCCFR iterations per step")
     parser.add_argument("--abstract_nash_conv", choices=("every", "last", "never"), default="every",
                         help="abstraction_*: at which checkpoints to also measure the NashConv inside the "
@@ -117,14 +178,14 @@ def parse_args(argv=None):
                              "NAME=PAGE.md (the first table of a results "
                              "page with a 'NashConv (mbb/g)' column, as line NAME; lossless_* lines without a nodes "
                              "column get the vector walks' count)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--seeds", default="",
+    parser.add_argument("--seed", type=_integer(0), default=0)
+    parser.add_argument("--seeds", type=_seed_list, default="",
                         help="comma-separated seeds: run every line once per seed (drawn as the mean with the "
                              "seeds' range as a band); default: --seed")
     parser.add_argument("--deep_cfr", default="{}",
                         help='JSON overrides of the Deep CFR settings, e.g. \'{"regret_scale": "auto", '
                              '"traversal_backend": "poker"}\' (one factor at a time for the plateau diagnosis)')
-    parser.add_argument("--threads", type=int, default=1, help="torch threads")
+    parser.add_argument("--threads", type=_integer(1), default=1, help="torch threads")
     parser.add_argument("--evaluator", choices=("states", "engine"), default="states",
                         help="states: poker_nash_conv (every infoset on a pyspiel state); engine: the public tree "
                              "with suit isomorphism (network='suit_symmetric_mlp' Deep CFR only; the current "
@@ -137,7 +198,191 @@ def parse_args(argv=None):
                         help="deep_cfr: save the solver (memories, networks, the curve so far) here after every "
                              "evaluated checkpoint; if the file exists, resume from it (same command); es_lmccfr "
                              "abstraction lines: PATH.<line>.seed<k>.npz (+ .json) likewise")  # fmt: skip
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    check_args(args)
+    return args
+
+
+FIXED_LINES = ("deep_cfr", "os_es_mccfr", "os_es_mccfr_py", "os_nfsp")
+LINE_FORMS = "lossless_<variant>, abstraction_<N>, abstraction_pr_<N> or policy:<module>:<function>"
+NOT_SETTINGS = ("game", "num_iterations", "seed")  # DeepCFRRunner sets these (--game, the budget, --seed)
+
+
+def check_args(args) -> None:
+    """Every argument that can be checked without the game, before anything
+    is computed; adds `args.lines` (--algorithms as a list),
+    `args.deep_cfr_settings` (defaults, --preset, --deep_cfr) and `args.seeds`
+    (default [--seed]). One line (`usage_error`) for the first problem."""
+    args.lines = [n.strip() for n in args.algorithms.split(",") if n.strip()]
+    args.seeds = args.seeds or [args.seed]
+    for name in args.lines:
+        _check_line(name, args)
+    repeated = sorted({n for n in args.lines if args.lines.count(n) > 1})
+    if repeated:
+        usage_error(f"--algorithms lists {', '.join(repeated)} more than once; list each line once "
+                    "(--seeds repeats a line per seed)")  # fmt: skip
+    if not args.lines and not args.rows_from:
+        usage_error("--algorithms is empty and there is no --rows_from: nothing to run or draw; name the lines "
+                    f"to run, from {', '.join(FIXED_LINES)}, {LINE_FORMS}")  # fmt: skip
+    if args.match_nodes and "os_es_mccfr_py" in args.lines and not args.deep_cfr_from and (
+            "deep_cfr" not in args.lines or args.lines.index("deep_cfr") > args.lines.index("os_es_mccfr_py")):
+        usage_error("--match-nodes needs deep_cfr listed before os_es_mccfr_py in --algorithms "
+                    "(or its rows from --deep_cfr_from=CSV)")  # fmt: skip
+    if args.evaluator == "engine":
+        unfit = [n for n in args.lines if n in ("os_es_mccfr", "os_es_mccfr_py", "os_nfsp")]
+        if unfit:
+            usage_error(f"--evaluator=engine evaluates Deep CFR with a suit-symmetric network and the vector CFR "
+                        f"lines, not {', '.join(unfit)}; use --evaluator=states for them")  # fmt: skip
+    if args.checkpoint and len(args.seeds) > 1 and "deep_cfr" in args.lines:
+        usage_error("--checkpoint holds one deep_cfr run: use it with one seed (--seed), not --seeds")
+    args.deep_cfr_settings, overrides = _deep_cfr_settings(args)
+    args.game = args.game or "flop_holdem(num_ranks=5,num_suits=2)"
+    page = args.page or ("full_fhp" if args.game == "flop_holdem" else "fhp_curve")
+    check_writable_dir(args.out_dir, "--out_dir")
+    check_writable_dir(os.path.join(args.out_dir, page), "--out_dir")
+    if args.checkpoint:
+        _check_checkpoints(args)
+    if "deep_cfr" in args.lines or overrides:  # last: the library's checks import torch (seconds)
+        problem = deep_cfr_settings_problem(args.deep_cfr_settings)
+        if problem:
+            usage_error(f"--deep_cfr{' (over --preset ' + args.preset + ')' if args.preset else ''}: {problem}")
+
+
+def _check_line(name: str, args) -> None:
+    """One --algorithms name: a known line, its form, and the options it reads."""
+    if name in FIXED_LINES:
+        if name == "os_nfsp":
+            from openspiel_cfrx.examples.contenders import NFSP_PRESETS
+
+            if args.nfsp_preset not in NFSP_PRESETS:
+                usage_error(f"--nfsp_preset={args.nfsp_preset!r} is not a preset; choose from {', '.join(NFSP_PRESETS)}")
+        return
+    if name.startswith("policy:"):
+        parts = name.split(":", 2)
+        if len(parts) != 3 or not all(parts):
+            usage_error(f"--algorithms {name}: a user's policy is policy:<module>:<function>, e.g. "
+                        "policy:open_spiel.python.policy:UniformRandomPolicy")  # fmt: skip
+        import importlib
+
+        try:
+            function = getattr(importlib.import_module(parts[1]), parts[2])
+        except (ImportError, AttributeError) as e:
+            usage_error(f"--algorithms {name}: cannot import {parts[1]}.{parts[2]} ({e})")
+        if not callable(function):
+            usage_error(f"--algorithms {name}: {parts[1]}.{parts[2]} is not a function of the game")
+        return
+    if name.startswith(("lossless_", "abstraction_")):
+        from openspiel_cfrx.regret import VARIANTS
+
+        if name.startswith("lossless_"):
+            variant = name[len("lossless_"):]
+            if variant not in VARIANTS:
+                usage_error(f"--algorithms {name}: unknown vector CFR variant {variant!r}; choose lossless_<variant> "
+                            f"from {', '.join(VARIANTS)}")  # fmt: skip
+            return
+        match = re.fullmatch(r"abstraction_(pr_)?(\d+)", name)
+        if not match or int(match.group(2)) < 1:
+            usage_error(f"--algorithms {name}: a card abstraction line is abstraction_<N> or abstraction_pr_<N> "
+                        "(N >= 1 abstract infosets), e.g. abstraction_1000")  # fmt: skip
+        variant = args.abstraction_variant
+        if variant != "es_lmccfr" and variant not in VARIANTS:
+            usage_error(f"--abstraction_variant={variant!r} is not a solver of the abstract game; choose es_lmccfr "
+                        f"or a vector CFR variant: {', '.join(VARIANTS)}")  # fmt: skip
+        if variant != "es_lmccfr" and VARIANTS[variant].predictive:
+            usage_error(f"--abstraction_variant={variant}: a predictive variant does not run on a card abstraction; "
+                        "choose lcfr, cfr+, dcfr or es_lmccfr")  # fmt: skip
+        return
+    usage_error(f"--algorithms: unknown algorithm {name!r}; choose from {', '.join(FIXED_LINES)}, {LINE_FORMS}")
+
+
+def _deep_cfr_settings(args) -> tuple[dict, dict]:
+    """(DEEP_CFR_SETTINGS with --preset's and then --deep_cfr's on top,
+    --deep_cfr's); sets args.game from the preset when --game is not given.
+    The values are checked by `deep_cfr_settings_problem`."""
+    settings = dict(DEEP_CFR_SETTINGS)
+    if args.preset:
+        from openspiel_cfrx.presets import deep_cfr_preset
+
+        try:
+            preset = deep_cfr_preset(args.preset)
+        except ValueError as e:
+            usage_error(f"--preset: {e}")
+        settings.update(preset.kwargs)
+        args.game = args.game or preset.game
+    try:
+        overrides = json.loads(args.deep_cfr)
+    except ValueError as e:
+        usage_error(f"--deep_cfr is not valid JSON ({e}); give an object, e.g. '{{\"num_traversals\": 1500}}'")
+    if not isinstance(overrides, dict):
+        usage_error(f"--deep_cfr must be a JSON object of Deep CFR settings, e.g. '{{\"num_traversals\": 1500}}', "
+                    f"got {type(overrides).__name__} {args.deep_cfr!r}")  # fmt: skip
+    reserved = [k for k in NOT_SETTINGS if k in overrides]
+    if reserved:
+        usage_error(f"--deep_cfr sets {reserved[0]!r}, which this program sets itself (--game, --seed/--seeds, "
+                    "--seconds/--iterations); drop it from the JSON")  # fmt: skip
+    settings.update(overrides)
+    if args.evaluator == "engine" and "deep_cfr" in args.lines and settings.get("network") != "suit_symmetric_mlp":
+        usage_error(f"--evaluator=engine evaluates a Deep CFR policy whose network is suit-symmetric, got "
+                    f"network={settings.get('network')!r}; add --deep_cfr='{{\"network\": \"suit_symmetric_mlp\"}}' "
+                    "or use --evaluator=states")  # fmt: skip
+    return settings, overrides
+
+
+def deep_cfr_settings_problem(settings: dict) -> str | None:
+    """Why `DeepCFRSolver(game, **settings)` would refuse `settings` (an unknown
+    name, a value out of range, a clash), from the solver's own checks
+    (`DeepCFRSettings.resolve`, as its constructor calls them) without a game
+    or the run's memories; None when they pass."""
+    import inspect
+
+    from openspiel_cfrx.deep import DeepCFRSolver
+    from openspiel_cfrx.deep.settings import GROUPS, OPENSPIEL_RULES, DeepCFRSettings
+
+    parameters = inspect.signature(DeepCFRSolver.__init__).parameters
+    given = {name: p.default for name, p in parameters.items() if p.default is not inspect.Parameter.empty}
+    given.update({k: v for k, v in settings.items() if k in parameters})
+    flat = {k: v for k, v in settings.items() if k not in parameters}
+    try:
+        DeepCFRSettings.resolve({n: given[n] for n in OPENSPIEL_RULES}, {n: given[n] for n in GROUPS}, flat)
+    except (TypeError, ValueError) as e:
+        unknown = isinstance(e, TypeError) and "unexpected keyword" in str(e)
+        return str(e) + ("; the settings are DeepCFRSolver's keyword arguments (docs/deep_cfr.md)" if unknown else "")
+    return None
+
+
+def checkpoint_path(args, name: str, seed: int) -> str:
+    """Where line `name` (seed `seed`) saves and resumes with --checkpoint."""
+    return args.checkpoint if name == "deep_cfr" else f"{args.checkpoint}.{name}.seed{seed}.npz"
+
+
+def _check_checkpoints(args) -> None:
+    """--checkpoint: its folder is writable (created), and every checkpoint the
+    run would resume from looks like one (a zip archive: torch.save's and
+    .npz's format, with the .npz's curve beside it); a file cut off at 0 bytes or
+    overwritten is refused here, not after the lines before it have run."""
+    check_writable_dir(os.path.dirname(os.path.abspath(args.checkpoint)), "--checkpoint's folder")
+    import zipfile
+
+    resumable = [n for n in args.lines if n == "deep_cfr" or
+                 (n.startswith("abstraction_") and args.abstraction_variant == "es_lmccfr")]  # fmt: skip
+    for name in resumable:
+        for seed in args.seeds if name != "deep_cfr" else args.seeds[:1]:
+            path = checkpoint_path(args, name, seed)
+            if os.path.isdir(path):
+                usage_error(f"--checkpoint: {path} is a directory; give a file path")
+            if not os.path.exists(path):
+                continue
+            if os.path.getsize(path) == 0 or not zipfile.is_zipfile(path):
+                what = "empty (0 bytes)" if os.path.getsize(path) == 0 else "not a checkpoint (not a zip archive)"
+                usage_error(f"--checkpoint: empty or corrupt checkpoint at {path}: {what}; delete it to start that "
+                            "line over, or choose another --checkpoint")  # fmt: skip
+            if name != "deep_cfr":
+                try:
+                    with open(path + ".json", encoding="utf-8") as f:
+                        json.load(f)
+                except (OSError, ValueError) as e:
+                    usage_error(f"--checkpoint: {path}.json (the curve beside {path}) is missing or corrupt ({e}); "
+                                "delete both to start that line over")  # fmt: skip
 
 
 class Runner:
@@ -169,10 +414,10 @@ class DeepCFRRunner(Runner):
         self.solver.load_checkpoint(path)
         return self.solver.checkpoint_extra
 
-    def __init__(self, game, seed):
+    def __init__(self, game, seed, settings):
         from openspiel_cfrx.deep import DeepCFRSolver
 
-        self.solver = DeepCFRSolver(game, num_iterations=10**9, seed=seed, **DEEP_CFR_SETTINGS)
+        self.solver = DeepCFRSolver(game, num_iterations=10**9, seed=seed, **settings)
         self.steps = 0
 
     def step(self):
@@ -445,7 +690,7 @@ def make_runner(name, game, args) -> Runner:
     if name.startswith("policy:"):
         return PolicyRunner(name, game)
     if name == "deep_cfr":
-        return DeepCFRRunner(game, args.seed)
+        return DeepCFRRunner(game, args.seed, args.deep_cfr_settings)
     if name == "os_es_mccfr":
         return MCCFRRunner(game, args.seed, args.mccfr_step)
     if name == "os_nfsp":
@@ -459,7 +704,7 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
     """Runs one algorithm to its checkpoints: fractions of --seconds, or (node_targets)
     the first step boundary at or past each number of nodes touched."""
     runner = make_runner(name, game, args)
-    fractions = sorted(float(f) for f in args.fractions.split(","))
+    fractions = args.fractions
     if node_targets:
         pending = sorted(node_targets)
     elif args.iterations > 0:
@@ -470,10 +715,15 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
         node_targets, pending = None, [0]
     rows, spent = [], 0.0
     saving = bool(args.checkpoint) and runner.resumable
-    path = args.checkpoint if name == "deep_cfr" else f"{args.checkpoint}.{name}.seed{args.seed}.npz"
+    path = checkpoint_path(args, name, args.seed)
     if saving and os.path.exists(path):
-        done = runner.load(path)
-        rows, spent, runner.steps, pending = done["rows"], done["spent"], done["steps"], done["pending"]
+        try:
+            done = runner.load(path)
+            rows, spent, runner.steps, pending = done["rows"], done["spent"], done["steps"], done["pending"]
+        except (ValueError, TypeError, KeyError) as e:  # the library's CheckpointError is a ValueError
+            detail = str(e) if isinstance(e, ValueError) else "no curve of this program in it"
+            raise SystemExit(f"--checkpoint: cannot resume {name} from {path} ({detail}); delete it to start "
+                             "that line over, or choose another --checkpoint") from None
         print(f"  resumed {path}: {runner.steps} {runner.steps_unit}, {spent:.0f} s, {len(rows)} checkpoints done",
               flush=True)  # fmt: skip
     said = time.monotonic()
@@ -730,24 +980,72 @@ def final_points(rows: list[dict]) -> dict[str, dict]:
     return out
 
 
-def main(argv=None):
-    args = parse_args(argv)
-    if args.preset:
-        from openspiel_cfrx.presets import deep_cfr_preset
+def _without_native_stderr(call):
+    """call(), with what C++ writes to stderr meanwhile held back (OpenSpiel
+    prints its exceptions there, a list of every game among them) and written
+    out only if the call succeeds."""
+    import tempfile
 
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as held:
+        os.dup2(held.fileno(), 2)
         try:
-            preset = deep_cfr_preset(args.preset)
-        except ValueError as e:
-            raise SystemExit(f"--preset: {e}") from None
-        DEEP_CFR_SETTINGS.update(preset.kwargs)
-        args.game = args.game or preset.game
-    args.game = args.game or "flop_holdem(num_ranks=5,num_suits=2)"
-    DEEP_CFR_SETTINGS.update(json.loads(args.deep_cfr))
-    torch.set_num_threads(args.threads)
+            result = call()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        held.seek(0)
+        sys.stderr.write(held.read().decode(errors="replace"))
+    return result
+
+
+def load_poker_game(args):
+    """--game loaded, and checked to be a flop_holdem / hulh poker game that
+    --evaluator can measure (one line otherwise, before anything is computed)."""
+    import games  # noqa: F401  (registers flop_holdem, hulh)
+    from games.poker import game_size, limit_holdem_rules
+    from games.poker_exploitability import DEFAULT_MAX_INFOSETS
+
+    example = "e.g. --game='flop_holdem(num_ranks=5,num_suits=2)'"
+    name = args.game.partition("(")[0].strip()
+    if name not in pyspiel.registered_names():
+        usage_error(f"--game={args.game}: unknown game {name!r}; this benchmark needs a flop_holdem/hulh poker game, "
+                    f"{example}")  # fmt: skip
+    try:
+        game = _without_native_stderr(lambda: pyspiel.load_game(args.game))
+    except (pyspiel.SpielError, ValueError, RuntimeError) as e:  # pyspiel's message lists every game after line 1
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0].split(" Available games")[0].rstrip(".")
+        usage_error(f"--game={args.game} does not load ({first}); this benchmark needs a flop_holdem/hulh poker "
+                    f"game, {example}")  # fmt: skip
+    try:
+        rules = limit_holdem_rules(game)
+    except ValueError as e:
+        usage_error(f"--game={args.game} is not a poker game this benchmark runs ({str(e).rstrip('.')}); it needs a flop_holdem/hulh "
+                    f"poker game, {example}")  # fmt: skip
+    if args.evaluator == "states":
+        infosets = max(game_size(rules).infosets)
+        if rules.num_rounds != 2:
+            usage_error(f"--game={args.game}: --evaluator=states (poker_nash_conv) measures flop_holdem games (2 "
+                        f"betting rounds), this one has {rules.num_rounds}; use a flop_holdem game")  # fmt: skip
+        if infosets > DEFAULT_MAX_INFOSETS:
+            usage_error(f"--game={args.game} has {infosets:,} infosets per player, too many for --evaluator=states "
+                        "(every infoset is queried); use --evaluator=engine")  # fmt: skip
+    return game
+
+
+def main(argv=None):
+    args = parse_args(argv)  # every argument checked: one line and exit status 2 for the first bad one
     command = "python benchmarks/bench_fhp_curve.py " + " ".join(
         sys.argv[1:] if argv is None else argv
     )
-    game = pyspiel.load_game(args.game)
+    game = load_poker_game(args)
+    import torch
+
+    torch.set_num_threads(args.threads)
+    seeds = args.seeds
+    rows = deep_cfr_rows(args.deep_cfr_from, args) if args.deep_cfr_from else []
+    rows += earlier_rows(args.rows_from, game)
     from open_spiel.python import policy as policy_lib
 
     if args.evaluator == "engine":
@@ -760,15 +1058,7 @@ def main(argv=None):
     else:
         uniform = poker_nash_conv(game, policy_lib.UniformRandomPolicy(game), return_details=True)
     print(f"{args.game}: uniform NashConv {uniform.nash_conv_mbb:.1f} mbb/g", flush=True)
-    try:
-        seeds = [int(x) for x in args.seeds.split(",")] if args.seeds else [args.seed]
-    except ValueError:
-        raise SystemExit(f"--seeds must be comma-separated integers, got {args.seeds!r}") from None
-    if args.checkpoint and len(seeds) > 1 and "deep_cfr" in args.algorithms.split(","):
-        raise SystemExit("--checkpoint holds one deep_cfr run: use it with one seed (--seed), not --seeds")
-    rows = deep_cfr_rows(args.deep_cfr_from, args) if args.deep_cfr_from else []
-    rows += earlier_rows(args.rows_from, game)
-    for name in (n.strip() for n in args.algorithms.split(",") if n.strip()):
+    for name in args.lines:
         targets = None
         if name == "os_es_mccfr_py" and args.match_nodes:
             targets = [r["nodes_touched"] for r in rows if r["algorithm"] == "deep_cfr"]
@@ -825,13 +1115,14 @@ def main(argv=None):
         + ("none (sd_cfr: the kept iterates' mixture)" if r["policy_loss"] is None else f"{r['policy_loss']:.4g}")
         for r in deep
     )
-    ran = [n.strip() for n in args.algorithms.split(",") if n.strip()]
+    ran = args.lines
     settings = (
         (f"Budget {args.iterations:,} steps of each algorithm, checkpoints at "
            if args.iterations > 0 else f"Budget {args.seconds:g} s of each algorithm's own compute, checkpoints at ")
-        + f"{args.fractions} of it (first step boundary past each), torch threads {args.threads}, "
+        + f"{','.join(f'{x:g}' for x in args.fractions)} of it (first step boundary past each), "
+        f"torch threads {args.threads}, "
         f"seeds {', '.join(map(str, seeds))}; algorithms run one after the other in one process.\n\n"
-        f"Settings: deep_cfr `{DEEP_CFR_SETTINGS}`; os_es_mccfr {args.mccfr_step} iterations per "
+        f"Settings: deep_cfr `{args.deep_cfr_settings}`; os_es_mccfr {args.mccfr_step} iterations per "
         f"step; os_es_mccfr_py {args.mccfr_py_step} iterations per step"
         f"{' (checkpoints at deep_cfr nodes touched)' if args.match_nodes else ''}"
         f"{f', deep_cfr rows read from {args.deep_cfr_from}' if args.deep_cfr_from else ''}; os_nfsp {args.nfsp_step} "

@@ -42,6 +42,10 @@ def assert_refused(out: subprocess.CompletedProcess, pattern: str) -> str:
     return lines[0]
 
 
+def fhp(*args: str, tmp_path: Path, timeout: float = 60) -> subprocess.CompletedProcess:
+    return run("bench_fhp_curve.py", TINY_GAME, f"--out_dir={tmp_path / 'out'}", *args, timeout=timeout)
+
+
 # --- benchmarks/suite.py: one line, not the 27-line flag listing ------------------------------------------
 
 @pytest.mark.parametrize(
@@ -70,3 +74,188 @@ def test_suite_still_lists_its_commands():
     assert out.returncode == 0, out.stderr
     assert "bench_fhp_curve.py --preset=fhp_full" in out.stdout and "bench_tabular.py" in out.stdout
     assert "2/2 programs ok" in out.stdout
+
+
+# --- bench_fhp_curve.py: argparse's own errors --------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "args, pattern",
+    [
+        (["--no_such_flag"], r"unrecognized arguments: --no_such_flag"),
+        (["--seconds=abc"], r"argument --seconds: must be a finite number of seconds > 0, got 'abc'"),
+        (["--evaluator=nope"], r"argument --evaluator: invalid choice: 'nope'"),
+    ],
+)
+def test_fhp_curve_parse_errors_are_one_line(args, pattern, tmp_path):
+    assert_refused(fhp(*args, tmp_path=tmp_path), pattern)
+
+
+def test_fhp_curve_help_still_works():
+    out = run("bench_fhp_curve.py", "--help")
+    assert out.returncode == 0 and "--fractions" in out.stdout and "--iterations" in out.stdout
+
+
+# --- --fractions ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("fractions", ["a,b", "0.5,x", "", "0.5,,1", "0,1", "-0.5,1", "0.5,1.5", "nan,1", "inf",
+                                       "1,0.5", "0.5,0.5,1"])  # fmt: skip
+def test_fhp_curve_bad_fractions(fractions, tmp_path):
+    line = assert_refused(fhp(f"--fractions={fractions}", *TINY_RUN[:3], tmp_path=tmp_path),
+                          r"argument --fractions: must be comma-separated numbers in \(0, 1\], increasing")
+    assert repr(fractions) in line  # names the value given
+
+
+# --- --algorithms --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "algorithms, pattern",
+    [
+        ("bogus", r"unknown algorithm 'bogus'; choose from deep_cfr, os_es_mccfr, os_es_mccfr_py, os_nfsp, "
+                  r"lossless_<variant>, abstraction_<N>, abstraction_pr_<N> or policy:<module>:<function>"),
+        ("os_es_mccfr,DEEP_CFR", r"unknown algorithm 'DEEP_CFR'"),
+        ("lossless_nope", r"lossless_nope: unknown vector CFR variant 'nope'; choose lossless_<variant> from cfr, "),
+        ("abstraction_many", r"abstraction_many: a card abstraction line is abstraction_<N> or abstraction_pr_<N>"),
+        ("abstraction_0", r"abstraction_0: a card abstraction line is abstraction_<N>"),
+        ("policy:nomodule", r"policy:nomodule: a user's policy is policy:<module>:<function>"),
+        ("policy:no_such_module_x:f", r"cannot import no_such_module_x.f"),
+        ("os_es_mccfr,os_es_mccfr", r"--algorithms lists os_es_mccfr more than once"),
+    ],
+)
+def test_fhp_curve_bad_algorithms(algorithms, pattern, tmp_path):
+    assert_refused(fhp(f"--algorithms={algorithms}", "--iterations=1", "--mccfr-step=1", tmp_path=tmp_path), pattern)
+
+
+@pytest.mark.parametrize(
+    "args, pattern",
+    [
+        (["--algorithms="], r"--algorithms is empty and there is no --rows_from: nothing to run"),
+        (["--algorithms=os_nfsp", "--nfsp_preset=nope"], r"--nfsp_preset='nope' is not a preset; choose from"),
+        (["--algorithms=abstraction_100", "--abstraction_variant=nope"], r"--abstraction_variant='nope' is not a"),
+        (["--algorithms=abstraction_100", "--abstraction_variant=pcfr+"], r"predictive variant does not run on a"),
+        (["--algorithms=os_es_mccfr,os_es_mccfr_py", "--match-nodes"],
+         r"--match-nodes needs deep_cfr listed before os_es_mccfr_py"),
+        (["--algorithms=os_es_mccfr", "--evaluator=engine"], r"--evaluator=engine evaluates .* not os_es_mccfr"),
+        (["--algorithms=deep_cfr", "--evaluator=engine"], r"network is suit-symmetric, got network='mlp'"),
+        (["--algorithms=deep_cfr", "--seeds=0,1", "--checkpoint=x"], r"--checkpoint holds one deep_cfr run"),
+        (["--preset=nope"], r"--preset: unknown Deep CFR preset 'nope'"),
+    ],
+)
+def test_fhp_curve_lines_and_the_options_they_read(args, pattern, tmp_path):
+    """Checked up front, not when the line's turn comes after the lines before it have run."""
+    assert_refused(fhp(*args, "--iterations=1", "--mccfr-step=1", "--nfsp-step=1", tmp_path=tmp_path), pattern)
+
+
+# --- --deep_cfr ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "deep_cfr, pattern",
+    [
+        ("{", r"--deep_cfr is not valid JSON \(Expecting property name"),
+        ("[1, 2]", r"--deep_cfr must be a JSON object of Deep CFR settings, .* got list"),
+        ('"num_traversals"', r"--deep_cfr must be a JSON object .* got str"),
+        ('{"num_traversal": 10}', r"unexpected keyword argument 'num_traversal'; did you mean 'num_traversals'\?"),
+        ('{"num_traversals": 0}', r"--deep_cfr: num_traversals must be an int >= 1, got 0"),
+        ('{"seed": 3}', r"--deep_cfr sets 'seed', which this program sets itself"),
+    ],
+)
+def test_fhp_curve_bad_deep_cfr_settings(deep_cfr, pattern, tmp_path):
+    """The library's own settings checks (DeepCFRSettings), before the game is loaded."""
+    out = fhp("--algorithms=deep_cfr", f"--deep_cfr={deep_cfr}", "--iterations=1", "--fractions=1", tmp_path=tmp_path)
+    assert_refused(out, pattern)
+
+
+# --- --game --------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "game, pattern",
+    [
+        ("kuhn_poker", r"--game=kuhn_poker is not a poker game this benchmark runs .* needs a flop_holdem/hulh"),
+        ("no_such_game", r"--game=no_such_game: unknown game 'no_such_game'; .* needs a flop_holdem/hulh poker game"),
+        ("flop_holdem(bogus=1)", r"does not load \(Unknown parameter 'bogus'. Available parameters are: max_raises"),
+        ("kuhn_poker(players=x)", r"does not load \(Wrong type for parameter players"),  # OpenSpiel's C++ message
+        ("flop_holdem(num_ranks=99)", r"does not load \(num_ranks=99: must be an integer in \[2, 13\]"),
+        ("hulh", r"--evaluator=states .* measures flop_holdem games \(2 betting rounds\), this one has 4"),
+        ("flop_holdem", r"infosets per player, too many for --evaluator=states .* use --evaluator=engine"),
+    ],
+)
+def test_fhp_curve_game_must_be_flop_holdem_or_hulh_poker(game, pattern, tmp_path):
+    out = run("bench_fhp_curve.py", f"--game={game}", f"--out_dir={tmp_path}", *TINY_RUN)
+    assert_refused(out, pattern)
+
+
+# --- --out_dir -----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("where", ["file", "file/below"])
+def test_fhp_curve_unwritable_out_dir_is_found_before_computing(where, tmp_path):
+    """Before: the lines ran, then writing the CSV raised. A file in the way
+    stands for any unwritable place (the tests may run as root, which chmod
+    does not stop)."""
+    (tmp_path / "file").write_text("")
+    out = run("bench_fhp_curve.py", TINY_GAME, *TINY_RUN, f"--out_dir={tmp_path / where}")
+    assert_refused(out, rf"--out_dir={re.escape(str(tmp_path / where))}\S* is not a writable directory")
+
+
+def test_fhp_curve_out_dir_is_created(tmp_path):
+    """The probe leaves the directory it made, and nothing else."""
+    out = run("bench_fhp_curve.py", TINY_GAME, "--algorithms=bogus", f"--out_dir={tmp_path / 'new'}")
+    assert out.returncode == 2 and not (tmp_path / "new").exists()  # refused first: nothing made
+    out = run("bench_fhp_curve.py", TINY_GAME, "--algorithms=os_es_mccfr", "--game=kuhn_poker",
+              f"--out_dir={tmp_path / 'new'}")  # fmt: skip
+    assert out.returncode == 2 and [p.name for p in (tmp_path / "new").iterdir()] == ["fhp_curve"]
+    assert not any((tmp_path / "new" / "fhp_curve").iterdir())
+
+
+# --- --checkpoint --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("content", [b"", b"not a checkpoint\n"])
+def test_fhp_curve_refuses_an_empty_or_corrupt_deep_cfr_checkpoint(content, tmp_path):
+    checkpoint = tmp_path / "deep.pt"
+    checkpoint.write_bytes(content)
+    out = fhp("--algorithms=deep_cfr", "--iterations=1", f"--checkpoint={checkpoint}", tmp_path=tmp_path)
+    line = assert_refused(out, rf"empty or corrupt checkpoint at {re.escape(str(checkpoint))}")
+    assert "delete it" in line and "choose another --checkpoint" in line
+
+
+def test_fhp_curve_refuses_an_empty_abstraction_checkpoint_of_any_seed(tmp_path):
+    (tmp_path / "ck.abstraction_100.seed1.npz").write_bytes(b"")
+    out = fhp("--algorithms=abstraction_100", "--abstraction_variant=es_lmccfr", "--es-step=10", "--iterations=10",
+              "--seeds=0,1", f"--checkpoint={tmp_path / 'ck'}", tmp_path=tmp_path)  # fmt: skip
+    assert_refused(out, r"empty or corrupt checkpoint at .*ck.abstraction_100.seed1.npz: empty \(0 bytes\)")
+
+
+def test_fhp_curve_checkpoint_folder_must_be_writable(tmp_path):
+    (tmp_path / "file").write_text("")
+    out = fhp("--algorithms=deep_cfr", "--iterations=1", f"--checkpoint={tmp_path / 'file' / 'ck.pt'}",
+              tmp_path=tmp_path)  # fmt: skip
+    assert_refused(out, r"--checkpoint's folder=.*file is not a writable directory")
+
+
+# --- --seconds and the other numbers -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seconds", ["nan", "inf", "-inf", "-1", "0"])
+def test_fhp_curve_seconds_must_be_finite_and_positive(seconds, tmp_path):
+    """Before: nan and inf ran forever (no checkpoint is ever reached), -1 and 0 ran one step."""
+    out = fhp(f"--seconds={seconds}", "--algorithms=os_es_mccfr", "--mccfr-step=1", "--fractions=1",
+              tmp_path=tmp_path, timeout=30)  # fmt: skip
+    assert_refused(out, rf"argument --seconds: must be a finite number of seconds > 0, got '{re.escape(seconds)}'")
+
+
+@pytest.mark.parametrize(
+    "args, pattern",
+    [
+        (["--iterations=-5"], r"argument --iterations: must be an integer >= 0 \(0: use --seconds\), got '-5'"),
+        (["--iterations=2", "--mccfr-step=0"], r"argument --mccfr-step: must be an integer >= 1, got '0'"),
+        (["--iterations=2", "--es-step=-1"], r"argument --es-step: must be an integer >= 1"),
+        (["--iterations=2", "--nfsp-step=0"], r"argument --nfsp-step: must be an integer >= 1"),
+        (["--iterations=2", "--vector-step=0"], r"argument --vector-step: must be an integer >= 1"),
+        (["--iterations=2", "--mccfr-py-step=0"], r"argument --mccfr-py-step: must be an integer >= 1"),
+        (["--iterations=2", "--threads=0"], r"argument --threads: must be an integer >= 1"),
+        (["--iterations=2", "--seed=-1"], r"argument --seed: must be an integer >= 0"),
+        (["--iterations=2", "--seeds=1,x"], r"argument --seeds: must be comma-separated distinct integers >= 0"),
+        (["--iterations=2", "--seeds=1,1"], r"argument --seeds: must be comma-separated distinct integers >= 0"),
+    ],
+)
+def test_fhp_curve_counts_must_be_in_range(args, pattern, tmp_path):
+    """A step of 0 never reaches a checkpoint (a hang, before); a negative
+    --iterations silently switched to --seconds."""
+    assert_refused(fhp("--algorithms=os_es_mccfr", "--fractions=1", *args, tmp_path=tmp_path, timeout=30), pattern)
