@@ -145,8 +145,9 @@ def parse_args(argv=None):
     parser.add_argument("--algorithms", default="deep_cfr,os_es_mccfr,os_nfsp")
     parser.add_argument("--seconds", type=_positive_seconds, default=300.0, help="compute budget per algorithm")
     parser.add_argument("--iterations", type=_integer(0, " (0: use --seconds)"), default=0,
-                        help="> 0: run each algorithm for this many steps (checkpoints at --fractions of "
-                             "it) instead of --seconds: equal-iteration comparisons, e.g. Figure 4's "
+                        help="> 0: run each algorithm for this many iterations (os_nfsp: episodes), checkpoints "
+                             "at exactly --fractions of it (a step is cut short to land on a checkpoint), "
+                             "instead of --seconds: equal-iteration comparisons, e.g. Figure 4's "
                              "ablations, that other load on the machine does not change")  # fmt: skip
     parser.add_argument("--fractions", type=_fractions, default="0.1,0.25,0.5,0.75,1",
                         help="checkpoints as fractions of --seconds (or --iterations): increasing, in (0, 1]")  # fmt: skip
@@ -386,9 +387,11 @@ def _check_checkpoints(args) -> None:
 
 
 class Runner:
-    """step() does one unit of work; policy() returns (policy, seconds charged);
-    evaluate() measures it exactly. A runner with `one_evaluation` (a fixed
-    policy) is evaluated once, not at checkpoints."""
+    """step() does one unit of work, at most `step_limit` (None: no limit) of
+    its iterations or episodes, so that --iterations lands on each checkpoint
+    exactly; policy() returns (policy, seconds charged); evaluate() measures it
+    exactly. A runner with `one_evaluation` (a fixed policy) is evaluated once,
+    not at checkpoints."""
 
     name = ""
     steps_unit = "steps"
@@ -396,6 +399,11 @@ class Runner:
     one_evaluation = False
     last_checkpoint = True  # run_one: whether the coming evaluation is the line's last
     resumable = False  # save(path, extra) / load(path) -> extra: `--checkpoint` resumes it
+    step_limit = None  # run_one, with --iterations: the iterations left to the next checkpoint
+
+    def chunk(self, per_step: int) -> int:
+        """How many iterations the coming step runs: `per_step`, cut to `step_limit`."""
+        return per_step if self.step_limit is None else min(per_step, self.step_limit)
 
     def evaluate(self, game, pol, evaluator: str):
         return evaluate(game, pol, evaluator)
@@ -459,9 +467,10 @@ class MCCFRRunner(Runner):
         self.steps = 0
 
     def step(self):
-        for _ in range(self.per_step):
+        n = self.chunk(self.per_step)
+        for _ in range(n):
             self.solver.run_iteration()
-        self.steps += self.per_step
+        self.steps += n
 
     def policy(self):
         start = time.perf_counter()
@@ -491,9 +500,10 @@ class PythonMCCFRRunner(Runner):
         self.solver._update_regrets = counted  # noqa: SLF001
 
     def step(self):
-        for _ in range(self.per_step):
+        n = self.chunk(self.per_step)
+        for _ in range(n):
             self.solver.iteration()
-        self.steps += self.per_step
+        self.steps += n
 
     def policy(self):
         start = time.perf_counter()
@@ -507,11 +517,14 @@ class PythonMCCFRRunner(Runner):
 class NFSPRunner(Runner):
     name, steps_unit = "os_nfsp", "episodes"
 
-    def __init__(self, game, seed, per_step, preset="leduc_defaults"):
+    def __init__(self, game, seed, per_step, preset="leduc_defaults", checkpoints=()):
         from openspiel_cfrx.examples.contenders import NFSP_PRESETS, make_contender
 
         if preset not in NFSP_PRESETS:
             raise SystemExit(f"--nfsp_preset={preset!r} is not a preset; choose from {', '.join(NFSP_PRESETS)}")
+        # the contender's episodes per step are fixed when it is made: with --iterations, the largest
+        # divisor of --nfsp-step and every checkpoint, so that each is reached exactly (the same episodes)
+        per_step = math.gcd(per_step, *checkpoints)
         self.contender = make_contender("os_nfsp", game, seed=seed, episodes_per_step=per_step, **NFSP_PRESETS[preset])
         self.per_step = per_step
         self.steps = 0
@@ -565,9 +578,10 @@ class VectorCFRRunner(Runner):
         return self.solver.iteration * (2 if self.solver.alternating_updates else 1) * self.nodes_per_walk
 
     def step(self):
-        for _ in range(self.per_step):
+        n = self.chunk(self.per_step)
+        for _ in range(n):
             self.solver.iterate()
-        self.steps += self.per_step
+        self.steps += n
 
     def policy(self):
         return self.solver, 0.0
@@ -652,8 +666,9 @@ class AbstractMCCFRRunner(VectorCFRRunner):
         return self.solver.nodes_touched
 
     def step(self):
-        self.solver.run(self.per_step)
-        self.steps += self.per_step
+        n = self.chunk(self.per_step)
+        self.solver.run(n)
+        self.steps += n
 
 
 class PolicyRunner(Runner):
@@ -682,7 +697,7 @@ class PolicyRunner(Runner):
         return pol, time.perf_counter() - start
 
 
-def make_runner(name, game, args) -> Runner:
+def make_runner(name, game, args, checkpoints=()) -> Runner:
     if name.startswith("abstraction_") and args.abstraction_variant == "es_lmccfr":
         return AbstractMCCFRRunner(name, game, args)
     if name.startswith(("lossless_", "abstraction_")):
@@ -694,23 +709,25 @@ def make_runner(name, game, args) -> Runner:
     if name == "os_es_mccfr":
         return MCCFRRunner(game, args.seed, args.mccfr_step)
     if name == "os_nfsp":
-        return NFSPRunner(game, args.seed, args.nfsp_step, args.nfsp_preset)
+        return NFSPRunner(game, args.seed, args.nfsp_step, args.nfsp_preset, checkpoints)
     if name == "os_es_mccfr_py":
         return PythonMCCFRRunner(game, args.seed, args.mccfr_py_step)
     raise ValueError(f"unknown algorithm {name!r}")
 
 
 def run_one(name, game, args, node_targets=None) -> list[dict]:
-    """Runs one algorithm to its checkpoints: fractions of --seconds, or (node_targets)
-    the first step boundary at or past each number of nodes touched."""
-    runner = make_runner(name, game, args)
+    """Runs one algorithm to its checkpoints: fractions of --seconds (the first
+    step boundary past each), exactly fractions of --iterations, or
+    (node_targets) the first step boundary at or past each number of nodes touched."""
     fractions = args.fractions
+    exact = not node_targets and args.iterations > 0
     if node_targets:
         pending = sorted(node_targets)
-    elif args.iterations > 0:
+    elif exact:
         pending = sorted({max(1, round(f * args.iterations)) for f in fractions})
     else:
         pending = [f * args.seconds for f in fractions]
+    runner = make_runner(name, game, args, pending if exact else ())
     if runner.one_evaluation:
         node_targets, pending = None, [0]
     rows, spent = [], 0.0
@@ -729,6 +746,7 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
     said = time.monotonic()
     while pending:
         start = time.perf_counter()
+        runner.step_limit = pending[0] - runner.steps if exact else None
         runner.step()
         spent += time.perf_counter() - start
         progress = runner.nodes_touched if node_targets else runner.steps if args.iterations > 0 else spent
@@ -1064,7 +1082,8 @@ def main(argv=None):
             targets = [r["nodes_touched"] for r in rows if r["algorithm"] == "deep_cfr"]
             if not targets:
                 raise SystemExit("--match-nodes needs deep_cfr listed before os_es_mccfr_py in --algorithms")
-        budget = f"{args.iterations:,} steps" if args.iterations > 0 else f"{args.seconds:g} s"
+        unit = "episodes" if name == "os_nfsp" else "iterations"
+        budget = f"{args.iterations:,} {unit}" if args.iterations > 0 else f"{args.seconds:g} s"
         for seed in seeds:
             args.seed = seed
             print(f"{name} (seed {seed}): " + (f"to {targets[-1]:,} nodes touched" if targets else budget), flush=True)
@@ -1117,10 +1136,11 @@ def main(argv=None):
     )
     ran = args.lines
     settings = (
-        (f"Budget {args.iterations:,} steps of each algorithm, checkpoints at "
+        (f"Budget {args.iterations:,} iterations (os_nfsp: episodes) of each algorithm, checkpoints at "
            if args.iterations > 0 else f"Budget {args.seconds:g} s of each algorithm's own compute, checkpoints at ")
-        + f"{','.join(f'{x:g}' for x in args.fractions)} of it (first step boundary past each), "
-        f"torch threads {args.threads}, "
+        + f"{','.join(f'{x:g}' for x in args.fractions)} of it ("
+        + ("exactly" if args.iterations > 0 else "first step boundary past each")
+        + f"), torch threads {args.threads}, "
         f"seeds {', '.join(map(str, seeds))}; algorithms run one after the other in one process.\n\n"
         f"Settings: deep_cfr `{args.deep_cfr_settings}`; os_es_mccfr {args.mccfr_step} iterations per "
         f"step; os_es_mccfr_py {args.mccfr_py_step} iterations per step"

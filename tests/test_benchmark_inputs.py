@@ -11,6 +11,7 @@ are given a tiny game and budget, so that they fail fast rather than run on.
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import subprocess
@@ -259,3 +260,24 @@ def test_fhp_curve_counts_must_be_in_range(args, pattern, tmp_path):
     """A step of 0 never reaches a checkpoint (a hang, before); a negative
     --iterations silently switched to --seconds."""
     assert_refused(fhp("--algorithms=os_es_mccfr", "--fractions=1", *args, tmp_path=tmp_path, timeout=30), pattern)
+
+
+# --- --iterations counts exactly -----------------------------------------------------------------------------
+
+def test_fhp_curve_iterations_land_exactly_on_the_checkpoints(tmp_path):
+    """--iterations=30 --fractions=0.5,1 evaluates every line at 15 and 30 of
+    its own iterations (os_nfsp: episodes), whatever its step size. Before,
+    a line ran whole steps: os_es_mccfr (2000 per step) one checkpoint at 2000,
+    es_lmccfr abstraction lines (20000) one at 20000, os_nfsp (500) one at 500."""
+    from benchmarks.bench_fhp_curve import main
+
+    main([TINY_GAME, "--algorithms=os_es_mccfr,os_nfsp,abstraction_100,lossless_lcfr", "--abstraction_variant=es_lmccfr",
+          "--vector-step=4", "--iterations=30", "--fractions=0.5,1", f"--out_dir={tmp_path}"])  # fmt: skip
+    with open(tmp_path / "fhp_curve" / "fhp_curve.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    steps = {}
+    for r in rows:
+        steps.setdefault(r["algorithm"], []).append(int(r["steps"]))
+    assert steps == {"os_es_mccfr": [15, 30], "os_nfsp": [15, 30], "abstraction_100": [15, 30],
+                     "lossless_lcfr": [15, 30]}  # fmt: skip
+    assert "checkpoints at 0.5,1 of it (exactly)" in (tmp_path / "fhp_curve.md").read_text()
