@@ -128,6 +128,9 @@ PROGRAMS = {
     "poker_network_step": ("bench_poker_network_step.py",
                            ["--dims=96", "--repeats=1", "--steps=2", f"--output={QUICK}/poker_network_step.md"],
                            [f"--output={FULL}/poker_network_step.md"]),
+    "paper_iteration": ("bench_paper_iteration.py",
+                        ["--presets=paper_fhp", "--steps=1", f"--output={QUICK}/paper_iteration.md"],
+                        [f"--output={FULL}/paper_iteration.md"]),
     "careless_user": ("sweep_careless_user.py", ["--quick", f"--output={QUICK}/careless_user.md"],
                       [f"--output={FULL}/careless_user.md"]),
 }  # fmt: skip
