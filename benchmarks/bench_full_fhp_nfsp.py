@@ -52,8 +52,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers flop_holdem)
 from benchmarks.common import markdown_table, write_result  # noqa: E402
-from openspiel_cfrx.examples.contenders import NFSP_PRESETS, make_contender  # noqa: E402
 from openspiel_cfrx.deep.threads import usable_cpus  # noqa: E402
+from openspiel_cfrx.examples.contenders import NFSP_PRESETS, make_contender  # noqa: E402
 
 FIELDS = ["algorithm", "seed", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds", "nash_conv_chips",
           "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds", "nodes_touched"]  # fmt: skip

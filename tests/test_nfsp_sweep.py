@@ -13,7 +13,12 @@ import pytest
 import torch
 
 from benchmarks import sweep_nfsp_fhp
-from openspiel_cfrx.examples.contenders import NFSP_LEDUC_DEFAULTS, NFSP_PRESETS, make_contender, nfsp_settings
+from openspiel_cfrx.examples.contenders import (
+    NFSP_LEDUC_DEFAULTS,
+    NFSP_PRESETS,
+    make_contender,
+    nfsp_settings,
+)
 from openspiel_cfrx.neural_poker.suit_symmetric import SuitCanonical
 
 TINY = "flop_holdem(num_ranks=4,num_suits=2,max_raises=1 1)"
