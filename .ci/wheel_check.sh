@@ -7,6 +7,7 @@
 #   * checks the packaged Libratus endgame data (all four subgames load),
 #   * runs every example program as a console script (`cfrx-<name> --helpfull`)
 #     and as a module (`python -m openspiel_cfrx.examples.<name> --helpfull`),
+#   * runs every other program once at a tiny budget as a console script,
 #   * runs cfrx-oftrl-endgames on subgame 4 for 10 iterations,
 #   * runs a small Kuhn poker Deep CFR, as a console script and with python -m.
 # The examples are part of the package (openspiel_cfrx/examples/).
@@ -145,6 +146,29 @@ print(' '.join(sorted(e.value.split(':')[0].rpartition('.')[2] for e in m.entry_
         fi
     done
     echo "$script and python -m openspiel_cfrx.examples.$name: --helpfull lists $(grep -c '^  --' "$out.txt") flags"
+done
+
+step "one short run of every other program, as a console script, from $TMP"
+tiny="flop_holdem(num_ranks=4,num_suits=2,max_raises=1 1)"
+declare -A short=(
+    [benchmark]="--game=kuhn_poker --seconds=0.5 --algorithms=cfr+ --eval_points=2 --iterations=3"
+    [card_abstraction]="--game=$tiny --buckets=,5 --output=$TMP/out/card_abstraction/tiny.npz"
+    [cfr_mix]="--iterations=1 --traversals=4 --train_steps=2 --hidden=8 --seconds=3 --variants=cfr_mix --eval_every=1 --particles=5 --eval_games=20"
+    [head_to_head]="--game=kuhn_poker --deals=4 --policies=call,raise"
+    [oftrl_cfr]="--game=kuhn_poker --iterations=4 --solvers=cfr,oftrl --stepsize_scales=1"
+    [openspiel_swap]="--iterations=2 --episodes=2 --impl=cfrx"
+    [poker_vector_cfr]="--game=$tiny --iterations=3"
+)
+mkdir -p "$TMP/out/card_abstraction"
+for name in benchmark card_abstraction cfr_mix head_to_head oftrl_cfr openspiel_swap poker_vector_cfr; do
+    read -r -a args <<< "${short[$name]}"
+    [ "$name" = card_abstraction ] || args+=("--output_dir=$TMP/out/$name")
+    if [ "$name" = card_abstraction ] || [ "$name" = poker_vector_cfr ]; then  # the game string has a space
+        args=("--game=$tiny" "${args[@]:2}")
+    fi
+    "$BIN/cfrx-${name//_/-}" "${args[@]}" > "$TMP/run_$name.log" 2>&1 \
+        || { tail -20 "$TMP/run_$name.log" >&2; fail "cfrx-${name//_/-} ${short[$name]}"; }
+    echo "cfrx-${name//_/-}: ran ($(ls "$TMP/out/$name" | tr '\n' ' '))"
 done
 
 step "cfrx-oftrl-endgames on subgame 4, 10 iterations (packaged data)"
