@@ -458,3 +458,23 @@ def test_a_checkpoint_without_the_weighting_fields_loads_as_the_defaults(tmp_pat
     with pytest.raises(checkpoint_lib.CheckpointError, match=r"linear_weighting: the checkpoint has True, this "
                                                              r"solver False"):  # fmt: skip
         _tiny_deep_cfr(linear_weighting=False).load_checkpoint(path)
+
+
+def test_nash_conv_names_a_float_action_key_as_such():
+    """A policy keyed by 0.0 instead of 0 is told that actions are int ids (it
+    used to read 'not an action of the game')."""
+    from open_spiel.python import policy as os_policy
+
+    import openspiel_cfrx
+
+    game = pyspiel.load_game("kuhn_poker")
+
+    class FloatKeys(os_policy.Policy):
+        def __init__(self):
+            super().__init__(game, [0, 1])
+
+        def action_probabilities(self, state, player_id=None):
+            return {float(a): 1 / len(state.legal_actions()) for a in state.legal_actions()}
+
+    with pytest.raises(ValueError, match=r"policy keys action 0\.0 as a float .*actions are int ids"):
+        openspiel_cfrx.nash_conv(game, FloatKeys())

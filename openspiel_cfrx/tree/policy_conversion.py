@@ -97,6 +97,12 @@ def _fill_from_dicts(tree: GameTree, strategy: np.ndarray, ids, dicts) -> None:
         for action, prob in items:
             if not (type(action) is int or isinstance(action, np.integer)) or not 0 <= action < num_actions:
                 legal = np.flatnonzero(tree.infoset_legal_mask[i]).tolist()
+                if isinstance(action, (float, np.floating)):
+                    raise ValueError(
+                        f"policy keys action {action!r} as a {type(action).__name__} at infoset "
+                        f"{tree.infoset_key[i]!r}: actions are int ids (write {{{int(action)}: ...}} if that id "
+                        f"is meant; legal here: {legal})"
+                    )
                 raise ValueError(
                     f"policy gives probability {prob!r} to action {action!r} at infoset "
                     f"{tree.infoset_key[i]!r} of player {int(tree.infoset_player[i])}, which is not an "
