@@ -1,0 +1,157 @@
+"""benchmarks/bench_deep_cfr_ledger.py: the ledger's rows, its paired aggregation and --plan (no training,
+except the slow end-to-end --quick run)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from benchmarks import bench_deep_cfr_ledger as ledger  # noqa: E402
+from benchmarks.common import mean_and_interval  # noqa: E402
+from openspiel_cfrx.presets import DEEP_CFR_PRESETS, deep_cfr_preset  # noqa: E402
+
+FIELDS = ["algorithm", "seed", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds", "nash_conv_chips",
+          "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds", "nodes_touched", "current_nash_conv_mbb",
+          "abstract_nash_conv_mbb", "abstract_infosets", "load_1min"]  # bench_fhp_curve.py's CSV columns
+
+
+def _changed(a: dict, b: dict) -> set:
+    return {k for k in set(a) | set(b) if a.get(k, "absent") != b.get(k, "absent")}
+
+
+def test_base_is_the_paper_preset_with_only_the_sgd_steps_scaled():
+    paper = dict(deep_cfr_preset("paper", game=ledger.GAME).kwargs)
+    assert _changed(ledger.BASE, paper) == set(ledger.STEP_FIELDS)
+    assert all(ledger.BASE[k] * ledger.SGD_SCALE == paper[k] == 4000 for k in ledger.STEP_FIELDS)
+    assert ledger.BASE["batch_size_advantage"] == ledger.BASE["batch_size_strategy"] == 10_000
+    assert ledger.ROWS["base"].settings() == ledger.BASE
+
+
+def test_every_row_differs_from_base_in_exactly_its_fields_and_takes_fhp_5x2s_value():
+    fhp = dict(DEEP_CFR_PRESETS["fhp_5x2"].kwargs)
+    names = [row.name for row in ledger.LEDGER]
+    assert names[0] == "base" and names[-1] == "all_fhp_5x2" and len(set(names)) == len(names)
+    deviations = [row for row in ledger.LEDGER if row.name != "base" and not row.whole_preset]
+    assert len(deviations) >= 8
+    for row in deviations:
+        assert row.change, row.name
+        assert _changed(row.settings(), ledger.BASE) == set(row.change), row.name
+        # one setting moved to fhp_5x2's value; the intermediate steps are fhp_full's (plain fine-tuning,
+        # the suit-symmetric network) and the SGD scale row is the paper's full budget
+        for key, value in row.change.items():
+            if row.name == "sgd_full":
+                assert value == 4000
+            elif key == "memory_capacity" and row.name in ("mlp", "suit_symmetric"):  # RAM: stated on the page
+                assert value == ledger.NETWORK_MEMORY and row.note
+            elif (row.name, key) in (("fine_tune", "reinitialize_advantage_networks"), ("suit_symmetric", "network")):
+                assert DEEP_CFR_PRESETS["fhp_full"].kwargs[key] == value
+            else:
+                assert fhp[key] == value, (row.name, key)
+
+
+def test_the_all_row_is_the_fhp_5x2_preset():
+    row = ledger.ROWS["all_fhp_5x2"]
+    assert row.settings() == dict(DEEP_CFR_PRESETS["fhp_5x2"].kwargs)
+    # as run: deep_cfr_preset's own hardware check (float32 on a CPU without bfloat16 instructions)
+    assert ledger.run_settings(row) == dict(deep_cfr_preset("fhp_5x2").kwargs)
+
+
+def test_every_row_is_accepted_by_the_solver_checks():
+    from benchmarks.bench_fhp_curve import deep_cfr_settings_problem
+
+    for row in ledger.LEDGER:
+        assert deep_cfr_settings_problem(ledger.run_settings(row)) is None, row.name
+
+
+def test_the_full_sgd_row_is_projected_at_the_default_budget_and_base_always_runs():
+    assert "projected from paper_iteration.md" in ledger.skip_reason(ledger.ROWS["sgd_full"], 600.0)
+    assert ledger.skip_reason(ledger.ROWS["sgd_full"], 4000.0) is None
+    assert ledger.skip_reason(ledger.ROWS["base"], 1.0) is None
+    assert ledger.skip_reason(ledger.ROWS["traversals_5000"], 600.0) is None
+
+
+def _write_curve(path, seed, points):
+    """A bench_fhp_curve.py CSV: (solver seconds, nodes touched, NashConv mbb/g) per checkpoint."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=FIELDS)
+        writer.writeheader()
+        for i, (seconds, nodes, mbb) in enumerate(points):
+            writer.writerow({"algorithm": "deep_cfr", "seed": seed, "steps": i + 1, "steps_unit": "iterations",
+                             "solver_seconds": seconds, "policy_seconds": 1.0, "seconds": seconds + 1.0,
+                             "nash_conv_chips": mbb / 100.0, "nash_conv_mbb": mbb, "br_gain_p0": 0.1,
+                             "br_gain_p1": 0.1, "eval_seconds": 1.5, "nodes_touched": nodes, "load_1min": 1.0})
+
+
+def test_paired_effects_at_equal_time_and_equal_nodes(tmp_path):
+    out = str(tmp_path)
+    base_ends, row_ends = {0: 200.0, 1: 180.0, 2: 190.0}, {0: 150.0, 1: 160.0, 2: 140.0}
+    for seed in (0, 1, 2):
+        # BASE touches 1e6 then 4e6 nodes; the row 1e6 then 2e6: equal nodes is at 2e6
+        _write_curve(ledger.csv_path(out, "base", seed), seed, [(50, 1e6, 400.0), (101, 4e6, base_ends[seed])])
+        _write_curve(ledger.csv_path(out, "memory_2m", seed), seed, [(50, 1e6, 300.0), (100, 2e6, row_ends[seed])])
+    curves = {name: {s: ledger.read_curve(ledger.csv_path(out, name, s)) for s in (0, 1, 2)}
+              for name in ("base", "memory_2m")}  # fmt: skip
+    assert all(ledger.finished(c, 100.0) for c in curves["base"].values())
+    assert not ledger.finished(curves["base"][0], 102.0)
+    effect = ledger.paired(curves["base"], curves["memory_2m"])
+    diffs = [row_ends[s] - base_ends[s] for s in (0, 1, 2)]
+    mean, half = mean_and_interval(diffs)
+    assert effect["time"][:2] == pytest.approx((mean, half)) and mean == pytest.approx(-40.0)
+    assert effect["time"][2] == pytest.approx(100.0 * mean / 190.0)
+    # BASE at 2e6 nodes: halfway in log nodes from (1e6, 400) to (4e6, end) -> geometric mean
+    at = {s: (400.0 * base_ends[s]) ** 0.5 for s in (0, 1, 2)}
+    assert ledger.at_nodes(curves["base"][0], 2e6) == pytest.approx(at[0])
+    assert ledger.at_nodes(curves["base"][0], 5e5) is None  # never extrapolated
+    node_mean, node_half = mean_and_interval([row_ends[s] - at[s] for s in (0, 1, 2)])
+    assert effect["nodes"][:2] == pytest.approx((node_mean, node_half))
+    assert effect["node_seeds"] == 3
+
+
+def test_page_shows_a_half_finished_grid_and_one_seed_without_an_interval(tmp_path):
+    out = str(tmp_path)
+    _write_curve(ledger.csv_path(out, "base", 0), 0, [(100, 1e6, 200.0)])
+    _write_curve(ledger.csv_path(out, "base", 1), 1, [(100, 1e6, 190.0)])
+    _write_curve(ledger.csv_path(out, "pot_regrets", 0), 0, [(100, 1e6, 150.0)])
+    args = ledger.parse_args(["--seconds=100", "--rows=pot_regrets", "--seeds=0,1", f"--out_dir={out}"])
+    curves = {name: {s: ledger.read_curve(ledger.csv_path(out, name, s)) for s in (0, 1)
+                     if os.path.exists(ledger.csv_path(out, name, s))} for name in ("base", "pot_regrets")}  # fmt: skip
+    page = ledger.ledger_page(args, args.row_list, curves, {"base": 2, "pot_regrets": 2}, {})
+    assert "3 of 4 planned runs are finished" in page and "half-finished" in page
+    assert "-50.0 (-25%; 1 seed: no interval)" in page
+    assert "| 1 / 2 |" in page and "| 2 / 2 |" in page
+    assert f"scaled by 1/{ledger.SGD_SCALE}" in page
+
+
+def test_plan_names_the_total_cpu_hours_and_runs_nothing(tmp_path):
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_deep_cfr_ledger.py"), "--plan",
+                          f"--out_dir={tmp_path}/runs"], capture_output=True, text=True, timeout=60, cwd=ROOT)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "CPU hours" in run.stdout and "grid: 14 rows x 3 seeds" in run.stdout
+    assert not os.path.exists(tmp_path / "runs")
+
+
+def test_bad_input_is_one_line():
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_deep_cfr_ledger.py"), "--plan",
+                          "--rows=nonsense"], capture_output=True, text=True, timeout=60, cwd=ROOT)  # fmt: skip
+    assert run.returncode == 2 and "unknown row 'nonsense'" in run.stderr and len(run.stderr.splitlines()) == 1
+
+
+@pytest.mark.slow
+def test_quick_runs_end_to_end(tmp_path):
+    """--quick on two rows (BASE and one deviation), then again: the second call runs nothing."""
+    command = [sys.executable, os.path.join(ROOT, "benchmarks", "bench_deep_cfr_ledger.py"), "--quick",
+               "--rows=traversals_5000", f"--out_dir={tmp_path}/runs", f"--output={tmp_path}/page.md"]  # fmt: skip
+    run = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    page = (tmp_path / "page.md").read_text()
+    assert "2 of 2 planned runs are finished" in page and "`traversals_5000`" in page
+    again = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert again.returncode == 0 and again.stdout.count("finished earlier") == 2
