@@ -131,6 +131,8 @@ PROGRAMS = {
     "paper_iteration": ("bench_paper_iteration.py",
                         ["--presets=paper_fhp", "--steps=1", f"--output={QUICK}/paper_iteration.md"],
                         [f"--output={FULL}/paper_iteration.md"]),
+    "deep_cfr_ledger": ("bench_deep_cfr_ledger.py", ["--quick", f"--output={QUICK}/deep_cfr_ledger.md"],
+                        [f"--output={FULL}/deep_cfr_ledger.md"]),
     "careless_user": ("sweep_careless_user.py", ["--quick", f"--output={QUICK}/careless_user.md"],
                       [f"--output={FULL}/careless_user.md"]),
 }  # fmt: skip
