@@ -19,9 +19,9 @@ projected from paper_iteration.md (its cost, never a NashConv).
 
 Each (row, seed) is one run of `bench_fhp_curve.py --algorithms=deep_cfr` in
 a subprocess (one torch thread, the budget in solver seconds, checkpoints at
-`--fractions` of it, exact NashConv by `--evaluator=states`: the engine
-evaluator measures suit-symmetric networks only, and the states evaluator
-takes ~1.5 s on 5x2), with `--checkpoint`: rerunning the same command skips
+`--fractions` of it, exact NashConv by `--evaluator=states` for every row:
+the engine evaluator measures suit-symmetric networks only; the states one
+any policy, 1.5 s for a tabular one on 5x2), with `--checkpoint`: rerunning the same command skips
 finished runs (their CSV reaches the budget) and resumes the others.
 
 The page: per row, NashConv at the budget's last checkpoint (equal
@@ -351,7 +351,7 @@ def run_one(args, row: Row, seed: int) -> int:
         with open(stamp_path, "w", encoding="utf-8") as f:
             json.dump(stamp, f)
     command = [sys.executable, CURVE, "--algorithms=deep_cfr", "--evaluator=states", f"--game={stamp['game']}",
-               f"--deep_cfr={json.dumps(settings)}", f"--seconds={args.seconds:g}", f"--fractions={args.fractions}",
+               f"--deep_cfr={json.dumps(settings)}", f"--seconds={args.seconds!r}", f"--fractions={args.fractions}",
                f"--seed={seed}", f"--checkpoint={os.path.join(folder, 'ckpt')}", f"--out_dir={folder}"]  # fmt: skip
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
     start = time.monotonic()
@@ -368,7 +368,9 @@ def parse_args(argv=None):
     parser.add_argument("--seconds", type=float, default=600.0, help="solver seconds per run")
     parser.add_argument("--rows", default="", help=f"comma-separated rows (default all; base always): {', '.join(ROWS)}")
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
-    parser.add_argument("--fractions", default="0.25,0.5,0.75,1", help="checkpoints as fractions of --seconds")
+    parser.add_argument("--fractions", default="0.05,0.1,0.25,0.5,1",
+                        help="checkpoints as fractions of --seconds, ending at 1 (the early ones give the rows that "
+                             "iterate faster than BASE a point at BASE's final node count)")  # fmt: skip
     parser.add_argument("--out_dir", default="out/deep_cfr_ledger", help="the runs' folders")
     parser.add_argument("--output", default="benchmarks/results/deep_cfr_ledger.md", help="the results page")
     parser.add_argument("--quick", action="store_true",
