@@ -32,7 +32,7 @@ BASE, mean and 95% t half-width (`common.mean_and_interval`).
 
     nice -n 10 .venv/bin/python benchmarks/bench_deep_cfr_ledger.py --plan
     nice -n 10 .venv/bin/python benchmarks/bench_deep_cfr_ledger.py            # hours: see --plan
-    nice -n 10 .venv/bin/python benchmarks/bench_deep_cfr_ledger.py --quick    # plumbing, 4x2, ~2 min
+    nice -n 10 .venv/bin/python benchmarks/bench_deep_cfr_ledger.py --quick    # plumbing, 4x2, ~3 min
 """
 
 from __future__ import annotations
