@@ -18,7 +18,8 @@ more than BASE's always runs), and is otherwise shown as
 projected from paper_iteration.md (its cost, never a NashConv).
 
 Each (row, seed) is one run of `bench_fhp_curve.py --algorithms=deep_cfr` in
-a subprocess (one torch thread, the budget in solver seconds, checkpoints at
+a subprocess (one torch thread, the budget in the process's CPU seconds
+(`--clock=cpu`, so `--jobs` runs can share the cores), checkpoints at
 `--fractions` of it, exact NashConv by `--evaluator=states` for every row:
 the engine evaluator measures suit-symmetric networks only; the states one
 any policy, 1.5 s for a tabular one on 5x2), with `--checkpoint`: rerunning the same command skips
@@ -37,6 +38,7 @@ BASE, mean and 95% t half-width (`common.mean_and_interval`).
 
 from __future__ import annotations
 
+import concurrent.futures
 import csv
 import dataclasses
 import json
@@ -327,8 +329,8 @@ def plan_text(args, rows: list[Row]) -> str:
     budget = runs * args.seconds / 3600.0
     return (f"grid: {len(rows)} rows x {len(args.seeds)} seeds ({', '.join(map(str, args.seeds))}) x {args.seconds:g} s\n"
             + "\n".join(lines)
-            + f"\n{runs} runs, total {budget:,.2f} CPU hours of budget (solver seconds, one run at a time, one torch "
-            f"thread each); with the last iteration's overshoot, the average network's training at each checkpoint "
+            + f"\n{runs} runs, total {budget:,.2f} CPU hours of budget (solver CPU seconds, one torch thread each, "
+            f"{args.jobs} run(s) at a time); with the last iteration's overshoot, the average network's training at each checkpoint "
             f"(Appendix C rows) and ~20 s of start-up and evaluation per run, about {budget + extra / 3600.0:,.2f} "
             f"CPU hours")  # fmt: skip
 
@@ -339,7 +341,7 @@ def run_one(args, row: Row, seed: int) -> int:
     os.makedirs(folder, exist_ok=True)
     settings = run_settings(row, args.quick)
     stamp = {"game": QUICK_GAME if args.quick else GAME, "seconds": args.seconds, "fractions": args.fractions,
-             "settings": settings}  # fmt: skip
+             "settings": settings, "clock": "cpu"}  # fmt: skip
     stamp_path = os.path.join(folder, "ledger_run.json")
     if os.path.exists(stamp_path):
         with open(stamp_path, encoding="utf-8") as f:
@@ -350,7 +352,8 @@ def run_one(args, row: Row, seed: int) -> int:
     else:
         with open(stamp_path, "w", encoding="utf-8") as f:
             json.dump(stamp, f)
-    command = [sys.executable, CURVE, "--algorithms=deep_cfr", "--evaluator=states", f"--game={stamp['game']}",
+    command = [sys.executable, CURVE, "--algorithms=deep_cfr", "--evaluator=states", "--clock=cpu",
+               f"--game={stamp['game']}",
                f"--deep_cfr={json.dumps(settings)}", f"--seconds={args.seconds!r}", f"--fractions={args.fractions}",
                f"--seed={seed}", f"--checkpoint={os.path.join(folder, 'ckpt')}", f"--out_dir={folder}"]  # fmt: skip
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -365,7 +368,8 @@ def run_one(args, row: Row, seed: int) -> int:
 
 def parse_args(argv=None):
     parser = OneLineArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=600.0, help="solver seconds per run")
+    parser.add_argument("--seconds", type=float, default=600.0, help="solver CPU seconds per run")
+    parser.add_argument("--jobs", type=int, default=1, help="runs at a time (each one torch thread; CPU-second budgets)")
     parser.add_argument("--rows", default="", help=f"comma-separated rows (default all; base always): {', '.join(ROWS)}")
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
     parser.add_argument("--fractions", default="0.05,0.1,0.25,0.5,1",
@@ -389,6 +393,8 @@ def parse_args(argv=None):
             args.fractions = "0.5,1"
         if not any(a.startswith("--out_dir") for a in given):
             args.out_dir = "out/deep_cfr_ledger_quick"
+    if args.jobs < 1:
+        usage_error(f"--jobs must be >= 1, got {args.jobs}")
     if not (math.isfinite(args.seconds) and args.seconds > 0):
         usage_error(f"--seconds must be a finite number > 0, got {args.seconds}")
     try:
@@ -421,14 +427,18 @@ def main(argv=None):
     planned = {row.name: 0 if skip_reason(row, args.seconds, args.quick) else len(args.seeds) for row in rows}
     failures: dict[str, dict[int, int]] = {}
     if not args.no_run:
-        for row in rows:
-            if not planned[row.name]:
-                continue
-            for seed in args.seeds:
+        todo = []
+        for seed in args.seeds:  # seed-major: a stopped grid has whole seeds of the ledger, not whole rows
+            for row in rows:
+                if not planned[row.name]:
+                    continue
                 if finished(read_curve(csv_path(args.out_dir, row.name, seed)), args.seconds):
                     print(f"  {row.name} seed {seed}: finished earlier", flush=True)
                     continue
-                rc = run_one(args, row, seed)
+                todo.append((row, seed))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            done = pool.map(lambda job: (job, run_one(args, *job)), todo)
+            for (row, seed), rc in done:
                 if rc != 0:
                     failures.setdefault(row.name, {})[seed] = rc
     curves = {}

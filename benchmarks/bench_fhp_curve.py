@@ -187,6 +187,9 @@ def parse_args(argv=None):
                         help='JSON overrides of the Deep CFR settings, e.g. \'{"regret_scale": "auto", '
                              '"traversal_backend": "poker"}\' (one factor at a time for the plateau diagnosis)')
     parser.add_argument("--threads", type=_integer(1), default=1, help="torch threads")
+    parser.add_argument("--clock", choices=tuple(CLOCKS), default="wall",
+                        help="what --seconds and the seconds columns count: wall-clock seconds, or the process's "
+                             "CPU seconds (cpu: for runs that share the cores; one torch thread, no Ray workers)")
     parser.add_argument("--evaluator", choices=("states", "engine"), default="states",
                         help="states: poker_nash_conv (every infoset on a pyspiel state); engine: the public tree "
                              "with suit isomorphism (network='suit_symmetric_mlp' Deep CFR only; the current "
@@ -386,6 +389,9 @@ def _check_checkpoints(args) -> None:
                                 "delete both to start that line over")  # fmt: skip
 
 
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+
+
 class Runner:
     """step() does one unit of work, at most `step_limit` (None: no limit) of
     its iterations or episodes, so that --iterations lands on each checkpoint
@@ -400,6 +406,7 @@ class Runner:
     last_checkpoint = True  # run_one: whether the coming evaluation is the line's last
     resumable = False  # save(path, extra) / load(path) -> extra: `--checkpoint` resumes it
     step_limit = None  # run_one, with --iterations: the iterations left to the next checkpoint
+    clock = staticmethod(time.perf_counter)  # what --seconds counts (--clock): run_one sets it
 
     def chunk(self, per_step: int) -> int:
         """How many iterations the coming step runs: `per_step`, cut to `step_limit`."""
@@ -443,9 +450,9 @@ class DeepCFRRunner(Runner):
         if self.solver.average_policy == "sd_cfr":  # the kept iterates' exact mixture: nothing to train
             self.policy_loss = None
             return self.solver, 0.0
-        start = time.perf_counter()
+        start = self.clock()
         self.policy_loss = self.solver.train_policy_network()
-        return self.solver, time.perf_counter() - start
+        return self.solver, self.clock() - start
 
     def info(self):
         s = self.solver
@@ -473,9 +480,9 @@ class MCCFRRunner(Runner):
         self.steps += n
 
     def policy(self):
-        start = time.perf_counter()
+        start = self.clock()
         pol = self.solver.average_policy()  # unvisited infosets: uniform
-        return pol, time.perf_counter() - start
+        return pol, self.clock() - start
 
 
 class PythonMCCFRRunner(Runner):
@@ -506,9 +513,9 @@ class PythonMCCFRRunner(Runner):
         self.steps += n
 
     def policy(self):
-        start = time.perf_counter()
+        start = self.clock()
         pol = self.solver.average_policy()
-        return pol, time.perf_counter() - start
+        return pol, self.clock() - start
 
     def info(self):
         return {"nodes_touched": self.nodes_touched}
@@ -692,9 +699,9 @@ class PolicyRunner(Runner):
         self.steps = 1
 
     def policy(self):
-        start = time.perf_counter()
+        start = self.clock()
         pol = self.make(self.game)
-        return pol, time.perf_counter() - start
+        return pol, self.clock() - start
 
 
 def make_runner(name, game, args, checkpoints=()) -> Runner:
@@ -728,6 +735,7 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
     else:
         pending = [f * args.seconds for f in fractions]
     runner = make_runner(name, game, args, pending if exact else ())
+    runner.clock = CLOCKS[args.clock]
     if runner.one_evaluation:
         node_targets, pending = None, [0]
     rows, spent = [], 0.0
@@ -737,6 +745,10 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
         try:
             done = runner.load(path)
             rows, spent, runner.steps, pending = done["rows"], done["spent"], done["steps"], done["pending"]
+            if done.get("clock", "wall") != args.clock:
+                raise SystemExit(f"--checkpoint: {path} counted {done.get('clock', 'wall')} seconds, not "
+                                 f"--clock={args.clock}; rerun with that clock, delete it, or choose another "
+                                 "--checkpoint")  # fmt: skip
         except (ValueError, TypeError, KeyError) as e:  # the library's CheckpointError is a ValueError
             detail = str(e) if isinstance(e, ValueError) else "no curve of this program in it"
             raise SystemExit(f"--checkpoint: cannot resume {name} from {path} ({detail}); delete it to start "
@@ -745,10 +757,10 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
               flush=True)  # fmt: skip
     said = time.monotonic()
     while pending:
-        start = time.perf_counter()
+        start = runner.clock()
         runner.step_limit = pending[0] - runner.steps if exact else None
         runner.step()
-        spent += time.perf_counter() - start
+        spent += runner.clock() - start
         progress = runner.nodes_touched if node_targets else runner.steps if args.iterations > 0 else spent
         if progress < pending[0]:
             if time.monotonic() - said >= PROGRESS_EVERY_S:  # a long stretch between checkpoints shows it is alive
@@ -785,7 +797,8 @@ def run_one(name, game, args, node_targets=None) -> list[dict]:
                        current_br_gains=f"{now.player_improvements[0]:.2f} / {now.player_improvements[1]:.2f}")
         rows.append(row)
         if saving:
-            runner.save(path, {"rows": rows, "spent": spent, "steps": runner.steps, "pending": pending})
+            runner.save(path, {"rows": rows, "spent": spent, "steps": runner.steps, "pending": pending,
+                               "clock": args.clock})
         print(f"  {name:<12} {runner.steps:>9} {runner.steps_unit:<10} solver {spent:7.1f}s "
               f"+ policy {policy_s:5.1f}s  NashConv {result.nash_conv_mbb:9.1f} mbb/g "
               f"(eval {result.seconds:.1f}s)", flush=True)  # fmt: skip
@@ -1137,7 +1150,8 @@ def main(argv=None):
     ran = args.lines
     settings = (
         (f"Budget {args.iterations:,} iterations (os_nfsp: episodes) of each algorithm, checkpoints at "
-           if args.iterations > 0 else f"Budget {args.seconds:g} s of each algorithm's own compute, checkpoints at ")
+           if args.iterations > 0 else f"Budget {args.seconds:g} {'CPU ' if args.clock == 'cpu' else ''}s of each "
+           "algorithm's own compute, checkpoints at ")
         + f"{','.join(f'{x:g}' for x in args.fractions)} of it ("
         + ("exactly" if args.iterations > 0 else "first step boundary past each")
         + f"), torch threads {args.threads}, "

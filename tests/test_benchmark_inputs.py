@@ -281,3 +281,18 @@ def test_fhp_curve_iterations_land_exactly_on_the_checkpoints(tmp_path):
     assert steps == {"os_es_mccfr": [15, 30], "os_nfsp": [15, 30], "abstraction_100": [15, 30],
                      "lossless_lcfr": [15, 30]}  # fmt: skip
     assert "checkpoints at 0.5,1 of it (exactly)" in (tmp_path / "fhp_curve.md").read_text()
+
+
+def test_fhp_curve_cpu_clock_counts_process_seconds_and_refuses_another_clocks_checkpoint(tmp_path):
+    """--clock=cpu budgets the process's CPU seconds (runs can share the cores);
+    a checkpoint written under one clock is refused under the other."""
+    game = "flop_holdem(num_ranks=4,num_suits=2,max_raises=1 1)"
+    base = [sys.executable, os.path.join(ROOT, "benchmarks", "bench_fhp_curve.py"), f"--game={game}",
+            "--algorithms=deep_cfr", "--seconds=2", "--fractions=1", f"--checkpoint={tmp_path / 'ckpt'}",
+            f"--out_dir={tmp_path / 'out'}", "--deep_cfr={\"num_traversals\": 20, \"advantage_network_train_steps\": 2, "
+            "\"policy_network_train_steps\": 2, \"advantage_network_layers\": [8], \"policy_network_layers\": [8]}"]  # fmt: skip
+    first = subprocess.run([*base, "--clock=cpu"], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert first.returncode == 0, first.stderr[-2000:]
+    again = subprocess.run([*base, "--clock=wall", "--seconds=4"], capture_output=True, text=True, timeout=600,
+                           cwd=ROOT)  # fmt: skip
+    assert again.returncode != 0 and "counted cpu seconds, not --clock=wall" in again.stderr
