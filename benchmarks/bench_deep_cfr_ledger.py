@@ -293,7 +293,7 @@ def ledger_page(args, rows: list[Row], curves: dict, planned: dict, failures: di
         f"CPU s here, `paper_iteration.md`; the scale is the `sgd_full` row)"
         + (f"; --quick divides every row's SGD steps by {QUICK_SGD_SCALE} more" if args.quick else "")
         + f". Each other row is BASE with one setting moved to `fhp_5x2`'s value (not cumulative); the last row is "
-        f"the preset itself. Budget {args.seconds:g} solver s per run (one torch thread, checkpoints at "
+        f"the preset itself. Budget {args.seconds:g} solver CPU s per run (process CPU seconds, one torch thread, checkpoints at "
         f"{args.fractions} of it), seeds {', '.join(map(str, args.seeds))}; exact NashConv (mbb/g) by "
         f"`bench_fhp_curve.py --evaluator=states`. Effects are row - BASE paired by seed (negative: the deviation "
         f"lowers exploitability), mean ± 95% t half-width over the paired seeds, relative to BASE's mean; equal "
