@@ -5,8 +5,8 @@ import re
 from setuptools import find_packages, setup
 
 REPOSITORY = "https://github.com/openspiel-cfrx/openspiel_cfrx"
-# The example programs (openspiel_cfrx/examples/__init__.py's PROGRAMS), each a console script
-# `cfrx-<module with dashes>` and `python -m openspiel_cfrx.examples.<module>`.
+# The example programs (cfrx_examples/__init__.py's PROGRAMS), each a console script
+# `cfrx-<module with dashes>` and `python -m cfrx_examples.<module>`.
 EXAMPLES = ("benchmark", "card_abstraction", "cfr_mix", "deep_cfr", "head_to_head", "oftrl_cfr",
             "oftrl_endgames", "openspiel_swap", "poker_vector_cfr")
 
@@ -54,14 +54,14 @@ setup(
         "Changelog": f"{REPOSITORY}/blob/main/CHANGELOG.md",
     },
     python_requires=">=3.10",
-    packages=find_packages(include=["openspiel_cfrx", "openspiel_cfrx.*", "games", "games.*"]),
+    packages=find_packages(include=["openspiel_cfrx", "openspiel_cfrx.*", "games", "games.*", "cfrx_examples"]),
     # The Libratus endgame files (games/data/libratus_endgames/, read with importlib.resources):
     # package_data puts them in the wheel, MANIFEST.in in the sdist. (Not include_package_data:
     # with it setuptools warns that the data folder is not a listed package.)
     package_data={"games": ["data/libratus_endgames/*.txt", "data/libratus_endgames/*.md"]},
     entry_points={
         "console_scripts": [
-            f"cfrx-{name.replace('_', '-')}=openspiel_cfrx.examples.{name}:run" for name in EXAMPLES
+            f"cfrx-{name.replace('_', '-')}=cfrx_examples.{name}:run" for name in EXAMPLES
         ],
     },
     install_requires=[

@@ -6,11 +6,11 @@
 #   * checks that `import games` does not load torch,
 #   * checks the packaged Libratus endgame data (all four subgames load),
 #   * runs every example program as a console script (`cfrx-<name> --helpfull`)
-#     and as a module (`python -m openspiel_cfrx.examples.<name> --helpfull`),
+#     and as a module (`python -m cfrx_examples.<name> --helpfull`),
 #   * runs every other program once at a tiny budget as a console script,
 #   * runs cfrx-oftrl-endgames on subgame 4 for 10 iterations,
 #   * runs a small Kuhn poker Deep CFR, as a console script and with python -m.
-# The examples are part of the package (openspiel_cfrx/examples/).
+# The examples are part of the package (cfrx_examples/).
 #
 #   .ci/wheel_check.sh            # PYTHON=python3.12 .ci/wheel_check.sh for another interpreter
 #   KEEP=1 .ci/wheel_check.sh     # keep the temporary directory for inspection
@@ -51,18 +51,18 @@ import sys, zipfile
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 data = [f"games/data/libratus_endgames/{n}" for n in
         ("README.md", "SOURCE.md", "subgame1.txt", "subgame2.txt", "subgame3.txt", "subgame4.txt")]
-programs = [f"openspiel_cfrx/examples/{n}.py" for n in ("_common", "contenders", "deep_cfr", "cfr_mix", "oftrl_cfr")]
+programs = [f"cfrx_examples/{n}.py" for n in ("_common", "contenders", "deep_cfr", "cfr_mix", "oftrl_cfr")]
 missing = [n for n in data + programs + ["openspiel_cfrx/__init__.py", "games/__init__.py"] if n not in names]
 if missing:
     sys.exit(f"the wheel lacks {missing}")
 if not any(n.endswith(".dist-info/licenses/LICENSE") or n.endswith(".dist-info/LICENSE") for n in names):
     sys.exit("the wheel carries no LICENSE")
 tops = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
-if tops != {"openspiel_cfrx", "games"}:
-    sys.exit(f"the wheel's top-level entries are {sorted(tops)}, not openspiel_cfrx and games")
+if tops != {"openspiel_cfrx", "games", "cfrx_examples"}:
+    sys.exit(f"the wheel's top-level entries are {sorted(tops)}, not openspiel_cfrx, games and cfrx_examples")
 scripts = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
 entry = zipfile.ZipFile(sys.argv[1]).read(scripts[0]).decode() if scripts else ""
-if "cfrx-deep-cfr = openspiel_cfrx.examples.deep_cfr:run" not in entry:
+if "cfrx-deep-cfr = cfrx_examples.deep_cfr:run" not in entry:
     sys.exit(f"the wheel declares no console script cfrx-deep-cfr:\n{entry}")
 print(f"wheel holds {len(names)} files: the packaged endgame data, the example programs, their "
       f"{entry.count('cfrx-')} console scripts and LICENSE; no tests or benchmarks")
@@ -129,7 +129,7 @@ BIN="$TMP/venv/bin"
 for name in $("$VPY" -c "
 import importlib.metadata as m
 print(' '.join(sorted(e.value.split(':')[0].rpartition('.')[2] for e in m.entry_points(group='console_scripts')
-                      if e.value.startswith('openspiel_cfrx.examples.'))))"); do
+                      if e.value.startswith('cfrx_examples.'))))"); do
     script="cfrx-${name//_/-}"
     for how in script module; do
         out="$TMP/helpfull_${name}_$how"
@@ -137,7 +137,7 @@ print(' '.join(sorted(e.value.split(':')[0].rpartition('.')[2] for e in m.entry_
         if [ "$how" = script ]; then
             "$BIN/$script" --helpfull > "$out.txt" 2> "$out.err" || rc=$?
         else
-            "$VPY" -m "openspiel_cfrx.examples.$name" --helpfull > "$out.txt" 2> "$out.err" || rc=$?
+            "$VPY" -m "cfrx_examples.$name" --helpfull > "$out.txt" 2> "$out.err" || rc=$?
         fi
         # absl exits 1 after printing --helpfull; anything else (an import error: 1 with a traceback) fails.
         if [ "$rc" -gt 1 ] || grep -q Traceback "$out.err" || ! grep -q "^  --output_dir\|^  --game\|^  --subgames" "$out.txt"; then
@@ -145,7 +145,7 @@ print(' '.join(sorted(e.value.split(':')[0].rpartition('.')[2] for e in m.entry_
             fail "$how $name --helpfull (exit $rc) did not list its flags"
         fi
     done
-    echo "$script and python -m openspiel_cfrx.examples.$name: --helpfull lists $(grep -c '^  --' "$out.txt") flags"
+    echo "$script and python -m cfrx_examples.$name: --helpfull lists $(grep -c '^  --' "$out.txt") flags"
 done
 
 step "one short run of every other program, as a console script, from $TMP"
@@ -179,12 +179,12 @@ for f in curves.csv runs.csv summary.md subgame4_simultaneous.png; do
 done
 echo "oftrl_endgames wrote: $(ls "$TMP/out/oftrl_endgames" | tr '\n' ' ')"
 
-step "Deep CFR on kuhn_poker, small settings: cfrx-deep-cfr and python -m openspiel_cfrx.examples.deep_cfr"
+step "Deep CFR on kuhn_poker, small settings: cfrx-deep-cfr and python -m cfrx_examples.deep_cfr"
 small=(--game=kuhn_poker --iterations=4 --traversals=100 --advantage_steps=20 --policy_steps=50 --layers=16,16 --eval_every=2)
 "$BIN/cfrx-deep-cfr" "${small[@]}" --output_dir="$TMP/out/deep_cfr"
 [ -s "$TMP/out/deep_cfr/curve.csv" ] || fail "cfrx-deep-cfr wrote no curve.csv"
-"$VPY" -m openspiel_cfrx.examples.deep_cfr "${small[@]}" --output_dir="$TMP/out/deep_cfr_module"
-[ -s "$TMP/out/deep_cfr_module/curve.csv" ] || fail "python -m openspiel_cfrx.examples.deep_cfr wrote no curve.csv"
+"$VPY" -m cfrx_examples.deep_cfr "${small[@]}" --output_dir="$TMP/out/deep_cfr_module"
+[ -s "$TMP/out/deep_cfr_module/curve.csv" ] || fail "python -m cfrx_examples.deep_cfr wrote no curve.csv"
 echo "deep_cfr wrote: $(ls "$TMP/out/deep_cfr" | tr '\n' ' ')"
 "$VPY" -c "import torch; print('torch', torch.__version__, 'in the fresh venv')"
 

@@ -36,14 +36,14 @@ from absl import app, flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import markdown_table, write_result  # noqa: E402
-from openspiel_cfrx.deep import (
-    DeepCFRSolver,  # noqa: E402
-    Schedule,  # noqa: E402
-)
-from openspiel_cfrx.examples.contenders import (  # noqa: E402
+from cfrx_examples.contenders import (  # noqa: E402
     DEEP_CFR_HARNESS_SCHEDULE,
     DEEP_CFR_HARNESS_SETTINGS,
     openspiel_deep_cfr_iteration,
+)
+from openspiel_cfrx.deep import (
+    DeepCFRSolver,  # noqa: E402
+    Schedule,  # noqa: E402
 )
 from openspiel_cfrx.tree import nash_conv  # noqa: E402
 
@@ -72,7 +72,7 @@ OURS_LEDUC = dict(
     schedule=Schedule(**DEEP_CFR_HARNESS_SCHEDULE),
 )
 
-# OpenSpiel's openspiel_cfrx/examples/deep_cfr_pytorch.py settings.
+# OpenSpiel's cfrx_examples/deep_cfr_pytorch.py settings.
 OPENSPIEL_EXAMPLE = dict(
     policy_network_layers=(64,),
     advantage_network_layers=(64,),

@@ -20,7 +20,7 @@ both best-response gains, mbb/g = chips x 10); evaluation time is excluded.
   not accumulated, as a run stopped there would pay it once).
 * `os_es_mccfr`: `pyspiel.ExternalSamplingMCCFRSolver` (C++), `--mccfr-step`
   iterations per step; its `average_policy()` call is charged likewise.
-* `os_nfsp`: OpenSpiel's PyTorch NFSP through `openspiel_cfrx.examples.contenders`
+* `os_nfsp`: OpenSpiel's PyTorch NFSP through `cfrx_examples.contenders`
   (Leduc example hyperparameters, 128-unit nets), `--nfsp-step` episodes per
   step; the average network is the policy (evaluated in batches by the
   contender's `batch_action_probabilities`, `nfsp.NFSP._act`'s masking and softmax).
@@ -162,7 +162,7 @@ def parse_args(argv=None):
                              "--algorithms); the output CSV holds both, as a --match-nodes run's does")  # fmt: skip
     parser.add_argument("--nfsp-step", type=_integer(1), default=500, help="NFSP episodes per step")
     parser.add_argument("--nfsp_preset", default="leduc_defaults",
-                        help="os_nfsp's settings (openspiel_cfrx.examples.contenders.NFSP_PRESETS: leduc_defaults, fhp_tuned)")
+                        help="os_nfsp's settings (cfrx_examples.contenders.NFSP_PRESETS: leduc_defaults, fhp_tuned)")
     parser.add_argument("--vector-step", type=_integer(1), default=1,
                         help="lossless_* / abstraction_* (vector CFR): iterations per step")
     parser.add_argument("--abstraction_variant", default="lcfr",
@@ -256,7 +256,7 @@ def _check_line(name: str, args) -> None:
     """One --algorithms name: a known line, its form, and the options it reads."""
     if name in FIXED_LINES:
         if name == "os_nfsp":
-            from openspiel_cfrx.examples.contenders import NFSP_PRESETS
+            from cfrx_examples.contenders import NFSP_PRESETS
 
             if args.nfsp_preset not in NFSP_PRESETS:
                 usage_error(f"--nfsp_preset={args.nfsp_preset!r} is not a preset; choose from {', '.join(NFSP_PRESETS)}")
@@ -525,7 +525,7 @@ class NFSPRunner(Runner):
     name, steps_unit = "os_nfsp", "episodes"
 
     def __init__(self, game, seed, per_step, preset="leduc_defaults", checkpoints=()):
-        from openspiel_cfrx.examples.contenders import NFSP_PRESETS, make_contender
+        from cfrx_examples.contenders import NFSP_PRESETS, make_contender
 
         if preset not in NFSP_PRESETS:
             raise SystemExit(f"--nfsp_preset={preset!r} is not a preset; choose from {', '.join(NFSP_PRESETS)}")
@@ -1160,7 +1160,7 @@ def main(argv=None):
         f"step; os_es_mccfr_py {args.mccfr_py_step} iterations per step"
         f"{' (checkpoints at deep_cfr nodes touched)' if args.match_nodes else ''}"
         f"{f', deep_cfr rows read from {args.deep_cfr_from}' if args.deep_cfr_from else ''}; os_nfsp {args.nfsp_step} "
-        f"episodes per step, NFSP preset `{args.nfsp_preset}` (openspiel_cfrx/examples/contenders.py); abstraction_* solved by "
+        f"episodes per step, NFSP preset `{args.nfsp_preset}` (cfrx_examples/contenders.py); abstraction_* solved by "
         f"`{args.abstraction_variant}`" + (f" ({args.es_step:,} iterations per step)" if args.abstraction_variant ==
                                             "es_lmccfr" else "") + ".\n\n"
     ) if ran else "Every line is drawn from the earlier results listed under the table (`--rows_from`).\n\n"

@@ -1,7 +1,7 @@
 """Full flop hold'em: OpenSpiel's NFSP beside the Deep CFR run of `full_fhp.md`
 (the paper's Figure 2 compares the two on this game).
 
-Phase 1 trains OpenSpiel's PyTorch NFSP (`openspiel_cfrx.examples.contenders`' `os_nfsp` on
+Phase 1 trains OpenSpiel's PyTorch NFSP (`cfrx_examples.contenders`' `os_nfsp` on
 `information_state_tensor`, with the settings of `--nfsp_preset`: by default
 `leduc_defaults`, the Leduc example's hyperparameters and one hidden layer of
 128 units; `fhp_tuned` is the best of `sweep_nfsp_fhp.py` on 5x2 flop
@@ -52,8 +52,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers flop_holdem)
 from benchmarks.common import markdown_table, write_result  # noqa: E402
+from cfrx_examples.contenders import NFSP_PRESETS, make_contender  # noqa: E402
 from openspiel_cfrx.deep.threads import usable_cpus  # noqa: E402
-from openspiel_cfrx.examples.contenders import NFSP_PRESETS, make_contender  # noqa: E402
 
 FIELDS = ["algorithm", "seed", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds", "nash_conv_chips",
           "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds", "nodes_touched"]  # fmt: skip
@@ -70,7 +70,7 @@ def parse_args(argv=None):
     parser.add_argument("--fractions", default="1", help="checkpoints, as fractions of --seconds")
     parser.add_argument("--episodes_per_step", type=int, default=1000, help="self-play episodes between clock checks")
     parser.add_argument("--nfsp_preset", default="leduc_defaults", choices=sorted(NFSP_PRESETS),
-                        help="NFSP settings by name (openspiel_cfrx.examples.contenders.NFSP_PRESETS)")  # fmt: skip
+                        help="NFSP settings by name (cfrx_examples.contenders.NFSP_PRESETS)")  # fmt: skip
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1, help="torch threads while training")
     parser.add_argument("--eval_threads", type=int, default=0,
@@ -211,7 +211,7 @@ def main(argv=None):
               flush=True)  # fmt: skip
     with open(table, encoding="utf-8") as f:
         rows = sorted(csv.DictReader(f), key=lambda r: int(r["steps"]))
-    body = (f"OpenSpiel's PyTorch NFSP (`openspiel_cfrx.examples.contenders` `os_nfsp`, preset `{args.nfsp_preset}`: "
+    body = (f"OpenSpiel's PyTorch NFSP (`cfrx_examples.contenders` `os_nfsp`, preset `{args.nfsp_preset}`: "
             f"{NFSP_PRESETS[args.nfsp_preset] or 'the Leduc example settings'}) on `{args.game}`, seed {args.seed}, "
             f"{args.seconds:g} {'CPU ' if args.clock == 'cpu' else ''}s of self-play, evaluated exactly "
             + ("on one board per suit class (`openspiel_cfrx.poker.PublicTree` with isomorphism: the networks read "

@@ -1,6 +1,6 @@
 """Our algorithms against OpenSpiel's CFR, MCCFR, NFSP and Deep CFR at equal compute.
 
-Runs the equal-budget harness `openspiel_cfrx/examples/benchmark.py` (each algorithm gets
+Runs the equal-budget harness `cfrx_examples/benchmark.py` (each algorithm gets
 the same seconds of its own compute; exact evaluation is not charged) on
 Kuhn, Leduc, a small flop hold'em and a team game, once per seed, and
 reports each algorithm's final exploitability as the mean and 95% t-interval
@@ -50,7 +50,7 @@ flags.DEFINE_string("output_dir", "", "Where vs_openspiel.md goes (default bench
 
 
 def run_harness(game: str, seconds: float, algorithms: str, seed: int, out: str) -> list[dict]:
-    command = [sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", "benchmark.py"), f"--game={game}",
+    command = [sys.executable, os.path.join(ROOT, "cfrx_examples", "benchmark.py"), f"--game={game}",
                f"--seconds={seconds:g}", "--eval_points=6", f"--algorithms={algorithms}", f"--seed={seed}",
                f"--output_dir={out}", "--quiet"]  # fmt: skip
     print("$", " ".join(command[1:]), flush=True)
@@ -131,7 +131,7 @@ def main(argv):
         sections.append(f"## {label}: `{game}`, {seconds:g} s per algorithm\n\n" + markdown_table(
             ["algorithm", "steps (mean)", "seconds (mean)", "exploitability: mean ± 95% CI",
              f"ratio to the best OpenSpiel ({best_os[1]})"], rows) + f"\n\n![{label}](vs_openspiel/{label}.png)\n")
-    intro = (f"Equal-budget harness (`openspiel_cfrx/examples/benchmark.py`), seeds {seeds}; exploitability = NashConv / 2 of "
+    intro = (f"Equal-budget harness (`cfrx_examples/benchmark.py`), seeds {seeds}; exploitability = NashConv / 2 of "
              "each algorithm's average policy after its budget of its own compute (exact evaluation not "
              "charged). The CFR family is deterministic and runs once (interval 0); the sampling algorithms run once "
              "per seed. A neural algorithm's last iteration may overrun the budget: see its seconds. "

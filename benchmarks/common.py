@@ -195,7 +195,7 @@ def mean_and_interval(values: list[float]) -> tuple[float, float]:
 
 def example_result(name: str, title: str, script: str, args: list[str], intro: str, images: list[str],
                    quick: bool) -> None:
-    """Runs `openspiel_cfrx/examples/<script>` with `args` into a scratch folder and writes
+    """Runs `cfrx_examples/<script>` with `args` into a scratch folder and writes
     benchmarks/results[/quick]/<name>.md: the generated header, `intro`, the
     example's own summary.md, and `images` (files the example wrote) copied
     next to it under <name>/."""
@@ -205,7 +205,7 @@ def example_result(name: str, title: str, script: str, args: list[str], intro: s
 
     out_dir = os.path.join(ROOT, "benchmarks", "results", *(["quick"] if quick else []))
     with tempfile.TemporaryDirectory() as tmp:
-        command = [sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", script), *args, f"--output_dir={tmp}"]
+        command = [sys.executable, os.path.join(ROOT, "cfrx_examples", script), *args, f"--output_dir={tmp}"]
         print("$", " ".join(command[1:]), flush=True)
         subprocess.run(command, check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
         with open(os.path.join(tmp, "summary.md"), encoding="utf-8") as f:
@@ -216,4 +216,4 @@ def example_result(name: str, title: str, script: str, args: list[str], intro: s
     pictures = "\n".join(f"![{image}]({name}/{image})" for image in images)
     shown = " ".join(a for a in args)
     write_result(os.path.join(out_dir, f"{name}.md"), title,
-                 f"{intro}\n\nRuns `openspiel_cfrx/examples/{script} {shown}`.\n\n{summary}\n\n{pictures}\n")
+                 f"{intro}\n\nRuns `cfrx_examples/{script} {shown}`.\n\n{summary}\n\n{pictures}\n")

@@ -83,7 +83,7 @@ class Case:
 
 
 def example(name: str, *args: str, fast: bool = True) -> tuple[list[str], str]:
-    command = [sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", f"{name}.py"), *(FAST[name] if fast else []), *args]
+    command = [sys.executable, os.path.join(ROOT, "cfrx_examples", f"{name}.py"), *(FAST[name] if fast else []), *args]
     return command, f"{name}.py " + " ".join(args)
 
 
@@ -392,7 +392,7 @@ def interrupt_cases(tmp: str, time_limit: float) -> list[tuple]:
     }  # fmt: skip
     env = {**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"}
     for name, (args, csv_name, columns) in specs.items():
-        script = os.path.join(ROOT, "openspiel_cfrx", "examples", f"{name}.py")
+        script = os.path.join(ROOT, "cfrx_examples", f"{name}.py")
         reference = os.path.join(tmp, f"{name}_ref")
         subprocess.run([sys.executable, script, *args, f"--output_dir={reference}"], capture_output=True, cwd=tmp,
                        env=env, timeout=900, check=True)  # fmt: skip
@@ -427,7 +427,7 @@ def interrupt_cases(tmp: str, time_limit: float) -> list[tuple]:
 def _damaged_checkpoints(tmp: str, specs: dict, time_limit: float) -> list[tuple]:
     results = []
     for name in specs:
-        script = os.path.join(ROOT, "openspiel_cfrx", "examples", f"{name}.py")
+        script = os.path.join(ROOT, "cfrx_examples", f"{name}.py")
         ckpt = os.path.join(tmp, f"{name}_damaged")
         os.makedirs(ckpt, exist_ok=True)
         good = os.path.join(tmp, f"{name}_good")
@@ -453,7 +453,7 @@ def _damaged_checkpoints(tmp: str, specs: dict, time_limit: float) -> list[tuple
 
 def _benchmark_ctrl_c(tmp: str, env: dict, time_limit: float) -> tuple:
     out = os.path.join(tmp, "bench_int")
-    cmd = [sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", "benchmark.py"), "--game=leduc_poker", "--algorithms=cfr",
+    cmd = [sys.executable, os.path.join(ROOT, "cfrx_examples", "benchmark.py"), "--game=leduc_poker", "--algorithms=cfr",
            "--seconds=300", "--eval_points=60", f"--output_dir={out}"]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=tmp, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     printed = 0

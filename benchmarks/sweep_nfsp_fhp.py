@@ -4,7 +4,7 @@ The Deep CFR paper (Brown et al. 2019, Figure 2 and its footnote 4) reports
 NFSP's best result in flop hold'em "across a sweep of hyperparameters", with
 the same model as Deep CFR's. This program runs such a sweep on
 `flop_holdem(num_ranks=5,num_suits=2)` with OpenSpiel's PyTorch NFSP
-(`openspiel_cfrx.examples.contenders` `os_nfsp`, every setting passed to `nfsp.NFSP`):
+(`cfrx_examples.contenders` `os_nfsp`, every setting passed to `nfsp.NFSP`):
 
 1. `sweep`: every configuration of `GRID` (OpenSpiel's Leduc defaults, the
    base `hs` = Heinrich & Silver 2016's Limit Texas Hold'em settings scaled
@@ -50,7 +50,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers flop_holdem)
 from benchmarks.common import markdown_table, mean_and_interval, write_result  # noqa: E402
-from openspiel_cfrx.examples.contenders import NFSP_PRESETS, make_contender, nfsp_settings  # noqa: E402
+from cfrx_examples.contenders import NFSP_PRESETS, make_contender, nfsp_settings  # noqa: E402
 
 # Heinrich & Silver 2016's Limit Texas Hold'em settings, scaled to 5x2 flop hold'em and this sweep's
 # budget: anticipatory parameter 0.1, SGD with RL rate 0.1 and SL rate 0.005, epsilon 0.08 decaying
@@ -289,7 +289,7 @@ def page(args, rows: list[dict]) -> str:
         if not r.get("failed"):
             by_run.setdefault((r["config"], int(r["seed"])), {})[int(r["episodes"])] = r
     names = list(dict.fromkeys(r["config"] for r in rows))
-    intro = (f"OpenSpiel's PyTorch NFSP (`openspiel_cfrx.examples.contenders` `os_nfsp`, settings passed to `nfsp.NFSP`) on "
+    intro = (f"OpenSpiel's PyTorch NFSP (`cfrx_examples.contenders` `os_nfsp`, settings passed to `nfsp.NFSP`) on "
              f"`{args.game}`, {args.episodes:,} self-play episodes per run, one torch thread. Exact NashConv of "
              "the average networks (sum of both best-response gains, every board, no isomorphism; mbb/g) at "
              f"{', '.join(f'{p:,}' for p in points)} episodes. Seconds: training only (wall clock and the "
@@ -345,9 +345,9 @@ def seeds_section(args, by_run, names, points, rows) -> str:
     text += (f"\n\n## Chosen settings\n\n`{chosen}`: the lowest mean NashConv at {points[-1]:,} episodes "
              f"({candidates[chosen]:,.1f} mbb/g). Its `nfsp.NFSP` settings (`hidden` = `hidden_layers_sizes`; "
              "rewards divided by `reward_scale`):\n\n```python\n" + _as_kwargs(settings) + "\n```\n\n"
-             + ("They are the preset `fhp_tuned` (`openspiel_cfrx.examples.contenders.NFSP_PRESETS`)" if same else
-                "They differ from the preset `fhp_tuned` in `openspiel_cfrx.examples.contenders.NFSP_PRESETS`" if preset is not None
-                else "`openspiel_cfrx.examples.contenders.NFSP_PRESETS` has no `fhp_tuned` yet")
+             + ("They are the preset `fhp_tuned` (`cfrx_examples.contenders.NFSP_PRESETS`)" if same else
+                "They differ from the preset `fhp_tuned` in `cfrx_examples.contenders.NFSP_PRESETS`" if preset is not None
+                else "`cfrx_examples.contenders.NFSP_PRESETS` has no `fhp_tuned` yet")
              + "; full flop hold'em with them: `benchmarks/bench_full_fhp_nfsp.py --nfsp_preset=fhp_tuned`.\n")
     return text
 

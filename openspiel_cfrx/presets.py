@@ -14,7 +14,7 @@ behind each), and `deep_cfr_preset("paper", game=...)` is the same method for
 any game (the Appendix C network on limit poker, OpenSpiel's default MLP
 elsewhere: the paper defines no network for other games).
 
-`openspiel_cfrx/examples/deep_cfr.py --preset=NAME` and `benchmarks/bench_fhp_curve.py
+`cfrx_examples/deep_cfr.py --preset=NAME` and `benchmarks/bench_fhp_curve.py
 --preset=NAME` take them by name. Hardware-specific choices are checked where
 the preset is read: a preset that trains in bfloat16 falls back to float32,
 with a message, on a CPU without bfloat16 matrix instructions (AMX or

@@ -1,4 +1,4 @@
-"""Runs `python openspiel_cfrx/examples/<name>.py ...` many times without paying the start-up
+"""Runs `python cfrx_examples/<name>.py ...` many times without paying the start-up
 each time: a warm process imports the heavy modules once (torch, pyspiel,
 matplotlib, the library) and forks one child per run, which executes the
 script as `__main__` with its own argv, working directory, environment and

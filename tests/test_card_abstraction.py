@@ -265,7 +265,7 @@ def test_rounds_with_cards_to_come_use_strength_histograms():
 
 def test_example_builds_and_saves(tmp_path):
     out = tmp_path / "tiny.npz"
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", "card_abstraction.py"), f"--game={TINY}",
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "cfrx_examples", "card_abstraction.py"), f"--game={TINY}",
                            "--buckets=,5", f"--output={out}"], capture_output=True, text=True, timeout=300,
                           cwd=ROOT)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -73,8 +73,8 @@ class Run:
 
 
 def run_example(name: str, *args: str, cwd: str, tiny: bool = True, timeout: float = TIMEOUT) -> Run:
-    """`openspiel_cfrx/examples/<name>.py` with `args` (after the TINY flags), in `cwd`."""
-    command = [sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", f"{name}.py"), *(TINY[name] if tiny else []), *args]
+    """`cfrx_examples/<name>.py` with `args` (after the TINY flags), in `cwd`."""
+    command = [sys.executable, os.path.join(ROOT, "cfrx_examples", f"{name}.py"), *(TINY[name] if tiny else []), *args]
     env = {**os.environ, "PYTHONPATH": ROOT, "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     returncode, stdout, stderr, hung = run_script(command[1], command[2:], cwd=cwd, env=env, timeout=timeout)
     return Run(command, returncode, stdout, stderr, hung)
@@ -210,7 +210,7 @@ def test_game_names_in_the_wrong_case_get_a_suggestion(tmp_path):
 def test_ctrl_c_in_benchmark_keeps_the_current_algorithms_points(tmp_path):
     """SIGINT mid-algorithm: the points it printed are in benchmark.csv (they were dropped)."""
     out = tmp_path / "o"
-    command = [sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", "benchmark.py"), "--game=leduc_poker",
+    command = [sys.executable, os.path.join(ROOT, "cfrx_examples", "benchmark.py"), "--game=leduc_poker",
                "--algorithms=cfr", "--seconds=300", "--eval_points=60", f"--output_dir={out}"]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -234,7 +234,7 @@ def test_ctrl_c_in_benchmark_keeps_the_current_algorithms_points(tmp_path):
 def test_deep_cfr_game_help_recommends_games_it_evaluates(tmp_path):
     """The help recommended 5x2 flop hold'em, which deep_cfr.py refused (46.8 GiB tree); now it
     recommends 4x2 and names --preset=fhp_5x2, which trains without exact evaluation by default."""
-    command = [sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", "deep_cfr.py")]
+    command = [sys.executable, os.path.join(ROOT, "cfrx_examples", "deep_cfr.py")]
     env = {**os.environ, "PYTHONPATH": ROOT, "PYTHONUNBUFFERED": "1"}
     helped = subprocess.run([*command, "--helpfull"], capture_output=True, text=True, cwd=tmp_path, env=env,
                             timeout=TIMEOUT)  # fmt: skip

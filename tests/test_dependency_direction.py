@@ -1,9 +1,8 @@
 """Dependency direction (docs/architecture.md): `import games` loads no torch,
 and no library module of `openspiel_cfrx` imports `games` (at module level or
 inside a function): game knowledge arrives through pyspiel or a registered
-protocol. `openspiel_cfrx.examples`, the programs shipped with the package,
-is the application layer above the library: the one part that imports
-`games`, imported by no library module and not loaded by `import openspiel_cfrx`."""
+protocol. `cfrx_examples`, the programs shipped beside the library, sits
+above both: it imports `openspiel_cfrx` and `games`; neither imports it."""
 
 from __future__ import annotations
 
@@ -39,7 +38,7 @@ def _imports_games(path: str) -> bool:
 
 def test_no_new_openspiel_cfrx_module_imports_games():
     offenders = set()
-    examples = os.path.join(ROOT, "openspiel_cfrx", "examples")
+    examples = os.path.join(ROOT, "cfrx_examples")
     for folder, _, files in os.walk(os.path.join(ROOT, "openspiel_cfrx")):
         if folder == examples or folder.startswith(examples + os.sep):
             continue  # the application layer (module docstring)
@@ -62,7 +61,6 @@ LAYERS = {
     "deep": 3, "eval": 3,
     "neural_poker": 4,
     "": 5,  # openspiel_cfrx/__init__.py: the front door
-    "examples": 6,  # the programs shipped with the package: they import the front door and `games`
 }  # fmt: skip
 
 
@@ -159,7 +157,7 @@ def _package_edges_block() -> str:
     for module, targets in graph.items():
         for target in targets:
             if _package(target) != _package(module):
-                edges.setdefault(_package(module) or "openspiel_cfrx", set()).add(_package(target) or "openspiel_cfrx")
+                edges.setdefault(_package(module) or "openspiel_cfrx", set()).add(_package(target))
     by_layer = sorted(edges, key=lambda p: (-LAYERS.get("" if p == "openspiel_cfrx" else p, 0), p))
     return "\n".join(f"{p:<13} -> {', '.join(sorted(edges[p]))}" for p in by_layer)
 
@@ -180,7 +178,20 @@ def test_architecture_page_draws_the_import_graph():
     assert documented == {(p or "openspiel_cfrx"): layer for p, layer in LAYERS.items()}
 
 
-def test_import_openspiel_cfrx_loads_no_example():
-    code = ("import sys, openspiel_cfrx; loaded = [m for m in sys.modules if m.startswith('openspiel_cfrx.examples')]; "
+def test_no_library_or_games_module_imports_the_examples():
+    """`cfrx_examples` is the top: nothing in `openspiel_cfrx` or `games` imports it."""
+    offenders = []
+    for package in ("openspiel_cfrx", "games"):
+        for folder, _, files in os.walk(os.path.join(ROOT, package)):
+            for name in files:
+                if name.endswith(".py"):
+                    tree = ast.parse(open(os.path.join(folder, name), encoding="utf-8").read())
+                    tops = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+                    tops |= {(n.module or "").split(".")[0] for n in ast.walk(tree)
+                             if isinstance(n, ast.ImportFrom) and n.level == 0}  # fmt: skip
+                    if tops & {"cfrx_examples", "examples"}:
+                        offenders.append(os.path.relpath(os.path.join(folder, name), ROOT))
+    assert offenders == []
+    code = ("import sys, openspiel_cfrx, games; loaded = [m for m in sys.modules if m.startswith('cfrx_examples')]; "
             "assert not loaded, loaded")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=600)

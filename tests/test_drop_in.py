@@ -301,7 +301,7 @@ def test_make_solver_keeps_each_solvers_default_update_mode():
 
 
 def test_harness_deep_cfr_contender_uses_the_dedicated_benchmark_settings():
-    from openspiel_cfrx.examples.contenders import DEEP_CFR_HARNESS_SETTINGS, make_contender
+    from cfrx_examples.contenders import DEEP_CFR_HARNESS_SETTINGS, make_contender
 
     assert DEEP_CFR_HARNESS_SETTINGS["traversal_backend"] == "vectorized"
     assert DEEP_CFR_HARNESS_SETTINGS["average_policy"] == "sd_cfr"  # no policy-net training per point

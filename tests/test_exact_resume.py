@@ -1,7 +1,7 @@
 """Stop and resume at any iteration boundary equals the uninterrupted run, bit
 for bit, on CPU: for Deep CFR with every traversal backend, CFR-MIX, the
 tabular solvers and the poker vector CFR engine, and through
-openspiel_cfrx/examples/deep_cfr.py.
+cfrx_examples/deep_cfr.py.
 
 Each case runs N iterations straight, then for three boundaries k: k
 iterations, a checkpoint, a freshly built solver that loads it and runs to N.
@@ -288,11 +288,11 @@ EXAMPLE_SETTINGS = [
 
 @pytest.mark.parametrize("settings", EXAMPLE_SETTINGS)
 def test_extended_example_run_equals_the_uninterrupted_one(settings, tmp_path):
-    """openspiel_cfrx/examples/deep_cfr.py run to 2 iterations and extended to 4 (same
+    """cfrx_examples/deep_cfr.py run to 2 iterations and extended to 4 (same
     command, same folders) writes exactly the curve of a straight run to 4."""
     def start(folder, iterations):
         log = open(tmp_path / f"{folder.name}_{iterations}.log", "w")  # (a pipe left unread could fill up)
-        process = subprocess.Popen([sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", "deep_cfr.py"), *EXAMPLE,
+        process = subprocess.Popen([sys.executable, os.path.join(ROOT, "cfrx_examples", "deep_cfr.py"), *EXAMPLE,
                                     *settings, f"--iterations={iterations}", f"--output_dir={folder}",
                                     f"--checkpoint_dir={folder}"], cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)  # fmt: skip
         log.close()

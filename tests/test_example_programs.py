@@ -1,6 +1,6 @@
 """The example programs are part of the package: every program module is a
 console script (`cfrx-<name>`) declared by setup.py and listed by
-`python -m openspiel_cfrx.examples`, and runs as a module from outside the
+`python -m cfrx_examples`, and runs as a module from outside the
 checkout's root (the wheel check, `.ci/wheel_check.sh`, does the same from an
 installed wheel)."""
 
@@ -11,14 +11,14 @@ import os
 import subprocess
 import sys
 
-from openspiel_cfrx.examples import PROGRAMS
+from cfrx_examples import PROGRAMS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FOLDER = os.path.join(ROOT, "openspiel_cfrx", "examples")
+FOLDER = os.path.join(ROOT, "cfrx_examples")
 
 
 def _program_modules() -> set[str]:
-    """Modules of openspiel_cfrx/examples that define the console-script entry `run()`."""
+    """Modules of cfrx_examples that define the console-script entry `run()`."""
     found = set()
     for name in os.listdir(FOLDER):
         if name.endswith(".py") and not name.startswith("_"):
@@ -41,10 +41,10 @@ def test_every_program_is_a_declared_console_script_and_listed():
 
 
 def test_program_list_and_module_run_from_another_directory(tmp_path):
-    listing = subprocess.run([sys.executable, "-m", "openspiel_cfrx.examples"], cwd=tmp_path, capture_output=True,
+    listing = subprocess.run([sys.executable, "-m", "cfrx_examples"], cwd=tmp_path, capture_output=True,
                              text=True, timeout=120, check=True).stdout  # fmt: skip
     assert all(f"cfrx-{m.replace('_', '-')}" in listing for m in PROGRAMS)
-    run = subprocess.run([sys.executable, "-m", "openspiel_cfrx.examples.openspiel_swap", "--game=kuhn_poker",
+    run = subprocess.run([sys.executable, "-m", "cfrx_examples.openspiel_swap", "--game=kuhn_poker",
                           "--solver=cfr_plus", "--iterations=20", "--episodes=20", f"--output_dir={tmp_path}"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]

@@ -20,7 +20,7 @@ def torch_cuda_available() -> bool:
 
 def _run(script, *flags, expect_ok=True):
     proc = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", script), *flags],
+        [sys.executable, os.path.join(ROOT, "cfrx_examples", script), *flags],
         capture_output=True,
         text=True,
         timeout=600,
@@ -82,18 +82,18 @@ def test_bad_flags_give_one_line_errors(script, flags, message, tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-# The absl example binaries that share the common flags (openspiel_cfrx/examples/_common.py).
+# The absl example binaries that share the common flags (cfrx_examples/_common.py).
 BINARIES = ["oftrl_cfr.py", "deep_cfr.py", "cfr_mix.py", "head_to_head.py", "benchmark.py"]
 COMMON_FLAGS = ["game", "iterations", "seed", "output_dir", "eval_every", "device"]
 
 
 # Fast tier: one binary with a torch --device, one CPU-only; the three others define the flags through the
-# same openspiel_cfrx.examples._common.define_common_flags (their runs in the tests below pass the common flags).
+# same cfrx_examples._common.define_common_flags (their runs in the tests below pass the common flags).
 @pytest.mark.parametrize("script", [s if s in ("deep_cfr.py", "head_to_head.py") else pytest.param(s, marks=pytest.mark.slow)
                                     for s in BINARIES])  # fmt: skip
 def test_binaries_define_the_common_flags(script):
     """--helpshort lists the binary's own flags: the six common ones must be
-    there (not only under openspiel_cfrx.examples._common), each with a help text."""
+    there (not only under cfrx_examples._common), each with a help text."""
     proc = _run(script, "--helpshort", expect_ok=False)
     text = proc.stdout + proc.stderr
     assert f"{script}:" in text, text[-2000:]
@@ -103,7 +103,7 @@ def test_binaries_define_the_common_flags(script):
         assert len(match.group(1)) > 20, f"{script} --{name} has no real help text"
 
 
-# Fast tier: benchmark.py. The other binaries call the same check (openspiel_cfrx.examples._common.check_device), and
+# Fast tier: benchmark.py. The other binaries call the same check (cfrx_examples._common.check_device), and
 # each one's call is exercised by test_cpu_only_binaries_reject_cuda or test_cuda_without_gpu_gives_one_line_error.
 @pytest.mark.parametrize("script", [s if s == "benchmark.py" else pytest.param(s, marks=pytest.mark.slow)
                                     for s in BINARIES])  # fmt: skip

@@ -173,7 +173,7 @@ def test_small_river_endgame_engine_equals_openspiel_nash_conv():
 def test_oftrl_endgames_example_writes_curves_and_summary(tmp_path):
     import csv
 
-    subprocess.run([sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", "oftrl_endgames.py"), "--subgames=4", "--iterations=10", "--evaluations=3",
+    subprocess.run([sys.executable, os.path.join(ROOT, "cfrx_examples", "oftrl_endgames.py"), "--subgames=4", "--iterations=10", "--evaluations=3",
                     "--update_modes=simultaneous", "--tuned_scales=10", f"--output_dir={tmp_path}"],
                    check=True, timeout=300, capture_output=True)  # fmt: skip
     rows = list(csv.DictReader(open(tmp_path / "curves.csv")))
@@ -183,7 +183,7 @@ def test_oftrl_endgames_example_writes_curves_and_summary(tmp_path):
 
 
 def test_oftrl_endgames_example_refuses_a_data_dir_without_the_subgame(tmp_path):
-    done = subprocess.run([sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", "oftrl_endgames.py"), "--subgames=4",
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "cfrx_examples", "oftrl_endgames.py"), "--subgames=4",
                            f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'out'}"],
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from benchmarks import sweep_nfsp_fhp
-from openspiel_cfrx.examples.contenders import (
+from cfrx_examples.contenders import (
     NFSP_LEDUC_DEFAULTS,
     NFSP_PRESETS,
     make_contender,

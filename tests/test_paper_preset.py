@@ -108,7 +108,7 @@ def test_the_example_needs_a_game_for_the_paper_option(tmp_path):
     import subprocess
     import sys
 
-    run = subprocess.run([sys.executable, "-m", "openspiel_cfrx.examples.deep_cfr", "--preset=paper",
+    run = subprocess.run([sys.executable, "-m", "cfrx_examples.deep_cfr", "--preset=paper",
                           f"--output_dir={tmp_path}"], capture_output=True, text=True, timeout=300)  # fmt: skip
     assert run.returncode != 0 and run.stderr.strip().splitlines()[-1].startswith("error: --preset=paper is the "
                                                                                  "published method")

@@ -24,7 +24,7 @@ TIMING = {"seconds"}
 
 
 def _cmd(script, *flags):
-    return [sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", script), *flags]
+    return [sys.executable, os.path.join(ROOT, "cfrx_examples", script), *flags]
 
 
 def _rows(path):
@@ -146,7 +146,7 @@ def mix_uninterrupted(tmp_path_factory):
     return _mix_rows(out / "curves.csv")
 
 
-# SIGKILL in the slow tier, as for deep_cfr.py above (the rows a resume keeps: openspiel_cfrx.examples._common.resumed_rows).
+# SIGKILL in the slow tier, as for deep_cfr.py above (the rows a resume keeps: cfrx_examples._common.resumed_rows).
 @pytest.mark.parametrize("sig", [signal.SIGINT, pytest.param(signal.SIGKILL, marks=pytest.mark.slow)])
 def test_interrupted_cfr_mix_run_resumes_to_the_uninterrupted_rows(tmp_path, mix_uninterrupted, sig):
     out, ckpt = tmp_path / "out", tmp_path / "ckpt"

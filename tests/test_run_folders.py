@@ -1,4 +1,4 @@
-"""One run per folder, and no silent mixing of configurations (openspiel_cfrx/examples/_common.py).
+"""One run per folder, and no silent mixing of configurations (cfrx_examples/_common.py).
 
 A run holds a lock file in its --output_dir / --checkpoint_dir; a second run
 into a held folder refuses with one line naming the holder, and the lock of a
@@ -30,7 +30,7 @@ OFTRL = ["--iterations=5", "--solvers=cfr", "--stepsize_scales=1", "--quiet"]
 
 
 def _run(script, *flags, ok=True):
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", script), *flags], capture_output=True,
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, "cfrx_examples", script), *flags], capture_output=True,
                           text=True, cwd=ROOT, timeout=300)  # fmt: skip
     if ok:
         assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
@@ -85,7 +85,7 @@ def test_a_stale_lock_is_taken_over_and_released_at_exit(tmp_path):
 
 def test_concurrent_oftrl_runs_the_second_refuses_and_sigterm_releases_the_lock(tmp_path):
     out = tmp_path / "out"
-    first = subprocess.Popen([sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", "oftrl_cfr.py"), "--game=leduc_poker",
+    first = subprocess.Popen([sys.executable, os.path.join(ROOT, "cfrx_examples", "oftrl_cfr.py"), "--game=leduc_poker",
                               "--iterations=100000", "--solvers=cfr", "--quiet", f"--output_dir={out}"],
                              cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
     try:

@@ -62,7 +62,7 @@ def test_load_game_ignores_spaces_around_the_string():
 
 
 def _run_example(name: str, game: str) -> subprocess.CompletedProcess:
-    return example_runner.run([sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", f"{name}.py"), f"--game={game}"],
+    return example_runner.run([sys.executable, os.path.join(ROOT, "cfrx_examples", f"{name}.py"), f"--game={game}"],
                               cwd=ROOT)  # fmt: skip
 
 
@@ -88,7 +88,7 @@ def test_examples_print_one_line_for_a_bad_parameter(example, game):
 @pytest.mark.parametrize(
     "example, flag, message",
     [
-        # Refused at the flag (openspiel_cfrx/examples/_common.py), naming the flag rather than the library's argument.
+        # Refused at the flag (cfrx_examples/_common.py), naming the flag rather than the library's argument.
         ("cfr_mix", "--traversals=0", "--traversals must be >= 1, got 0"),
         ("oftrl_cfr", "--stepsize_scales=-1", "--stepsize_scales entry must be > 0, got -1.0"),
         ("deep_cfr", "--learning_rate=inf", "--learning_rate must be a finite number, got inf"),
@@ -100,7 +100,7 @@ def test_examples_print_one_line_for_a_bad_parameter(example, game):
 )
 def test_library_refusals_become_one_line_errors(example, flag, message, tmp_path):
     proc = example_runner.run(
-        [sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", f"{example}.py"), flag, f"--output_dir={tmp_path}"], cwd=ROOT
+        [sys.executable, os.path.join(ROOT, "cfrx_examples", f"{example}.py"), flag, f"--output_dir={tmp_path}"], cwd=ROOT
     )  # fmt: skip
     lines = [line for line in (proc.stdout + proc.stderr).splitlines() if line.strip()]
     assert proc.returncode != 0 and len(lines) == 1 and message in lines[0], lines[-5:]
@@ -110,7 +110,7 @@ def test_library_refusals_become_one_line_errors(example, flag, message, tmp_pat
 def test_cfr_mix_example_labels_exact_values_as_exact(tmp_path):
     # Exact NashConv has no confidence interval: "(exact; current iterate ...)", not "+- 0.0000".
     proc = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "openspiel_cfrx", "examples", "cfr_mix.py"), "--variants=independent",
+        [sys.executable, os.path.join(ROOT, "cfrx_examples", "cfr_mix.py"), "--variants=independent",
          "--iterations=1", "--traversals=2", "--train_steps=1", "--hidden=4", "--eval_every=1",
          f"--output_dir={tmp_path}"],
         capture_output=True, text=True, cwd=ROOT, timeout=300,

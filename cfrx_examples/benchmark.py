@@ -23,9 +23,7 @@ import sys
 
 from absl import flags
 
-from openspiel_cfrx.eval import plot_curves
-from openspiel_cfrx.eval.report import machine_header
-from openspiel_cfrx.examples._common import (
+from cfrx_examples._common import (
     check_device,
     check_list,
     check_number,
@@ -42,12 +40,14 @@ from openspiel_cfrx.examples._common import (
     usage_error,
     write_results,
 )
-from openspiel_cfrx.examples.contenders import (
+from cfrx_examples.contenders import (
     CONTENDERS,
     log_times,
     make_contender,
     run_timed,
 )
+from openspiel_cfrx.eval import plot_curves
+from openspiel_cfrx.eval.report import machine_header
 
 FLAGS = flags.FLAGS
 define_common_flags(

@@ -5,9 +5,9 @@ does not load it).
 Each program is a console script and a module:
 
     cfrx-deep-cfr --game=leduc_poker --iterations=20
-    python -m openspiel_cfrx.examples.deep_cfr --game=leduc_poker --iterations=20
+    python -m cfrx_examples.deep_cfr --game=leduc_poker --iterations=20
 
-`python -m openspiel_cfrx.examples` lists them.
+`python -m cfrx_examples` lists them.
 """
 
 # module -> what it runs; setup.py's console scripts are `cfrx-<module with dashes>`.

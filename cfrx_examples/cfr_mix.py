@@ -35,9 +35,7 @@ import time
 
 from absl import flags
 
-from openspiel_cfrx.deep.cfr_mix import VARIANTS, CFRMixSolver
-from openspiel_cfrx.eval.team_best_response import exact_team_worst_case, sampled_team_worst_case
-from openspiel_cfrx.examples._common import (
+from cfrx_examples._common import (
     check_device,
     check_list,
     check_local_workers,
@@ -59,6 +57,8 @@ from openspiel_cfrx.examples._common import (
     write_csv_rows,
     write_results,
 )
+from openspiel_cfrx.deep.cfr_mix import VARIANTS, CFRMixSolver
+from openspiel_cfrx.eval.team_best_response import exact_team_worst_case, sampled_team_worst_case
 
 FLAGS = flags.FLAGS
 define_common_flags(

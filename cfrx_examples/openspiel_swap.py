@@ -21,7 +21,7 @@ from open_spiel.python.algorithms import evaluate_bots as evaluate_bots_lib
 from open_spiel.python.bots import policy as policy_bot
 
 import openspiel_cfrx
-from openspiel_cfrx.examples._common import (
+from cfrx_examples._common import (
     check_number,
     check_output_dir,
     check_results_folder,

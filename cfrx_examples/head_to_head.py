@@ -4,7 +4,7 @@ Policies are named on the command line:
   call, raise, uniform            always-call, always-raise (else call), uniform random
   cfr+:N                          our CFR+ trained N iterations (default --iterations; small games only)
   nfsp:N                          OpenSpiel's PyTorch NFSP trained N episodes (default 1000)
-  deep_cfr:PATH                   a Deep CFR checkpoint saved by openspiel_cfrx/examples/deep_cfr.py, or a policy
+  deep_cfr:PATH                   a Deep CFR checkpoint saved by cfrx_examples/deep_cfr.py, or a policy
                                   file (--policy_file there; DeepCFRSolver.save_policy)
 
     .venv/bin/cfrx-head-to-head --game=hulh --policies=call,raise,uniform,nfsp:2000 \
@@ -24,8 +24,7 @@ import time
 from absl import flags
 from open_spiel.python import policy as policy_lib
 
-from openspiel_cfrx.eval.head_to_head import always_call, always_raise, check_match_game, play_match
-from openspiel_cfrx.examples._common import (
+from cfrx_examples._common import (
     check_device,
     check_list,
     check_number,
@@ -41,6 +40,7 @@ from openspiel_cfrx.examples._common import (
     usage_error,
     write_results,
 )
+from openspiel_cfrx.eval.head_to_head import always_call, always_raise, check_match_game, play_match
 
 FLAGS = flags.FLAGS
 define_common_flags(
@@ -80,7 +80,7 @@ def build_policy(spec: str, game, seed: int):
         solver.run(int(arg or FLAGS.iterations))
         return solver.average_policy()
     if name == "nfsp":
-        from openspiel_cfrx.examples.contenders import make_contender
+        from cfrx_examples.contenders import make_contender
 
         contender = make_contender("os_nfsp", game, seed=seed, episodes_per_step=int(arg or 1000))
         contender.step()

@@ -44,7 +44,7 @@ import time
 
 from absl import flags
 
-from openspiel_cfrx.examples._common import (
+from cfrx_examples._common import (
     check_list,
     check_number,
     check_number_list,

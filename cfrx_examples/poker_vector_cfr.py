@@ -29,8 +29,7 @@ import time
 
 from absl import flags
 
-from openspiel_cfrx.eval import CurvePoint, log_checkpoints, plot_curves
-from openspiel_cfrx.examples._common import (
+from cfrx_examples._common import (
     check_device,
     check_number,
     check_output_dir,
@@ -47,6 +46,7 @@ from openspiel_cfrx.examples._common import (
     usage_error,
     write_results,
 )
+from openspiel_cfrx.eval import CurvePoint, log_checkpoints, plot_curves
 from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError
 from openspiel_cfrx.poker.vector_cfr import (
     VARIANTS,

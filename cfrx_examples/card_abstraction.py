@@ -25,8 +25,7 @@ import time
 
 from absl import flags
 
-from openspiel_cfrx.checkpoint_io import CheckpointWriteError
-from openspiel_cfrx.examples._common import (
+from cfrx_examples._common import (
     check_number,
     check_output_file,
     check_seed,
@@ -34,6 +33,7 @@ from openspiel_cfrx.examples._common import (
     run_program,
     usage_error,
 )
+from openspiel_cfrx.checkpoint_io import CheckpointWriteError
 from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError
 from openspiel_cfrx.poker import abstraction as abstraction_lib
 

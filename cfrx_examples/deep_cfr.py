@@ -32,8 +32,7 @@ import time
 
 from absl import flags
 
-from openspiel_cfrx.deep import Schedule
-from openspiel_cfrx.examples._common import (
+from cfrx_examples._common import (
     check_device,
     check_local_workers,
     check_number,
@@ -55,6 +54,7 @@ from openspiel_cfrx.examples._common import (
     worker_settings,
     write_results,
 )
+from openspiel_cfrx.deep import Schedule
 
 FLAGS = flags.FLAGS
 define_common_flags(
@@ -110,7 +110,7 @@ flags.DEFINE_bool("sd_cfr", True, "Also evaluate the SD-CFR average (keeps every
 flags.DEFINE_string("checkpoint_dir", "", "If set, save <dir>/deep_cfr.pt after each evaluation and resume from "
                     "it when present (same flags needed); empty = no checkpoints.")
 flags.DEFINE_string("policy_file", "", "If set, write the average-policy network here at the end "
-                    "(DeepCFRSolver.save_policy: no memories, so small; openspiel_cfrx/examples/head_to_head.py plays it as "
+                    "(DeepCFRSolver.save_policy: no memories, so small; cfrx_examples/head_to_head.py plays it as "
                     "deep_cfr:PATH).")
 flags.DEFINE_bool("progress", False, "Show a progress bar instead of per-iteration log lines.")
 flags.DEFINE_bool("evaluate", True, "Exact NashConv at every evaluation point (extracts the game tree once). "

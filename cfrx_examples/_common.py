@@ -575,7 +575,7 @@ def read_results_config(csv_path: str) -> dict | None:
 
 def program_name(recorded) -> str:
     """The program a `run_config` records, one name however it was started:
-    `deep_cfr.py`, `python -m openspiel_cfrx.examples.deep_cfr` and the console
+    `deep_cfr.py`, `python -m cfrx_examples.deep_cfr` and the console
     script `cfrx-deep-cfr` are all `deep_cfr` ('' if none is recorded)."""
     import os
 

@@ -24,8 +24,7 @@ import os
 
 from absl import flags
 
-from openspiel_cfrx.eval import CurvePoint, log_checkpoints, plot_curves, run_curve
-from openspiel_cfrx.examples._common import (
+from cfrx_examples._common import (
     check_device,
     check_list,
     check_number,
@@ -43,6 +42,7 @@ from openspiel_cfrx.examples._common import (
     usage_error,
     write_results,
 )
+from openspiel_cfrx.eval import CurvePoint, log_checkpoints, plot_curves, run_curve
 from openspiel_cfrx.tabular import SOLVERS, make_solver
 
 FLAGS = flags.FLAGS

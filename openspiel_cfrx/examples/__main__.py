@@ -1,9 +1,0 @@
-"""`python -m openspiel_cfrx.examples`: lists the example programs."""
-
-from openspiel_cfrx.examples import PROGRAMS
-
-if __name__ == "__main__":
-    print("openspiel_cfrx example programs (each also `python -m openspiel_cfrx.examples.<module>`; "
-          "--helpfull lists its flags):\n")
-    for module, what in PROGRAMS.items():
-        print(f"  cfrx-{module.replace('_', '-'):<22} {what}")
