@@ -41,6 +41,7 @@ from __future__ import annotations
 import concurrent.futures
 import csv
 import dataclasses
+import fcntl
 import json
 import math
 import os
@@ -69,6 +70,9 @@ QUICK_GAME = "flop_holdem(num_ranks=4,num_suits=2,max_raises=1 1)"
 SGD_SCALE = 10  # BASE trains each network for the paper's steps / SGD_SCALE (batch unchanged)
 QUICK_SGD_SCALE = 100  # --quick divides every row's SGD steps by this much more (plumbing only)
 STEP_SECONDS = 0.090  # CPU s per SGD step, Appendix C net d=96, batch 10,000 (benchmarks/results/paper_iteration.md)
+# How a step's cost grows with the Appendix C width d: poker_network_step.md measures 0.112 s at d=96 and 0.505 s
+# at d=256 (one thread, batch 10,000), i.e. cost ~ d^1.54 between them (log(0.505/0.112) / log(256/96)).
+WIDTH_EXPONENT = math.log(0.505 / 0.112) / math.log(256 / 96)
 TRAVERSAL_SECONDS = 0.8  # CPU s of one paper iteration's traversals (paper_iteration.md)
 MIN_ITERATIONS = 3  # a row whose estimated iteration costs more than budget / MIN_ITERATIONS is not run
 STEP_FIELDS = ("advantage_network_train_steps", "policy_network_train_steps")
@@ -131,7 +135,49 @@ LEDGER = (
     Row("traversals_5000", "10,000 traversals per player and iteration", "5,000", dict(num_traversals=5000)),
     Row("all_fhp_5x2", "all of the above as published", "the fhp_5x2 preset itself", {}, whole_preset=True),
 )  # fmt: skip
-ROWS = {row.name: row for row in LEDGER}
+
+# The paper's Figures 3 and 4 (Section 6), each curve a row against the same BASE (rows shared with the ledger
+# are one run: same name, same folder, same settings). Figure 4 right needs memories that fill inside the
+# budget: the paper cut its traversals to 10,000 per iteration so the window filled "after about 50 iterations"
+# (footnote 6); BASE adds ~40,000-60,000 entries per advantage memory and ~155,000 strategy entries per
+# iteration on 5x2, so 150,000 / 450,000 fill after ~3 of its ~8 iterations (the page shows the sizes).
+SMALL_MEMORY = dict(memory_capacity=150_000, strategy_memory_capacity=450_000)
+FIG3_SGD = f"Figure 3 middle: advantage SGD steps per iteration (BASE {4000 // SGD_SCALE}, the paper 4,000)"
+FIG3_WIDTH = "Figure 3 right: hidden dimension of the model (BASE 96, the paper-sized FHP network)"
+
+
+def _width(d: int) -> dict:
+    return dict(advantage_network_layers=(d,), policy_network_layers=(d,))
+
+
+FIGURES = (
+    LEDGER[0],
+    Row("traversals_3000", "Figure 3 left: 10,000 traversals per player and iteration", "3,000", dict(num_traversals=3000)),
+    next(r for r in LEDGER if r.name == "traversals_5000"),
+    Row("sgd_100", FIG3_SGD, "100", dict(advantage_network_train_steps=100)),
+    Row("sgd_200", FIG3_SGD, "200", dict(advantage_network_train_steps=200)),
+    Row("width_24", FIG3_WIDTH, "24 (both networks)", _width(24)),
+    Row("width_48", FIG3_WIDTH, "48 (both networks)", _width(48)),
+    Row("width_192", FIG3_WIDTH, "192 (both networks)", _width(192)),
+    Row("linear_off", "Figure 4 left: linear weighting (Section 5.3)", "off: regrets and average weighted uniformly",
+        dict(linear_weighting=False)),
+    next(r for r in LEDGER if r.name == "fine_tune"),
+    Row("uniform_fallback", "Figure 4 left: the highest-regret action when no regret is positive (Section 3)",
+        "uniform (standard regret matching)", dict(regret_matching_fallback="uniform")),
+    Row("reservoir_small", "Figure 4 right: reservoir memories", "reservoir, 150,000 per advantage memory, 450,000 "
+        "strategy (full after ~3 iterations)", dict(SMALL_MEMORY)),
+    Row("window_small", "Figure 4 right: reservoir memories", "sliding window, the same capacities",
+        dict(SMALL_MEMORY, memory="sliding_window")),
+)  # fmt: skip
+GRIDS = {"ledger": LEDGER, "figures": FIGURES}
+OUTPUTS = {"ledger": "benchmarks/results/deep_cfr_ledger.md", "figures": "benchmarks/results/deep_cfr_figures.md"}
+ROWS = {row.name: row for row in LEDGER + FIGURES}
+
+
+def step_seconds(settings: dict) -> float:
+    """Estimated CPU s of one advantage SGD step of the Appendix C network at the row's width and batch."""
+    width = settings["advantage_network_layers"][0]
+    return STEP_SECONDS * settings["batch_size_advantage"] / 10_000 * (width / 96) ** WIDTH_EXPONENT
 
 
 def iteration_seconds(settings: dict) -> float | None:
@@ -140,8 +186,7 @@ def iteration_seconds(settings: dict) -> float | None:
     batch; None for other networks (not measured there)."""
     if settings.get("network") != "poker":
         return None
-    per_step = STEP_SECONDS * settings["batch_size_advantage"] / 10_000
-    return 2 * settings["advantage_network_train_steps"] * per_step + TRAVERSAL_SECONDS * settings["num_traversals"] / 10_000
+    return 2 * settings["advantage_network_train_steps"] * step_seconds(settings) + TRAVERSAL_SECONDS * settings["num_traversals"] / 10_000
 
 
 def skip_reason(row: Row, seconds: float, quick: bool = False) -> str | None:
@@ -153,7 +198,8 @@ def skip_reason(row: Row, seconds: float, quick: bool = False) -> str | None:
     cost, base = iteration_seconds(settings), iteration_seconds(run_settings(ROWS["base"], quick))
     if cost is not None and cost > base and cost * MIN_ITERATIONS > seconds:  # BASE always runs
         return (f"projected from paper_iteration.md, not run: one iteration costs ~{cost:,.0f} CPU s "
-                f"(2 x {settings['advantage_network_train_steps']:,} steps x {STEP_SECONDS} s), so a {seconds:g} s "
+                f"(2 x {settings['advantage_network_train_steps']:,} steps x "
+                f"{step_seconds(settings):.3f} s), so a {seconds:g} s "
                 f"budget holds {seconds / cost:.2f} of them (BASE: ~{base:,.0f} s each, {seconds / base:.1f}); runs when --seconds >= "
                 f"{cost * MIN_ITERATIONS:,.0f}")  # fmt: skip
     return None
@@ -197,15 +243,30 @@ def finished(curve: list[dict], seconds: float) -> bool:
     return bool(curve) and curve[-1]["solver_seconds"] >= seconds
 
 
-def at_nodes(curve: list[dict], nodes: float) -> float | None:
-    """NashConv at `nodes` touched, log NashConv interpolated linearly in log
-    nodes between checkpoints; None outside the curve (never extrapolated)."""
-    points = [(math.log(r["nodes_touched"]), math.log(r["nash_conv_mbb"])) for r in curve if r["nodes_touched"] > 0]
+def at_nodes(curve: list[dict], nodes: float, key: str = "nodes_touched") -> float | None:
+    """NashConv at `nodes` touched (or at that value of `key`, e.g. "steps":
+    iterations), log NashConv interpolated linearly in log nodes between
+    checkpoints; None outside the curve (never extrapolated)."""
+    points = [(math.log(r[key]), math.log(r["nash_conv_mbb"])) for r in curve if r[key] > 0]
     x = math.log(nodes)
     for (x0, y0), (x1, y1) in zip(points, points[1:], strict=False):
         if x0 <= x <= x1:
             return math.exp(y0 if x1 == x0 else y0 + (x - x0) / (x1 - x0) * (y1 - y0))
     return next((math.exp(y) for px, y in points if math.isclose(x, px)), None)
+
+
+def at_equal(base: dict[int, list[dict]], row: dict[int, list[dict]], seeds, key: str) -> tuple[list, list]:
+    """Per seed, row - BASE and BASE's value at the smaller of the two final
+    values of `key` (nodes touched, or "steps": iterations), interpolated by
+    `at_nodes`; seeds where either curve does not reach that point are left out."""
+    effects, levels = [], []
+    for s in seeds:
+        x = min(row[s][-1][key], base[s][-1][key])
+        mine, theirs = at_nodes(row[s], x, key), at_nodes(base[s], x, key)
+        if mine is not None and theirs is not None:
+            effects.append(mine - theirs)
+            levels.append(theirs)
+    return effects, levels
 
 
 def paired(base: dict[int, list[dict]], row: dict[int, list[dict]]) -> dict:
@@ -215,13 +276,7 @@ def paired(base: dict[int, list[dict]], row: dict[int, list[dict]]) -> dict:
     seeds = sorted(set(base) & set(row))
     time_effects = [row[s][-1]["nash_conv_mbb"] - base[s][-1]["nash_conv_mbb"] for s in seeds]
     base_levels = [base[s][-1]["nash_conv_mbb"] for s in seeds]
-    node_effects, node_base = [], []
-    for s in seeds:
-        nodes = min(row[s][-1]["nodes_touched"], base[s][-1]["nodes_touched"])
-        mine, theirs = at_nodes(row[s], nodes), at_nodes(base[s], nodes)
-        if mine is not None and theirs is not None:
-            node_effects.append(mine - theirs)
-            node_base.append(theirs)
+    node_effects, node_base = at_equal(base, row, seeds, "nodes_touched")
     out = {"seeds": seeds, "level": mean_and_interval([row[s][-1]["nash_conv_mbb"] for s in row]) if row else None,
            "time": None, "nodes": None, "node_seeds": len(node_effects)}  # fmt: skip
     if seeds:
@@ -231,6 +286,148 @@ def paired(base: dict[int, list[dict]], row: dict[int, list[dict]]) -> dict:
         mean, half = mean_and_interval(node_effects)
         out["nodes"] = (mean, half, 100.0 * mean / (sum(node_base) / len(node_base)))
     return out
+
+
+NO_COMMON = "not measurable: the curves share no iteration count (checkpoints earlier in --fractions would)"
+PLATEAU = 10.0  # a curve has plateaued when its last doubling of iterations moves NashConv by less than this %
+SAME_RATE = 0.25  # "the same rate": the paired log-log slopes differ by less than this (interval inside +-SAME_RATE)
+
+
+@dataclasses.dataclass(frozen=True)
+class Statement:
+    """One sentence of the paper's Section 6 / Figures 3-4 captions, tested on
+    `row` against `reference` (paired by seed):
+    - "higher": row - reference at equal iterations (the smaller final count
+      of the two): yes when the 95% interval is above 0, no when below;
+    - "higher_50": "higher", and the relative effect's interval holds +50%
+      ("about 50% higher");
+    - "same_level": the two final levels agree (interval holds 0, |mean| <
+      PLATEAU% of the reference); only measurable once the reference has
+      plateaued (its last doubling of iterations moves it < PLATEAU%);
+    - "same_rate": the log-log slopes of NashConv against iterations, from the
+      later of the two first checkpoints to the earlier of the last ones,
+      differ by less than SAME_RATE (the whole interval inside)."""
+
+    text: str
+    row: str
+    kind: str
+    reference: str = "base"
+
+
+STATEMENTS = (
+    Statement("fewer traversals per iteration converge more slowly (3,000 vs 10,000)", "traversals_3000", "higher"),
+    Statement("fewer traversals per iteration converge more slowly (5,000 vs 10,000)", "traversals_5000", "higher"),
+    Statement("fewer traversals reach the same final exploitability (3,000 vs 10,000)", "traversals_3000",
+              "same_level"),
+    Statement("fewer SGD steps do not change the rate of convergence (100 vs 400)", "sgd_100", "same_rate"),
+    Statement("fewer SGD steps do not change the rate of convergence (200 vs 400)", "sgd_200", "same_rate"),
+    Statement("fewer SGD steps raise the exploitability reached (100 vs 400)", "sgd_100", "higher"),
+    Statement("fewer SGD steps raise the exploitability reached (200 vs 400)", "sgd_200", "higher"),
+    Statement("a larger model lowers the final exploitability (24 vs 96)", "width_24", "higher"),
+    Statement("a larger model lowers the final exploitability (48 vs 96)", "width_48", "higher"),
+    Statement("... up to a certain model size (192 vs 96)", "width_192", "same_level"),
+    Statement("without linear weighting Deep CFR converges more slowly", "linear_off", "higher"),
+    Statement("without linear weighting it reaches a similar exploitability", "linear_off", "same_level"),
+    Statement("fine-tuning one network instead of retraining: about 50% higher", "fine_tune", "higher_50"),
+    Statement("a uniform strategy when no regret is positive: about 50% higher", "uniform_fallback", "higher_50"),
+    Statement("a sliding-window memory stops converging once full; reservoir sampling keeps converging",
+              "window_small", "higher", reference="reservoir_small"),
+)  # fmt: skip
+
+
+def per_doubling(curve: list[dict]) -> float | None:
+    """% change of NashConv per doubling of iterations between a curve's last two checkpoints."""
+    if len(curve) < 2 or curve[-1]["steps"] <= curve[-2]["steps"]:
+        return None
+    doublings = math.log2(curve[-1]["steps"] / curve[-2]["steps"])
+    return 100.0 * ((curve[-1]["nash_conv_mbb"] / curve[-2]["nash_conv_mbb"]) ** (1.0 / doublings) - 1.0)
+
+
+def slope(curve: list[dict], start: float, end: float) -> float | None:
+    """Log-log slope of NashConv against iterations from `start` to `end` (interpolated)."""
+    a, b = at_nodes(curve, start, "steps"), at_nodes(curve, end, "steps")
+    return None if a is None or b is None or end <= start else math.log(b / a) / math.log(end / start)
+
+
+def _interval_text(values: list[float], unit: str = "", sign: bool = True) -> str:
+    mean, half = mean_and_interval(values)
+    fmt = "+,.1f" if sign else ",.1f"
+    if len(values) < 2:
+        return f"{mean:{fmt}}{unit} ({len(values)} seed: no interval)"
+    return f"{mean:{fmt}}{unit} ± {half:,.1f}{unit}"
+
+
+def _by_interval(values: list[float], low_ok: float = 0.0) -> str | None:
+    """"yes" (interval above low_ok), "no" (below 0), None (holds 0); one seed: None."""
+    mean, half = mean_and_interval(values)
+    if len(values) < 2:
+        return None
+    return "yes" if mean - half > low_ok else "no" if mean + half < 0 else None
+
+
+def statement_verdict(st: Statement, curves: dict, skipped: dict) -> tuple[str, str]:
+    """(this run, holds here) for one statement: its numbers and the verdict its kind's rule gives."""
+    if st.row in skipped:
+        return f"`{st.row}` {skipped[st.row]}", "not measured: the row does not fit the budget"
+    row, ref = curves.get(st.row, {}), curves.get(st.reference, {})
+    seeds = sorted(set(row) & set(ref))
+    if not seeds:
+        return f"`{st.row}` / `{st.reference}`: no seed has both runs finished", "pending (runs not finished)"
+    few = f"inconclusive ({len(seeds)} seed: no interval)" if len(seeds) < 2 else "inconclusive (the interval holds 0)"
+    pair = f"`{st.row}` - `{st.reference}`"
+    if st.kind in ("higher", "higher_50"):
+        effects, levels = at_equal(ref, row, seeds, "steps")
+        iterations = [min(row[s][-1]["steps"], ref[s][-1]["steps"]) for s in seeds]
+        if not effects:
+            return f"{pair}: no iteration count both curves reach", NO_COMMON
+        relative = [100.0 * e / lv for e, lv in zip(effects, levels, strict=True)]
+        text = (f"{pair} at equal iterations ({', '.join(map(str, iterations))} per seed): "
+                f"{_interval_text(effects)} mbb/g ({_interval_text(relative, '%')}), {len(effects)} seeds")
+        direction = _by_interval(effects)
+        if direction is None:
+            return text, few
+        if direction == "no":
+            return text, "no (the opposite: lower)"
+        if st.kind == "higher_50":
+            mean, half = mean_and_interval(relative)
+            return text, "yes" if mean - half <= 50.0 <= mean + half else f"partly (higher, by {mean:.0f}%, not ~50%)"
+        return text, "yes"
+    if st.kind == "same_level":
+        drops = [per_doubling(ref[s]) for s in seeds]
+        effects, levels = at_equal(ref, row, seeds, "steps")
+        if not effects:
+            return f"{pair}: no iteration count both curves reach", NO_COMMON
+        text = (f"{pair} at equal iterations {_interval_text(effects)} mbb/g; `{st.reference}`'s last doubling of "
+                f"iterations: {', '.join(f'{d:+.1f}%' for d in drops if d is not None)} per seed")
+        if any(d is None or abs(d) >= PLATEAU for d in drops):
+            return text, (f"not measurable at this budget: `{st.reference}` still moves >= {PLATEAU:g}% per doubling "
+                          f"of iterations (the paper's curves ran 450 iterations)")  # fmt: skip
+        mean, half = mean_and_interval(effects)
+        if len(effects) < 2:
+            return text, few
+        base_level = sum(levels) / len(levels)
+        if abs(mean - 0) + half < PLATEAU / 100 * base_level:
+            return text, "yes"
+        return text, "no" if abs(mean) > half else "inconclusive (the interval is wider than the tolerance)"
+    if st.kind == "same_rate":
+        diffs = []
+        for s in seeds:
+            start = max(row[s][0]["steps"], ref[s][0]["steps"])
+            end = min(row[s][-1]["steps"], ref[s][-1]["steps"])
+            a, b = slope(row[s], start, end), slope(ref[s], start, end)
+            if a is not None and b is not None:
+                diffs.append(a - b)
+        if not diffs:
+            return f"{pair}: no iteration range both curves cover", NO_COMMON
+        mean, half = mean_and_interval(diffs)
+        text = (f"log-log slope of NashConv vs iterations, {pair}: {_interval_text(diffs)} "
+                f"(tolerance ±{SAME_RATE:g})")
+        if len(diffs) < 2:
+            return text, few
+        if abs(mean) + half < SAME_RATE:
+            return text, "yes"
+        return text, "no" if abs(mean) - half > SAME_RATE else "inconclusive (the interval is wider than the tolerance)"
+    raise ValueError(f"unknown statement kind {st.kind!r}")
 
 
 def memory_sizes(out_dir: str, row: str, seed: int) -> str | None:
@@ -245,68 +442,125 @@ def memory_sizes(out_dir: str, row: str, seed: int) -> str | None:
 
 def _effect_cell(effect, n: int, paired_seeds: int = 0) -> str:
     if effect is None:
-        return "– (no node count both curves reach)" if paired_seeds else "–"
+        return "– (no point both curves reach)" if paired_seeds else "–"
     mean, half, relative = effect
     if n < 2:
         return f"{mean:+,.1f} ({relative:+.0f}%; {n} seed: no interval)"
     return f"{mean:+,.1f} ± {half:,.1f} ({relative:+.0f}%)"
 
 
-def ledger_page(args, rows: list[Row], curves: dict, planned: dict, failures: dict) -> str:
-    """The results page's body (the table and the grid's state)."""
+def row_table(args, rows: list[Row], curves: dict, planned: dict, failures: dict) -> tuple[list, int, int]:
+    """The rows' table (equal time, equal nodes and, for the figures, equal
+    iterations against BASE) and the finished / planned run counts."""
     base = curves.get("base", {})
     table, done_total, planned_total = [], 0, 0
+    figures = args.grid == "figures"
     for row in rows:
         mine = curves.get(row.name, {})
         done, plan = len(mine), planned[row.name]
         done_total, planned_total = done_total + done, planned_total + plan
         reason = skip_reason(row, args.seconds, args.quick)
         if reason:
-            table.append([f"`{row.name}`", row.paper, row.ours, reason, "–", "–", "0 / 0"])
+            table.append([f"`{row.name}`", row.paper, row.ours, reason] + ["–"] * (4 if figures else 2) + ["0 / 0"])
             continue
         level = "–"
         if mine:
             mean, half = mean_and_interval([c[-1]["nash_conv_mbb"] for c in mine.values()])
             level = f"{mean:,.1f}" + (f" ± {half:,.1f}" if len(mine) > 1 else f" (seed {next(iter(mine))} only: no interval)")
+        iterations = ", ".join(str(c[-1]["steps"]) for c in mine.values()) or "–"
         if row.name == "base":
-            effect_time = effect_nodes = "(the reference)"
+            effects = ["(the reference)"] * (3 if figures else 2)
         else:
             effect = paired(base, mine)
-            effect_time = _effect_cell(effect["time"], len(effect["seeds"]))
-            effect_nodes = _effect_cell(effect["nodes"], effect["node_seeds"], len(effect["seeds"]))
+            effects = [_effect_cell(effect["time"], len(effect["seeds"])),
+                       _effect_cell(effect["nodes"], effect["node_seeds"], len(effect["seeds"]))]
+            if figures:
+                seeds = effect["seeds"]
+                steps, levels = at_equal(base, mine, seeds, "steps")
+                cell = None
+                if steps:
+                    mean, half = mean_and_interval(steps)
+                    cell = (mean, half, 100.0 * mean / (sum(levels) / len(levels)))
+                effects.insert(0, _effect_cell(cell, len(steps), len(seeds)))
         state = f"{done} / {plan}" + (f" ({len(failures[row.name])} failed)" if failures.get(row.name) else "")
-        table.append([f"`{row.name}`", row.paper, row.ours, level, effect_time, effect_nodes, state])
-    game = QUICK_GAME if args.quick else GAME
-    grid = (f"**{done_total} of {planned_total} planned runs are finished**"
+        table.append([f"`{row.name}`", row.paper, row.ours, level] + ([iterations] if figures else []) + effects + [state])
+    return table, done_total, planned_total
+
+
+def _setup_text(args) -> str:
+    """What BASE is, the budget, the seeds and how effects are computed (both pages)."""
+    return (
+        f"Game `{QUICK_GAME if args.quick else GAME}`. BASE is the paper's method (`deep_cfr_preset(\"paper\")`: "
+        f"Algorithm 1, Appendix C network width 96, retrain from scratch, reservoir 40M, linear weighting, average "
+        f"network, raw regrets, float32, 10,000 traversals) with **its SGD budget scaled by 1/{SGD_SCALE}: "
+        f"{4000 // SGD_SCALE:,} Adam steps of batch 10,000 per network per iteration instead of 4,000** (one paper "
+        f"iteration costs ~{iteration_seconds(PAPER):,.0f} CPU s here, `paper_iteration.md`; the scale is the ledger's "
+        f"`sgd_full` row)" + (f"; --quick divides every row's SGD steps by {QUICK_SGD_SCALE} more" if args.quick else "")
+        + f". Budget {args.seconds:g} solver CPU s per run (process CPU seconds, one torch thread, checkpoints at "
+        f"{args.fractions} of it), seeds {', '.join(map(str, args.seeds))}; exact NashConv (mbb/g) by "
+        f"`bench_fhp_curve.py --evaluator=states`. Effects are row - BASE paired by seed (negative: the row "
+        f"lowers exploitability), mean ± 95% t half-width over the paired seeds, relative to BASE's mean; equal "
+        f"nodes (or iterations): both curves at the smaller final count of the two (log-log interpolation, never "
+        f"extrapolated)."
+    )
+
+
+def _grid_text(done_total: int, planned_total: int) -> str:
+    return (f"**{done_total} of {planned_total} planned runs are finished**"
             + (" (a half-finished grid: the rows show only their finished seeds, nothing is extrapolated; rerun the "
                "same command to continue)" if done_total < planned_total else "") + ".")  # fmt: skip
+
+
+def _appendix(args, rows: list[Row], curves: dict, failures: dict) -> str:
+    """Memory sizes, BASE's settings, each row's change and the failed runs."""
     changes = "\n".join(f"- `{r.name}`: " + ("the fhp_5x2 preset, " + f"`{json.dumps(run_settings(r, args.quick))}`"
                                              if r.whole_preset else f"`{json.dumps(r.change)}`" if r.change else "BASE")
                         for r in rows)  # fmt: skip
     memories = "\n".join(f"- `{name}`: " + "; ".join(f"seed {seed}: {memory_sizes(args.out_dir, name, seed) or '?'}"
                                                      for seed in runs) for name, runs in curves.items() if runs)
     return (
-        f"Game `{game}`. BASE is the paper's method (`deep_cfr_preset(\"paper\")`: Algorithm 1, Appendix C network "
-        f"width 96, retrain from scratch, reservoir 40M, linear weighting, average network, raw regrets, float32, "
-        f"10,000 traversals) with **its SGD budget scaled by 1/{SGD_SCALE}: {4000 // SGD_SCALE:,} Adam steps of batch "
-        f"10,000 per network per iteration instead of 4,000** (one paper iteration costs ~{iteration_seconds(PAPER):,.0f} "
-        f"CPU s here, `paper_iteration.md`; the scale is the `sgd_full` row)"
-        + (f"; --quick divides every row's SGD steps by {QUICK_SGD_SCALE} more" if args.quick else "")
-        + f". Each other row is BASE with one setting moved to `fhp_5x2`'s value (not cumulative); the last row is "
-        f"the preset itself. Budget {args.seconds:g} solver CPU s per run (process CPU seconds, one torch thread, checkpoints at "
-        f"{args.fractions} of it), seeds {', '.join(map(str, args.seeds))}; exact NashConv (mbb/g) by "
-        f"`bench_fhp_curve.py --evaluator=states`. Effects are row - BASE paired by seed (negative: the deviation "
-        f"lowers exploitability), mean ± 95% t half-width over the paired seeds, relative to BASE's mean; equal "
-        f"nodes: both curves at the smaller final node count (log-log interpolation, never extrapolated).\n\n"
-        f"{grid}\n\n"
-        + markdown_table(["deviation", "paper", "fhp_5x2", "NashConv at equal time (mbb/g)", "effect at equal time",
-                          "effect at equal nodes", "runs done / planned"], table)  # fmt: skip
-        + "".join(f"\n\n`{r.name}`: {r.note}" for r in rows if r.note)
+        "".join(f"\n\n`{r.name}`: {r.note}" for r in rows if r.note)
         + f"\n\nMemories at each finished run's last checkpoint (advantage memories of the two players, strategy "
-        f"memory; their capacity is 40M each, 10M in the MLP rows, 2M in `memory_2m` and `all_fhp_5x2`):\n\n{memories}"
+        f"memory; their capacity is 40M each unless the row's change says otherwise):\n\n{memories}"
         + f"\n\nBASE: `{json.dumps(run_settings(ROWS['base'], args.quick))}`\n\nChanges:\n\n{changes}\n"
         + ("".join(f"\nFailed: `{name}` seed {s} (exit status {rc}; its log: `{run_dir(args.out_dir, name, s)}/log.txt`)"
                    for name, seeds in failures.items() for s, rc in seeds.items()))  # fmt: skip
+    )
+
+
+def ledger_page(args, rows: list[Row], curves: dict, planned: dict, failures: dict) -> str:
+    """The ledger's results page body (the table and the grid's state)."""
+    table, done_total, planned_total = row_table(args, rows, curves, planned, failures)
+    return (
+        _setup_text(args) + " Each other row is BASE with one setting moved to `fhp_5x2`'s value (not cumulative); "
+        "the last row is the preset itself.\n\n" + _grid_text(done_total, planned_total) + "\n\n"
+        + markdown_table(["deviation", "paper", "fhp_5x2", "NashConv at equal time (mbb/g)", "effect at equal time",
+                          "effect at equal nodes", "runs done / planned"], table)  # fmt: skip
+        + _appendix(args, rows, curves, failures)
+    )
+
+
+def figures_page(args, rows: list[Row], curves: dict, planned: dict, failures: dict) -> str:
+    """The Figures 3-4 page body: the rows' table, then one verdict per paper statement."""
+    table, done_total, planned_total = row_table(args, rows, curves, planned, failures)
+    names = {r.name for r in rows}
+    skipped = {r.name: skip_reason(r, args.seconds, args.quick) for r in rows if skip_reason(r, args.seconds, args.quick)}
+    verdicts = [[st.text, *statement_verdict(st, curves, skipped)] for st in STATEMENTS
+                if st.row in names and st.reference in names]  # fmt: skip
+    rules = " ".join(line.strip() for line in Statement.__doc__.split("\n")[2:])
+    return (
+        _setup_text(args) + " Each other row is one curve of the paper's Figure 3 or 4 (Section 6), BASE with one "
+        "setting changed; `window_small` is compared with `reservoir_small` (the same small capacities).\n\n"
+        + _grid_text(done_total, planned_total) + "\n\n"
+        + markdown_table(["row", "paper", "this row", "NashConv at equal time (mbb/g)", "iterations done (per seed)",
+                          "effect at equal iterations", "effect at equal time", "effect at equal nodes",
+                          "runs done / planned"], table)  # fmt: skip
+        + "\n\n## The paper's statements on this run\n\n"
+        + f"Rules, per statement kind: {rules} (PLATEAU = {PLATEAU:g}%, SAME_RATE = {SAME_RATE:g}.) Each verdict holds "
+        f"for this budget ({args.seconds:g} CPU s, SGD / {SGD_SCALE}, `{QUICK_GAME if args.quick else GAME}`), not for "
+        f"the paper's 450 iterations on 52 cards.\n\n"
+        + markdown_table(["statement (Brown et al. 2019, Section 6, Figures 3-4)", "this run", "holds here"], verdicts)
+        + _appendix(args, rows, curves, failures)
     )
 
 
@@ -339,6 +593,17 @@ def run_one(args, row: Row, seed: int) -> int:
     """One (row, seed): bench_fhp_curve.py in a subprocess, resumed from its checkpoint; its exit status."""
     folder = run_dir(args.out_dir, row.name, seed)
     os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "running.lock"), "w", encoding="utf-8") as lock:
+        try:  # the two grids share runs: one process per run folder at a time
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"  {row.name} seed {seed}: running in another process (its lock: {lock.name}); skipped here",
+                  flush=True)  # fmt: skip
+            return 0
+        return _run_locked(args, row, seed, folder)
+
+
+def _run_locked(args, row: Row, seed: int, folder: str) -> int:
     settings = run_settings(row, args.quick)
     stamp = {"game": QUICK_GAME if args.quick else GAME, "seconds": args.seconds, "fractions": args.fractions,
              "settings": settings, "clock": "cpu"}  # fmt: skip
@@ -370,13 +635,17 @@ def parse_args(argv=None):
     parser = OneLineArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=600.0, help="solver CPU seconds per run")
     parser.add_argument("--jobs", type=int, default=1, help="runs at a time (each one torch thread; CPU-second budgets)")
-    parser.add_argument("--rows", default="", help=f"comma-separated rows (default all; base always): {', '.join(ROWS)}")
+    parser.add_argument("--grid", default="ledger", choices=sorted(GRIDS),
+                        help="ledger: BASE vs fhp_5x2's settings, one at a time (deep_cfr_ledger.md); figures: the "
+                             "paper's Figures 3-4 against BASE, a verdict per statement (deep_cfr_figures.md); the "
+                             "grids share BASE and their common rows' runs")  # fmt: skip
+    parser.add_argument("--rows", default="", help="comma-separated rows of the grid (default all; base always)")
     parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
     parser.add_argument("--fractions", default="0.05,0.1,0.25,0.5,1",
                         help="checkpoints as fractions of --seconds, ending at 1 (the early ones give the rows that "
                              "iterate faster than BASE a point at BASE's final node count)")  # fmt: skip
     parser.add_argument("--out_dir", default="out/deep_cfr_ledger", help="the runs' folders")
-    parser.add_argument("--output", default="benchmarks/results/deep_cfr_ledger.md", help="the results page")
+    parser.add_argument("--output", default="", help="the results page (default: the grid's page in benchmarks/results)")
     parser.add_argument("--quick", action="store_true",
                         help=f"plumbing check: {QUICK_GAME}, 5 s per run, seed 0, SGD steps / {QUICK_SGD_SCALE} more, "
                              "out/deep_cfr_ledger_quick")  # fmt: skip
@@ -409,11 +678,15 @@ def parse_args(argv=None):
         fractions = []
     if not fractions or fractions != sorted(set(fractions)) or not all(0 < x <= 1 for x in fractions) or fractions[-1] != 1:
         usage_error(f"--fractions must be increasing numbers in (0, 1] ending at 1, got {args.fractions!r}")
-    names = [n.strip() for n in args.rows.split(",") if n.strip()] or list(ROWS)
-    unknown = [n for n in names if n not in ROWS]
+    grid = GRIDS[args.grid]
+    args.output = args.output or OUTPUTS[args.grid]
+    names = [n.strip() for n in args.rows.split(",") if n.strip()] or [row.name for row in grid]
+    unknown = [n for n in names if n not in {row.name for row in grid}]
     if unknown:
-        usage_error(f"--rows: unknown row {unknown[0]!r}; choose from {', '.join(ROWS)}")
-    args.row_list = [row for row in LEDGER if row.name in names or row.name == "base"]
+        usage_error(f"--rows: unknown row {unknown[0]!r} of --grid={args.grid}; choose from "
+                    f"{', '.join(row.name for row in grid)}")  # fmt: skip
+    needed = names + [st.reference for st in STATEMENTS if st.row in names] if args.grid == "figures" else names
+    args.row_list = [row for row in grid if row.name in needed or row.name == "base"]
     return args
 
 
@@ -448,9 +721,11 @@ def main(argv=None):
             if planned[row.name] and finished(curve, args.seconds):
                 curves.setdefault(row.name, {})[seed] = curve
     command = "python benchmarks/bench_deep_cfr_ledger.py " + " ".join(sys.argv[1:] if argv is None else argv)
-    body = ledger_page(args, rows, curves, planned, failures)
-    write_result(args.output, "Deep CFR deviation ledger: the paper's method vs fhp_5x2, one setting at a time",
-                 body, header_command=command)  # fmt: skip
+    page, title = {"ledger": (ledger_page, "Deep CFR deviation ledger: the paper's method vs fhp_5x2, one setting "
+                                           "at a time"),
+                   "figures": (figures_page, "Deep CFR's Figures 3-4 with the paper's method on 5x2 flop hold'em")}[args.grid]
+    body = page(args, rows, curves, planned, failures)
+    write_result(args.output, title, body, header_command=command)
     print(body.split("\n\n")[1], flush=True)
     return 1 if failures else 0
 

@@ -133,6 +133,8 @@ PROGRAMS = {
                         [f"--output={FULL}/paper_iteration.md"]),
     "deep_cfr_ledger": ("bench_deep_cfr_ledger.py", ["--quick", f"--output={QUICK}/deep_cfr_ledger.md"],
                         [f"--output={FULL}/deep_cfr_ledger.md"]),
+    "deep_cfr_figures": ("bench_deep_cfr_ledger.py", ["--grid=figures", "--quick", f"--output={QUICK}/deep_cfr_figures.md"],
+                         ["--grid=figures", f"--output={FULL}/deep_cfr_figures.md"]),
     "careless_user": ("sweep_careless_user.py", ["--quick", f"--output={QUICK}/careless_user.md"],
                       [f"--output={FULL}/careless_user.md"]),
 }  # fmt: skip

@@ -155,3 +155,92 @@ def test_quick_runs_end_to_end(tmp_path):
     assert "2 of 2 planned runs are finished" in page and "`traversals_5000`" in page
     again = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert again.returncode == 0 and again.stdout.count("finished earlier") == 2
+
+
+# --- the Figures 3-4 grid (--grid=figures) ---
+
+
+def _curve(points):
+    """In-memory curve: (iterations, NashConv mbb/g) per checkpoint."""
+    return [{"steps": it, "seconds": 10.0 * it, "solver_seconds": 10.0 * it, "nodes_touched": 1e5 * it,
+             "nash_conv_mbb": mbb} for it, mbb in points]  # fmt: skip
+
+
+def test_figure_rows_change_one_setting_of_base_and_shared_rows_are_one_run():
+    from benchmarks.bench_fhp_curve import deep_cfr_settings_problem
+
+    for row in ledger.FIGURES:
+        if row.name == "base":
+            continue
+        assert _changed(row.settings(), ledger.BASE) == set(row.change), row.name
+        assert deep_cfr_settings_problem(ledger.run_settings(row)) is None, row.name
+    shared = {r.name for r in ledger.FIGURES} & {r.name for r in ledger.LEDGER}
+    assert shared == {"base", "traversals_5000", "fine_tune"}
+    assert all(ledger.ROWS[n] in ledger.FIGURES and ledger.ROWS[n] in ledger.LEDGER for n in shared)
+    # the sliding-window row differs from its reference only in the memory kind
+    assert _changed(ledger.ROWS["window_small"].settings(), ledger.ROWS["reservoir_small"].settings()) == {"memory"}
+    # every statement names rows of the grid; the width that does not fit 600 s is skipped with its cost
+    names = {r.name for r in ledger.FIGURES}
+    assert all(st.row in names and st.reference in names for st in ledger.STATEMENTS)
+    assert "CPU s" in ledger.skip_reason(ledger.ROWS["width_192"], 600.0)
+    assert ledger.skip_reason(ledger.ROWS["width_24"], 600.0) is None
+
+
+def _verdict(kind, row_points, ref_points, reference="base"):
+    st = ledger.Statement("s", "r", kind, reference)
+    curves = {"r": {s: _curve(p) for s, p in row_points.items()}, reference: {s: _curve(p) for s, p in ref_points.items()}}
+    return ledger.statement_verdict(st, curves, {})
+
+
+def test_statement_rules_give_yes_no_and_inconclusive():
+    ref = {s: [(1, 1000.0), (2, 800.0), (4, 600.0 + s)] for s in (0, 1, 2)}
+    higher = {s: [(1, 1100.0), (2, 900.0), (4, 700.0 + 2 * s)] for s in (0, 1, 2)}
+    lower = {s: [(1, 900.0), (2, 700.0), (4, 500.0 - s)] for s in (0, 1, 2)}
+    mixed = {0: [(4, 650.0)], 1: [(4, 550.0)], 2: [(4, 600.0)]}
+    assert _verdict("higher", higher, ref)[1] == "yes"
+    assert _verdict("higher", lower, ref)[1].startswith("no (the opposite")
+    assert _verdict("higher", mixed, ref)[1] == "inconclusive (the interval holds 0)"
+    assert _verdict("higher", {0: higher[0]}, ref)[1] == "inconclusive (1 seed: no interval)"
+    # about 50%: +100/600 is +17%, not ~50%; +300/600 holds it
+    assert _verdict("higher_50", higher, ref)[1].startswith("partly (higher, by 17%")
+    half_again = {s: [(1, 1500.0), (2, 1200.0), (4, 900.0 + 1.5 * s + (s - 1) * 20)] for s in (0, 1, 2)}
+    assert _verdict("higher_50", half_again, ref)[1] == "yes"
+    # the reference still falls 25% per doubling: a final level cannot be compared
+    assert _verdict("same_level", higher, ref)[1].startswith("not measurable at this budget")
+    flat = {s: [(2, 610.0), (4, 600.0 + s)] for s in (0, 1, 2)}
+    near = {s: [(2, 612.0), (4, 601.0 + s)] for s in (0, 1, 2)}
+    assert _verdict("same_level", near, flat)[1] == "yes"
+    far = {s: [(2, 800.0), (4, 800.0 + s)] for s in (0, 1, 2)}
+    assert _verdict("same_level", far, flat)[1] == "no"
+    # same rate: a curve shifted up by a constant factor has the same log-log slope
+    assert _verdict("same_rate", {s: [(it, 1.2 * v) for it, v in p] for s, p in ref.items()}, ref)[1] == "yes"
+    steep = {s: [(1, 1000.0), (2, 500.0), (4, 250.0 - s)] for s in (0, 1, 2)}
+    assert _verdict("same_rate", steep, ref)[1] == "no"
+    # a faster row's first checkpoint after the reference's last: no common point, said so
+    assert _verdict("higher", {s: [(10, 500.0)] for s in (0, 1, 2)}, ref)[1] == ledger.NO_COMMON
+
+
+def test_figures_page_has_a_verdict_per_statement_and_states_pending_runs(tmp_path):
+    out = str(tmp_path)
+    for seed in (0, 1):
+        _write_curve(ledger.csv_path(out, "base", seed), seed, [(50, 1e6, 400.0), (100, 2e6, 300.0 + seed)])
+        _write_curve(ledger.csv_path(out, "uniform_fallback", seed), seed, [(50, 1e6, 600.0), (100, 2e6, 450.0 + 3 * seed)])
+    args = ledger.parse_args(["--grid=figures", "--seconds=100", "--seeds=0,1", f"--out_dir={out}"])
+    assert args.output.endswith("deep_cfr_figures.md")
+    curves = {name: {s: ledger.read_curve(ledger.csv_path(out, name, s)) for s in (0, 1)
+                     if os.path.exists(ledger.csv_path(out, name, s))} for name in ("base", "uniform_fallback")}  # fmt: skip
+    planned = {r.name: 2 for r in args.row_list}
+    page = ledger.figures_page(args, args.row_list, curves, planned, {})
+    verdicts = page.split("## The paper's statements on this run")[1]
+    assert sum(st.text in verdicts for st in ledger.STATEMENTS) == len(ledger.STATEMENTS)
+    assert "| a uniform strategy when no regret is positive: about 50% higher |" in verdicts
+    line = next(x for x in verdicts.splitlines() if x.startswith("| a uniform strategy"))
+    assert line.endswith("| yes |")  # +150 / +152 on 300 / 301: +50%
+    assert "pending (runs not finished)" in verdicts and "4 of " in page
+
+
+def test_unknown_row_of_the_grid_is_one_line():
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_deep_cfr_ledger.py"), "--plan",
+                          "--grid=figures", "--rows=pot_regrets"], capture_output=True, text=True, timeout=60, cwd=ROOT)  # fmt: skip
+    assert run.returncode == 2 and "unknown row 'pot_regrets' of --grid=figures" in run.stderr
+    assert len(run.stderr.splitlines()) == 1
