@@ -349,12 +349,14 @@ def slope(curve: list[dict], start: float, end: float) -> float | None:
     return None if a is None or b is None or end <= start else math.log(b / a) / math.log(end / start)
 
 
-def _interval_text(values: list[float], unit: str = "", sign: bool = True) -> str:
+def _interval_text(values: list[float], unit: str = "") -> str:
+    """Mean ± 95% half-width (one value: the value alone; the caller says there is no interval)."""
     mean, half = mean_and_interval(values)
-    fmt = "+,.1f" if sign else ",.1f"
-    if len(values) < 2:
-        return f"{mean:{fmt}}{unit} ({len(values)} seed: no interval)"
-    return f"{mean:{fmt}}{unit} ± {half:,.1f}{unit}"
+    return f"{mean:+,.1f}{unit}" + (f" ± {half:,.1f}{unit}" if len(values) > 1 else "")
+
+
+def _seeds_text(n: int) -> str:
+    return f"{n} seeds" if n > 1 else f"{n} seed: no interval"
 
 
 def _by_interval(values: list[float], low_ok: float = 0.0) -> str | None:
@@ -382,7 +384,7 @@ def statement_verdict(st: Statement, curves: dict, skipped: dict) -> tuple[str, 
             return f"{pair}: no iteration count both curves reach", NO_COMMON
         relative = [100.0 * e / lv for e, lv in zip(effects, levels, strict=True)]
         text = (f"{pair} at equal iterations ({', '.join(map(str, iterations))} per seed): "
-                f"{_interval_text(effects)} mbb/g ({_interval_text(relative, '%')}), {len(effects)} seeds")
+                f"{_interval_text(effects)} mbb/g ({_interval_text(relative, '%')}), {_seeds_text(len(effects))}")
         direction = _by_interval(effects)
         if direction is None:
             return text, few
@@ -397,7 +399,8 @@ def statement_verdict(st: Statement, curves: dict, skipped: dict) -> tuple[str, 
         effects, levels = at_equal(ref, row, seeds, "steps")
         if not effects:
             return f"{pair}: no iteration count both curves reach", NO_COMMON
-        text = (f"{pair} at equal iterations {_interval_text(effects)} mbb/g; `{st.reference}`'s last doubling of "
+        text = (f"{pair} at equal iterations {_interval_text(effects)} mbb/g ({_seeds_text(len(effects))}); "
+                f"`{st.reference}`'s last doubling of "
                 f"iterations: {', '.join(f'{d:+.1f}%' for d in drops if d is not None)} per seed")
         if any(d is None or abs(d) >= PLATEAU for d in drops):
             return text, (f"not measurable at this budget: `{st.reference}` still moves >= {PLATEAU:g}% per doubling "
@@ -421,7 +424,7 @@ def statement_verdict(st: Statement, curves: dict, skipped: dict) -> tuple[str, 
             return f"{pair}: no iteration range both curves cover", NO_COMMON
         mean, half = mean_and_interval(diffs)
         text = (f"log-log slope of NashConv vs iterations, {pair}: {_interval_text(diffs)} "
-                f"(tolerance ±{SAME_RATE:g})")
+                f"({_seeds_text(len(diffs))}; tolerance ±{SAME_RATE:g})")
         if len(diffs) < 2:
             return text, few
         if abs(mean) + half < SAME_RATE:

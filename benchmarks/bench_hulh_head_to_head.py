@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import time
 
@@ -50,6 +51,60 @@ from openspiel_cfrx.eval.head_to_head import always_call, always_raise, play_mat
 from openspiel_cfrx.poker.lbr import LocalBestResponse  # noqa: E402
 
 DEFAULT_PAIRS = "deep_cfr:nfsp,deep_cfr:call,deep_cfr:uniform,deep_cfr:raise,nfsp:call,nfsp:uniform"
+TABLE1 = "+43 ± 2"  # Table 1 (Section 6): Deep CFR's head-to-head result against NFSP in HULH, mbb/g
+STATEMENTS = "## The paper's statements on this run"
+EARLIER = "## Earlier settings"
+
+
+def table1_verdict(mean: float, half: float) -> str:
+    """Table 1's direction, Deep CFR ahead of NFSP, judged by a match's 95% interval."""
+    if mean - half > 0:
+        return "yes"
+    return "no (the opposite: NFSP ahead)" if mean + half < 0 else "inconclusive (the interval holds 0)"
+
+
+def paper_statements(results: list[tuple[str, float, float]], source: str = "") -> str:
+    """The statements table for (run label, Deep CFR vs NFSP mean, 95% half-width) of each run."""
+    rows = [[f"Deep CFR beats NFSP head-to-head ({label})", f"{mean:+,.0f} ± {half:,.0f} mbb/g (the paper: {TABLE1})",
+             table1_verdict(mean, half)] for label, mean, half in results]  # fmt: skip
+    return (f"{STATEMENTS}\n\nBrown et al. 2019, Table 1: Deep CFR beats NFSP by {TABLE1} mbb/g. Each run's "
+            "duplicate match decides the direction: yes when its 95% interval is above 0, no when below"
+            + (f" (computed from {source})" if source else "") + ".\n\n"
+            + markdown_table(["statement (Brown et al. 2019, Table 1)", "this run", "holds here"], rows) + "\n")
+
+
+def _signed(cell: str) -> tuple[float, float] | None:
+    """(mean, half) of a cell like "**+286 ± 75**"; None for "–"."""
+    match = re.search(r"([+-−]?[\d,]+) ± ([\d,]+)", cell.replace("−", "-"))
+    return (float(match.group(1).replace(",", "")), float(match.group(2).replace(",", ""))) if match else None
+
+
+def statements_from_page(path: str) -> str:
+    """Recomputes the statements section of a recorded page from its "Earlier settings" table (one run per row:
+    its settings, its training, Deep CFR vs NFSP) and writes it back before the page's "## Reading"."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if EARLIER not in text:
+        raise SystemExit(f"--statements_from {path}: no '{EARLIER}' table to read the runs from")
+    lines = text[text.index(EARLIER):].splitlines()
+    header = [c.strip() for c in next(x for x in lines if x.startswith("|")).strip("|").split("|")]
+    column = header.index("Deep CFR vs NFSP")
+    results = []
+    for line in (x for x in lines[1:] if x.startswith("|") and not x.startswith("|---")):
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if cells == header:
+            continue
+        value = _signed(cells[column])
+        if value:
+            results.append((f"{cells[1]}: {cells[0]}", *value))
+    section = paper_statements(results, f"the '{EARLIER[3:]}' table by `python benchmarks/bench_hulh_head_to_head.py "
+                                        f"--statements_from={path}`")  # fmt: skip
+    start = text.find(STATEMENTS)
+    end = text.find("\n## ", start + 1) + 1 if start >= 0 else text.index("## Reading")
+    start = start if start >= 0 else end
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text[:start] + section + "\n" + text[end:])
+    return section
 
 
 def parse_args(argv=None):
@@ -101,6 +156,9 @@ def parse_args(argv=None):
     parser.add_argument("--nfsp-load", default="",
                         help="play NFSP's average networks saved by --nfsp-save instead of training it")  # fmt: skip
     parser.add_argument("--out", default="", help="write the markdown report here")
+    parser.add_argument("--statements_from", default="",
+                        help="train nothing: recompute the Table 1 statements section of this recorded page from "
+                             "its 'Earlier settings' table and write it back")  # fmt: skip
     return parser.parse_args(argv)
 
 
@@ -201,6 +259,9 @@ def describe_network(args) -> str:
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.statements_from:
+        print(statements_from_page(args.statements_from))
+        return
     torch.set_num_threads(args.threads)
     command = "python benchmarks/bench_hulh_head_to_head.py " + " ".join(
         sys.argv[1:] if argv is None else argv
@@ -222,12 +283,14 @@ def main(argv=None):
         uniform=policy_lib.UniformRandomPolicy(game),
     )
     agents["raise"] = agents.pop("raise_")
-    rows = []
+    rows, statements = [], ""
     for a, b in pairs:
         start = time.perf_counter()
         result = play_match(game, agents[a], agents[b], args.deals, seed=args.seed)
         seconds = time.perf_counter() - start
         s0, s1 = (1000 * c / 100 for c in result.seat_means_chips)
+        if (a, b) == ("deep_cfr", "nfsp"):
+            statements = paper_statements([(f"seed {args.seed}", result.mean_mbb, result.ci95_mbb)])
         rows.append([a, b, f"{result.mean_mbb:+,.0f} ± {result.ci95_mbb:,.0f}", f"{s0:+,.0f}", f"{s1:+,.0f}",
                      result.deals, f"{seconds:.0f}"])  # fmt: skip
         print(f"  {a} vs {b}: {result} ({seconds:.0f}s)", flush=True)
@@ -291,6 +354,7 @@ def main(argv=None):
            "the policy's range updated by Bayes' rule at every opponent action; a lower bound on "
            f"exploitability), {args.lbr_deals} duplicate deals per policy:\n\n{lbr_table}\n"
            if lbr_rows else "")
+        + (f"\n{statements}" if statements else "")
     )
     print(body)
     if args.out:
