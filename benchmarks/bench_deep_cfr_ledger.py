@@ -592,6 +592,40 @@ def plan_text(args, rows: list[Row]) -> str:
             f"CPU hours")  # fmt: skip
 
 
+def page_tables(page: str) -> str:
+    """The markdown tables of a results page (rows starting with "|"), blank-line separated, in order."""
+    tables, current = [], []
+    for line in page.splitlines() + [""]:
+        if line.startswith("|"):
+            current.append(line)
+        elif current:
+            tables.append("\n".join(current))
+            current = []
+    return "\n\n".join(tables)
+
+
+def docs_block(grid: str) -> tuple[str, str]:
+    """The markers around a page's tables copied into the docs."""
+    name = os.path.basename(OUTPUTS[grid])
+    return (f"<!-- begin: the tables of benchmarks/results/{name}, copied by "
+            f"`bench_deep_cfr_ledger.py --grid={grid} --no_run --docs=...` -->",
+            f"<!-- end: the tables of benchmarks/results/{name} -->")  # fmt: skip
+
+
+def copy_tables_to_docs(page_path: str, docs_path: str, grid: str) -> None:
+    """Replaces the marked block of `docs_path` with the tables of the page at `page_path`."""
+    with open(page_path, encoding="utf-8") as f:
+        tables = page_tables(f.read())
+    with open(docs_path, encoding="utf-8") as f:
+        text = f.read()
+    begin, end = docs_block(grid)
+    if begin not in text or end not in text:
+        usage_error(f"--docs {docs_path}: no block between '{begin}' and '{end}' to fill")
+    head, rest = text.split(begin, 1)
+    with open(docs_path, "w", encoding="utf-8") as f:
+        f.write(f"{head}{begin}\n\n{tables}\n\n{end}{rest.split(end, 1)[1]}")
+
+
 def run_one(args, row: Row, seed: int) -> int:
     """One (row, seed): bench_fhp_curve.py in a subprocess, resumed from its checkpoint; its exit status."""
     folder = run_dir(args.out_dir, row.name, seed)
@@ -652,6 +686,8 @@ def parse_args(argv=None):
     parser.add_argument("--quick", action="store_true",
                         help=f"plumbing check: {QUICK_GAME}, 5 s per run, seed 0, SGD steps / {QUICK_SGD_SCALE} more, "
                              "out/deep_cfr_ledger_quick")  # fmt: skip
+    parser.add_argument("--docs", default="",
+                        help="also copy the page's tables into this docs file's marked block (docs/deep_cfr.md)")
     parser.add_argument("--plan", action="store_true", help="print the grid and its CPU hours; run nothing")
     parser.add_argument("--no_run", action="store_true", help="write the page from the runs on disk; run nothing")
     args = parser.parse_args(argv)
@@ -729,6 +765,8 @@ def main(argv=None):
                    "figures": (figures_page, "Deep CFR's Figures 3-4 with the paper's method on 5x2 flop hold'em")}[args.grid]
     body = page(args, rows, curves, planned, failures)
     write_result(args.output, title, body, header_command=command)
+    if args.docs:
+        copy_tables_to_docs(args.output, args.docs, args.grid)
     print(body.split("\n\n")[1], flush=True)
     return 1 if failures else 0
 

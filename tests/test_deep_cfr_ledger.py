@@ -244,3 +244,17 @@ def test_unknown_row_of_the_grid_is_one_line():
                           "--grid=figures", "--rows=pot_regrets"], capture_output=True, text=True, timeout=60, cwd=ROOT)  # fmt: skip
     assert run.returncode == 2 and "unknown row 'pot_regrets' of --grid=figures" in run.stderr
     assert len(run.stderr.splitlines()) == 1
+
+
+def test_the_docs_show_each_pages_tables_as_they_are():
+    """docs/deep_cfr.md holds a copy of the ledger's and the figures page's tables (--docs fills it)."""
+    with open(os.path.join(ROOT, "docs", "deep_cfr.md"), encoding="utf-8") as f:
+        docs = f.read()
+    for grid, page in ledger.OUTPUTS.items():
+        begin, end = ledger.docs_block(grid)
+        assert begin in docs and end in docs, f"docs/deep_cfr.md has no block for {page}"
+        with open(os.path.join(ROOT, page), encoding="utf-8") as f:
+            tables = ledger.page_tables(f.read())
+        shown = docs.split(begin, 1)[1].split(end, 1)[0].strip()
+        assert shown == tables, (f"docs/deep_cfr.md's copy of {page}'s tables is stale: run "
+                                 f"bench_deep_cfr_ledger.py --grid={grid} --no_run --docs=docs/deep_cfr.md")  # fmt: skip
