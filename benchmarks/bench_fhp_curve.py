@@ -1235,15 +1235,40 @@ def _plateau_statement(rows: list[dict], final: dict[str, dict]) -> str | None:
             f"{'; '.join(shown)} | {holds} |")
 
 
+# Brown et al. (2019), Section 6: "Deep CFR reaches an exploitability of 37 mbb/g while NFSP
+# converges to 47 mbb/g" (flop hold'em, Figure 2)
+PAPER_DEEP_CFR_MBB = 37.0
+PAPER_NFSP_MBB = 47.0
+PAPER_LEVEL_SLACK = 1.25  # a line "reaches" the paper's number when its last level is within 25% above it
+
+
+def _level(r: dict) -> str:
+    """A line's last NashConv as the statements print it (mbb/g; with several
+    seeds their mean and range)."""
+    spread = f" (seeds {r['nash_conv_spread'][0]:,.1f}-{r['nash_conv_spread'][1]:,.1f})" if r["seeds"] > 1 else ""
+    return f"{r['nash_conv_mbb']:,.1f}{spread}"
+
+
+def _paper_level_statements(final: dict[str, dict]) -> list[str]:
+    """Section 6's two numbers, Deep CFR's 37 and NFSP's 47 mbb/g, against each
+    line's last level (mean over its seeds): it reaches the paper's number when
+    within PAPER_LEVEL_SLACK of it."""
+    checks = [("Deep CFR", "deep_cfr", PAPER_DEEP_CFR_MBB, "")] if "deep_cfr" in final else []
+    checks += [("NFSP", name, PAPER_NFSP_MBB, f" ({name})") for name in final if name.startswith("os_nfsp")]
+    lines = []
+    for who, name, paper, which in checks:
+        mine = final[name]["nash_conv_mbb"]
+        shown = "Deep CFR" if name == "deep_cfr" else name
+        lines.append(f"| {who} reaches the paper's {paper:g} mbb/g (within {PAPER_LEVEL_SLACK - 1:.0%}){which} | "
+                     f"{shown} {_level(final[name])} mbb/g, {mine / paper:,.1f}x the paper's | "
+                     f"{'yes' if mine <= PAPER_LEVEL_SLACK * paper else 'no'} |")  # fmt: skip
+    return lines
+
+
 def paper_statements(rows: list[dict]) -> str:
     """The Figure 2 statements of Brown et al. (2019), Section 6, checked on this
     run's rows one by one (computed, not typed)."""
     final = final_points(rows)  # the last checkpoint of each line (mean over its seeds)
-
-    def level(r):
-        spread = f" (seeds {r['nash_conv_spread'][0]:,.1f}-{r['nash_conv_spread'][1]:,.1f})" if r["seeds"] > 1 else ""
-        return f"{r['nash_conv_mbb']:,.1f}{spread}"
-
     # `abstraction_<N>`: the size's main line; `abstraction_<N>_<tag>` (e.g. a longer run drawn with
     # --rows_from NAME=FILE.csv) joins only the plateau check, which reads each size's longest line
     abstractions = sorted((r for n, r in final.items() if _abstraction_size(n) and n.count("_") == 1),
@@ -1252,7 +1277,7 @@ def paper_statements(rows: list[dict]) -> str:
              "| statement (Brown et al. 2019, Figure 2 / Section 6) | this run | holds here |", "|---|---|---|"]
     if len(abstractions) >= 2:
         levels = [r["nash_conv_mbb"] for r in abstractions]
-        shown = ", ".join(f"{r['algorithm']}: {level(r)}" for r in abstractions)
+        shown = ", ".join(f"{r['algorithm']}: {_level(r)}" for r in abstractions)
         lines.append(f"| coarser abstractions are more exploitable | last points (mbb/g) {shown} | "
                      f"{'yes' if levels == sorted(levels, reverse=True) else 'no'} |")
     plateau = _plateau_statement(rows, final)
@@ -1278,8 +1303,8 @@ def paper_statements(rows: list[dict]) -> str:
     deep = final.get("deep_cfr")
     if deep and abstractions:
         big, mine = abstractions[-1], deep["nash_conv_mbb"]
-        lines.append(f"| Deep CFR reaches about the level of the largest abstraction | Deep CFR {level(deep)} vs "
-                     f"{big['algorithm']} {level(big)} mbb/g | "
+        lines.append(f"| Deep CFR reaches about the level of the largest abstraction | Deep CFR {_level(deep)} vs "
+                     f"{big['algorithm']} {_level(big)} mbb/g | "
                      f"{'yes' if mine <= 1.25 * big['nash_conv_mbb'] else 'no'} |")
     if deep and abstractions and deep.get("nodes_touched"):
         big = abstractions[-1]["algorithm"]
@@ -1309,8 +1334,9 @@ def paper_statements(rows: list[dict]) -> str:
             theirs, mine = final[name]["nash_conv_mbb"], deep["nash_conv_mbb"]
             nodes = (f"; nodes touched {final[name]['nodes_touched']:,.0f} vs {deep['nodes_touched']:,.0f}"
                      if final[name].get("nodes_touched") and deep.get("nodes_touched") else "")
-            lines.append(f"| NFSP ends above Deep CFR | {name} {level(final[name])} vs Deep CFR {level(deep)} mbb/g{nodes} | "
+            lines.append(f"| NFSP ends above Deep CFR | {name} {_level(final[name])} vs Deep CFR {_level(deep)} mbb/g{nodes} | "
                          f"{'yes' if theirs > mine else 'no'} |")
+    lines += _paper_level_statements(final)
     return "\n".join(lines) + "\n"
 
 
