@@ -1,0 +1,140 @@
+"""The README's status words for the Deep CFR paper follow from the verdict
+rows their results pages compute ("## The paper's statements on this run":
+statement | this run | holds here), not from hand-written judgement.
+
+The rule (stated in the README above the table): a row's status is
+- "reproduced" when every deciding statement holds ("yes");
+- "not reproduced" when none holds and at least one is "no";
+- "partly" when some hold ("yes", or "partly") and others do not;
+- "inconclusive" when none is decided (inconclusive, not measurable, pending).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIG2 = "benchmarks/results/full_fhp_figure2.md"
+FIGURES = "benchmarks/results/deep_cfr_figures.md"
+HULH = "benchmarks/results/hulh_head_to_head.md"
+
+# README claim (the start of its "claim" cell) -> the results page and the statements (starts of the page's
+# statement cells) that decide its status.
+DECIDED_BY = {
+    "Figure 2: Deep CFR's exploitability": (FIG2, ("Deep CFR reaches the paper's 37 mbb/g",)),
+    "Figure 2: NFSP on full flop hold'em": (FIG2, ("NFSP reaches the paper's 47 mbb/g",)),
+    "Figure 2: card abstractions": (FIG2, ("coarser abstractions are more exploitable",
+                                           "each abstraction's full-game NashConv plateaus",
+                                           "Deep CFR reaches about the level of the largest abstraction",
+                                           "Deep CFR converges substantially faster than the largest abstraction",
+                                           "Deep CFR needs 2-3 orders of magnitude fewer nodes")),
+    "Figure 3: traversals, SGD steps and model size": (FIGURES, ("fewer traversals", "fewer SGD steps",
+                                                                 "a larger model", "... up to a certain model size")),
+    "Figure 4: ablations": (FIGURES, ("without linear weighting", "fine-tuning one network",
+                                      "a uniform strategy when no regret is positive", "a sliding-window memory")),
+    "Table 1: Deep CFR beats NFSP head-to-head": (HULH, ("Deep CFR beats NFSP head-to-head (20 min",)),
+}  # fmt: skip
+
+
+def read(path: str) -> str:
+    with open(os.path.join(ROOT, path), encoding="utf-8") as f:
+        return f.read()
+
+
+def deep_cfr_rows() -> list[tuple[str, str]]:
+    """(claim, status) of the Deep CFR rows of the README's "Reproducing the papers" table."""
+    text = read("README.md")
+    start = text.index("## Reproducing the papers")
+    section = text[start:text.index("\n## ", start + 1)]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) >= 6 and cells[0] == "Deep CFR":
+            rows.append((cells[1], cells[4]))
+    return rows
+
+
+def page_verdicts(path: str) -> list[tuple[str, str]]:
+    """(statement, holds here) of a results page's statements table."""
+    text = read(path)
+    start = text.index("## The paper's statements on this run")
+    rows = []
+    for line in text[start:].splitlines()[2:]:
+        if line.startswith("## "):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and not set(cells[0]) <= {"-"} and not cells[0].startswith("statement"):
+            rows.append((cells[0], cells[2]))
+    return rows
+
+
+def verdict_class(holds: str) -> str:
+    word = re.match(r"[a-z]+", holds.lower())
+    return {"yes": "yes", "no": "no", "partly": "partly"}.get(word.group(0) if word else "", "open")
+
+
+def status_from(verdicts: list[str]) -> str:
+    kinds = {verdict_class(v) for v in verdicts}
+    if kinds == {"yes"}:
+        return "reproduced"
+    if "yes" not in kinds and "partly" not in kinds:
+        return "not reproduced" if "no" in kinds else "inconclusive"
+    return "partly"
+
+
+def test_the_rule():
+    assert status_from(["yes", "yes"]) == "reproduced"
+    assert status_from(["no", "no (the opposite: lower)"]) == "not reproduced"
+    assert status_from(["no", "inconclusive (1 seed: no interval)"]) == "not reproduced"
+    assert status_from(["yes", "no: still falling"]) == "partly"
+    assert status_from(["partly (higher, by 17%, not ~50%)"]) == "partly"
+    assert status_from(["yes", "pending (runs not finished)"]) == "partly"
+    assert status_from(["pending (runs not finished)", "not measurable at this budget"]) == "inconclusive"
+
+
+def test_every_deep_cfr_paper_row_is_decided_by_its_page():
+    rows = deep_cfr_rows()
+    paper_rows = [(claim, status) for claim, status in rows if not status.startswith("our measurement")
+                  and "`openspiel_cfrx." not in claim]  # fmt: skip
+    assert len(paper_rows) >= 5
+    undecided = [claim for claim, _ in paper_rows if not any(claim.startswith(k) for k in DECIDED_BY)]
+    assert not undecided, f"README Deep CFR rows whose status no page decides: {undecided}"
+
+
+def test_readme_status_words_equal_the_pages_verdicts():
+    problems = []
+    for claim, status in deep_cfr_rows():
+        key = next((k for k in DECIDED_BY if claim.startswith(k)), None)
+        if key is None:
+            continue
+        path, starts = DECIDED_BY[key]
+        verdicts = [holds for statement, holds in page_verdicts(path) if statement.startswith(starts)]
+        found = {s for s in starts if any(st.startswith(s) for st, _ in page_verdicts(path))}
+        if found != set(starts):
+            problems.append(f"{claim!r}: {path} has no statement starting {sorted(set(starts) - found)}")
+            continue
+        expected = status_from(verdicts)
+        word = re.match(r"(not reproduced|reproduced|partly|inconclusive)\b", status)
+        if not word or word.group(1) != expected:
+            problems.append(f"{claim!r}: README says {status[:40]!r}..., {path}'s verdicts {verdicts} give "
+                            f"{expected!r}")  # fmt: skip
+    assert not problems, "\n".join(problems)
+
+
+def test_a_recorded_pages_statements_are_what_its_program_computes(tmp_path):
+    """hulh_head_to_head.md is recorded by hand; its statements section is computed from its runs' table."""
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / "page.md"
+    shutil.copy(os.path.join(ROOT, HULH), copy)
+    text = copy.read_text(encoding="utf-8")
+    start = text.index("## The paper's statements on this run")
+    copy.write_text(text[:start] + text[text.index("## Reading"):], encoding="utf-8")  # the section removed
+    run = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_hulh_head_to_head.py"),
+                          f"--statements_from={copy}"], capture_output=True, text=True, timeout=120, cwd=ROOT)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    recomputed = copy.read_text(encoding="utf-8").replace(str(copy), HULH)
+    assert recomputed == text
