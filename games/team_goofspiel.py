@@ -179,13 +179,34 @@ class TeamGoofspielGame(_team.TeamGameMixin, pyspiel.Game):
         )
         super().__init__(_GAME_TYPE, game_info, params or {})
 
-    def team_worst_case(self, policy, **options):
-        """Exact team worst case by the dynamic program over the adversary's
+    def team_worst_case(self, policy, method: str = "auto", **options):
+        """Team worst case by the dynamic program over the adversary's
         observations (`games.team_goofspiel_worst_case`; the
-        `openspiel_cfrx.eval.team_best_response.team_worst_case` protocol)."""
-        from games.team_goofspiel_worst_case import exact_goofspiel_team_worst_case
+        `openspiel_cfrx.eval.team_best_response.team_worst_case` protocol):
+        "exact", "particle" (the same program on sampled team bids: a
+        bracket, for any number of rounds), or "auto": exact where it fits its
+        limits, else particle. `options` go to the method they name
+        (exact: max_terminal_pairs, max_team_states, max_round_histories; particle: num_particles,
+        num_eval_games, seed, max_histories)."""
+        from games import team_goofspiel_worst_case as worst
 
-        return exact_goofspiel_team_worst_case(self, policy, **options)
+        if method not in ("auto", "exact", "particle"):
+            raise ValueError(f"team_worst_case: method must be 'auto', 'exact' or 'particle', got {method!r}")
+        exact_keys = {"max_terminal_pairs", "max_team_states", "max_round_histories"}
+        particle_keys = {"num_particles", "num_eval_games", "seed", "max_histories"}
+        unknown = set(options) - exact_keys - particle_keys
+        if unknown:
+            raise ValueError(f"team_worst_case: unknown option(s) {sorted(unknown)}; exact takes {sorted(exact_keys)}, "
+                             f"particle {sorted(particle_keys)}")  # fmt: skip
+        exact = {k: v for k, v in options.items() if k in exact_keys}
+        particle = {k: v for k, v in options.items() if k in particle_keys}
+        if method != "particle":
+            try:
+                return worst.exact_goofspiel_team_worst_case(self, policy, **exact)
+            except worst.WorstCaseTooLargeError:
+                if method == "exact":
+                    raise
+        return worst.particle_goofspiel_team_worst_case(self, policy, **particle)
 
     def new_initial_state(self):
         return TeamGoofspielState(self)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 
 import numpy as np
 import pyspiel
@@ -46,7 +47,8 @@ def _bits(mask: int) -> tuple[int, ...]:
 
 
 def exact_goofspiel_team_worst_case(
-    game: pyspiel.Game, policy, max_terminal_pairs: int = 100_000_000, max_team_states: int = 200_000
+    game: pyspiel.Game, policy, max_terminal_pairs: int = 100_000_000, max_team_states: int = 200_000,
+    max_round_histories: int = 2_000_000,
 ) -> WorstCaseResult:
     """Exact team worst case of `team_goofspiel` without extracting the game.
 
@@ -63,7 +65,9 @@ def exact_goofspiel_team_worst_case(
     the last round times its joint bids, so it suits few rounds (6 cards / 4
     agents / 2 rounds: 7,776 last-round histories x 625 joint bids x 5 bids).
     Raises ValueError above `max_terminal_pairs` (history, joint bid, bid)
-    triples or `max_team_states` team states to query.
+    triples, `max_team_states` team states to query, or `max_round_histories`
+    (history, joint bid, bid) triples of an earlier round (built one by one:
+    6 cards / 4 agents / 3 rounds would build 24M), before allocating them.
     """
     import time
 
@@ -99,6 +103,12 @@ def exact_goofspiel_team_worst_case(
             q = _last_round_values(rules, level, sigma, agent_digits, adv_cards, adv_ids, num_adv)
             break
         # Children at round r + 1: (h, j, b[, next card]).
+        if count * num_joint * m > max_round_histories:
+            raise WorstCaseTooLargeError(
+                f"team_goofspiel exact best response: round {r + 1} has {count} histories x {num_joint} joint bids "
+                f"x {m} bids = {count * num_joint * m:,} > max_round_histories={max_round_histories:,}; use fewer "
+                "rounds, or the particle method (team_worst_case(method='particle'))"
+            )
         played = _play_round(rules, level, sigma, agent_digits, adv_cards, m, num_joint)
         level, parents = _deal_next_card(rules, r, level, played, adv_ids)
         adv_parent.append(parents)
@@ -326,10 +336,11 @@ def _play_round(rules, level, sigma, agent_digits, adv_cards, m, num_joint) -> _
     )
 
 
-def _deal_next_card(rules, r, level, played, adv_ids) -> tuple[_Level, dict]:
+def _deal_next_card(rules, r, level, played, adv_ids, rng=None) -> tuple[_Level, dict]:
     """Histories at round r + 1: each played triple followed by each possible
-    next point card. Returns them and, for each new adversary information set,
-    (parent infoset id, bid index) in order of first appearance."""
+    next point card (with `rng`: by one card drawn uniformly, the particle
+    methods' chance sample). Returns them and, for each new adversary
+    information set, (parent infoset id, bid index) in order of first appearance."""
     order, k = rules.order, rules.k
     children = _Level(*([] for _ in dataclasses.fields(_Level)))  # one list per field
     parents = {}
@@ -340,6 +351,8 @@ def _deal_next_card(rules, r, level, played, adv_ids) -> tuple[_Level, dict]:
         w = int(winner[i])
         if order == "random":
             nexts = [cc for cc in range(k) if not level.used[h] >> cc & 1]
+            if rng is not None:
+                nexts = [nexts[int(rng.integers(len(nexts)))]]
             chance = [(cc + 1, 1.0 / len(nexts), (cc,)) for cc in nexts]
         else:
             chance = [(rules.fixed_card(r + 1), 1.0, ())]
@@ -371,13 +384,17 @@ def _deal_next_card(rules, r, level, played, adv_ids) -> tuple[_Level, dict]:
     ), parents
 
 
-def _adversary_best_response(adv_levels, adv_parent, q, k) -> float:
+def _adversary_best_response(adv_levels, adv_parent, q, k, choices: list | None = None) -> float:
     """The adversary's best-response value, bottom-up over its information sets:
-    V(J) = max over legal bids of Q(J, b); Q(J, b) = sum of V over child infosets."""
+    V(J) = max over legal bids of Q(J, b); Q(J, b) = sum of V over child infosets.
+    `choices`, when given, receives per level the best bid (card - 1) of each infoset."""
     for r in range(len(adv_levels) - 1, -1, -1):
         _, num, hands = adv_levels[r]
         legal = np.array([[h >> b & 1 for b in range(k)] for h in hands], dtype=bool)
-        value = np.where(legal, q, -np.inf).max(axis=1)
+        masked = np.where(legal, q, -np.inf)
+        value = masked.max(axis=1)
+        if choices is not None:
+            choices.insert(0, masked.argmax(axis=1))
         if r == 0:
             break
         q = np.zeros((adv_levels[r - 1][1], k))
@@ -385,3 +402,134 @@ def _adversary_best_response(adv_levels, adv_parent, q, k) -> float:
         for child_id, (parent, bid) in enumerate(adv_parent[r - 1].values()):
             q[parent, bid] += value[child_id]
     return float(value.sum())
+
+
+# --------------------------------------------------------------------------
+# Particle best response: the same dynamic program on sampled team behaviour,
+# for any number of rounds.
+
+
+def particle_goofspiel_team_worst_case(
+    game: pyspiel.Game, policy, num_particles: int = 500, num_eval_games: int = 4000, seed: int = 0,
+    max_histories: int = 2_000_000,
+) -> WorstCaseResult:
+    """Team worst case of `team_goofspiel` by a particle best response.
+
+    The exact dynamic program enumerates every team joint bid of every round
+    (m^P of them with m cards left), which no longer fits beyond two or three
+    rounds. Here `num_particles` games start at the root and, at each round,
+    every history draws ONE team joint bid from the policy (and, with random
+    point order, one next point card); every adversary bid is still tried at
+    every adversary information set. The dynamic program above then gives the
+    adversary's exact best response to this *sampled* team behaviour:
+    - in-sample value: it maximises over the same samples, so its expectation
+      is at least the true best-response value: minus it is a *lower*
+      estimate of the team's worst case (`in_sample_value`);
+    - held-out value: the bids it chose (uniform where a fresh game reaches an
+      information set the particles did not) are replayed against
+      `num_eval_games` fresh games; that is the value of one adversary
+      strategy, at most the best response's, so minus it is an *upper* bound
+      on the team's worst case in expectation (`value`, with its 95% interval).
+    The exact worst case lies between the two in expectation; where the exact
+    program runs they are checked against it (tests/test_team_best_response.py,
+    benchmarks/results/cfr_mix.md). Cost: histories = particles x the
+    adversary's bid sequences (6 cards, 6 rounds: 720 x particles at the last
+    round); refused above `max_histories`.
+    """
+    import time
+
+    if num_particles < 1 or num_eval_games < 2:
+        raise ValueError(f"num_particles must be >= 1 and num_eval_games >= 2, got {num_particles}, {num_eval_games}")
+    if game.get_type().short_name != "team_goofspiel":
+        raise ValueError(f"particle_goofspiel_team_worst_case needs team_goofspiel, got {game.get_type().short_name}")
+    start = time.perf_counter()
+    rules = _Rules.of(game)
+    last = num_particles * math.perm(rules.k, rules.rounds - 1)
+    if last > max_histories:
+        raise WorstCaseTooLargeError(
+            f"team_goofspiel particle best response: {num_particles} particles x {math.perm(rules.k, rules.rounds - 1)} "
+            f"adversary bid sequences = {last:,} last-round histories exceed max_histories={max_histories:,}; use "
+            "fewer particles"
+        )
+    rng = np.random.default_rng(seed)
+    choices, keys, in_sample = _particle_search(game, policy, rules, num_particles, rng)
+    returns = _held_out_returns(game, policy, rules, choices, keys, num_eval_games, rng)
+    mean = float(returns.mean())
+    return WorstCaseResult(
+        "sampled", value=-mean, ci95=1.96 * float(returns.std(ddof=1)) / math.sqrt(len(returns)),
+        in_sample_value=-in_sample, num_particles=num_particles, num_eval_games=num_eval_games,
+        adversary_infosets=sum(len(level) for level in keys), seconds=time.perf_counter() - start,
+        adversary_class="particle best response (held-out value: an upper bound on the team's worst case)",
+    )  # fmt: skip
+
+
+def _particles(rules: _Rules, count: int, rng) -> _Level:
+    """`count` games at the team's decision of round 0, each of reach 1 / count
+    (random order: the first point card drawn per game)."""
+    level = _first_level(rules)
+    pick = rng.integers(len(level.actions), size=count) if rules.order == "random" else np.zeros(count, dtype=np.int64)
+    return _Level(
+        actions=[level.actions[i] for i in pick], card=level.card[pick], used=[level.used[i] for i in pick],
+        reach=np.full(count, 1.0 / count), team_hands=level.team_hands[pick], adv_hand=level.adv_hand[pick],
+        team_points=level.team_points[pick], adv_points=level.adv_points[pick],
+        adv_key=[level.adv_key[i] for i in pick], team_key=[level.team_key[i] for i in pick],
+    )  # fmt: skip
+
+
+def _sampled_team_bids(game, policy, rules, level, m, rng) -> tuple[list[np.ndarray], np.ndarray]:
+    """One team joint bid per history drawn from the policy: (agent_digits, each
+    [H, 1] card - 1; the adversary's cards [H, m])."""
+    num_joint, digits, adv_cards = _bid_tables(level, m, rules.p)
+    count = len(level.actions)
+    if num_joint == 1:
+        return [d[:, :1] for d in digits], adv_cards
+    representative, team_ids = _team_infosets(level.team_key)
+    sigma = _team_strategy(game, policy, rules, level, representative, digits, num_joint)
+    cumulative = np.cumsum(sigma, axis=1)
+    cumulative /= cumulative[:, -1:]
+    u = rng.random(count)
+    pick = np.minimum((cumulative[team_ids] < u[:, None]).sum(axis=1), num_joint - 1)
+    return [d[np.arange(count), pick][:, None] for d in digits], adv_cards
+
+
+def _particle_search(game, policy, rules, num_particles, rng) -> tuple[list, list, float]:
+    """The dynamic program on sampled team bids: (best bid per adversary infoset
+    per round, the infosets' keys per round ({key: id}), in-sample value)."""
+    level = _particles(rules, num_particles, rng)
+    adv_levels, adv_parent, keys = [], [], []
+    for r in range(rules.rounds):
+        adv_levels.append(_adversary_infosets(level))
+        adv_ids = adv_levels[-1][0]
+        keys.append(dict(zip(level.adv_key, adv_ids.tolist(), strict=True)))
+        agent_digits, adv_cards = _sampled_team_bids(game, policy, rules, level, rules.k - r, rng)
+        one = np.ones((len(level.actions), 1))
+        if r == rules.rounds - 1:
+            q = _last_round_values(rules, level, one, agent_digits, adv_cards, adv_ids, adv_levels[-1][1])
+            break
+        played = _play_round(rules, level, one, agent_digits, adv_cards, rules.k - r, 1)
+        level, parents = _deal_next_card(rules, r, level, played, adv_ids, rng)
+        adv_parent.append(parents)
+    choices: list = []
+    value = _adversary_best_response(adv_levels, adv_parent, q, rules.k, choices)
+    return choices, keys, value
+
+
+def _held_out_returns(game, policy, rules, choices, keys, count, rng) -> np.ndarray:
+    """The adversary's return in each of `count` fresh games when it bids as
+    `choices` says (uniformly among its cards at infosets the search never saw)."""
+    level = _particles(rules, count, rng)
+    level.reach = np.ones(count)
+    for r in range(rules.rounds):
+        agent_digits, adv_cards = _sampled_team_bids(game, policy, rules, level, rules.k - r, rng)
+        known = [keys[r].get(key) for key in level.adv_key]
+        bid = np.array([-1 if i is None else choices[r][i] for i in known], dtype=np.int64)
+        unseen = np.flatnonzero(bid < 0)
+        bid[unseen] = adv_cards[unseen, rng.integers(adv_cards.shape[1], size=len(unseen))]
+        one = np.ones((len(level.actions), 1))
+        if r == rules.rounds - 1:
+            ids = np.arange(len(level.actions))
+            q = _last_round_values(rules, level, one, agent_digits, bid[:, None], ids, len(ids))
+            return q[ids, bid]
+        played = _play_round(rules, level, one, agent_digits, bid[:, None], 1, 1)
+        level, _ = _deal_next_card(rules, r, level, played, np.zeros(len(level.actions), dtype=np.int64), rng)
+    raise AssertionError("unreachable: the last round returns")
