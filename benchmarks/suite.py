@@ -33,6 +33,12 @@ PROGRAMS = {
     "tabular": ("bench_tabular.py",
                 ["--games=leduc_poker", "--iterations=100", "--speed_seconds=3", f"--output_dir={QUICK}"],
                 [f"--output_dir={FULL}"]),
+    # the OFTRL paper's rate statements: log-log slopes of NashConv on Kuhn, Leduc, 4x2 flop hold'em and Libratus
+    # endgame 4 (the full tier: 24 CPU minutes on one core, tabular_rates.md)
+    "tabular_rates": ("bench_tabular.py",
+                      ["--rates", "--rates_iterations=3000,3000,1000,300", "--rates_extra_scales=",
+                       f"--output_dir={QUICK}"],
+                      ["--rates", f"--output_dir={FULL}"]),
     "exploitability_engine": ("bench_exploitability.py",
                               ["--repeat=1", f"--output={QUICK}/exploitability_engine.md"],
                               [f"--output={FULL}/exploitability_engine.md"]),
