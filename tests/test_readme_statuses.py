@@ -18,6 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIG2 = "benchmarks/results/full_fhp_figure2.md"
 FIGURES = "benchmarks/results/deep_cfr_figures.md"
 HULH = "benchmarks/results/hulh_head_to_head.md"
+RATES = "benchmarks/results/tabular_rates.md"
 
 # README claim (the start of its "claim" cell) -> the results page and the statements (starts of the page's
 # statement cells) that decide its status.
@@ -34,6 +35,8 @@ DECIDED_BY = {
     "Figure 4: ablations": (FIGURES, ("without linear weighting", "fine-tuning one network",
                                       "a uniform strategy when no regret is positive", "a sliding-window memory")),
     "Table 1: Deep CFR beats NFSP head-to-head": (HULH, ("Deep CFR beats NFSP head-to-head (20 min",)),
+    "Sections 5-7: OFTRL-CFR's average strategy converges at O(T^-3/4)": (
+        RATES, ("OFTRL-CFR converges at least as fast as T^-3/4",)),
 }  # fmt: skip
 
 
@@ -42,15 +45,15 @@ def read(path: str) -> str:
         return f.read()
 
 
-def deep_cfr_rows() -> list[tuple[str, str]]:
-    """(claim, status) of the Deep CFR rows of the README's "Reproducing the papers" table."""
-    text = read("README.md")
+def deep_cfr_rows(paper: str | None = "Deep CFR", text: str | None = None) -> list[tuple[str, str]]:
+    """(claim, status) of one paper's rows of the README's "Reproducing the papers" table (None: every row)."""
+    text = read("README.md") if text is None else text
     start = text.index("## Reproducing the papers")
     section = text[start:text.index("\n## ", start + 1)]
     rows = []
     for line in section.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if len(cells) >= 6 and cells[0] == "Deep CFR":
+        if len(cells) >= 6 and cells[0] != "paper" and (paper is None or cells[0] == paper):
             rows.append((cells[1], cells[4]))
     return rows
 
@@ -102,9 +105,10 @@ def test_every_deep_cfr_paper_row_is_decided_by_its_page():
     assert not undecided, f"README Deep CFR rows whose status no page decides: {undecided}"
 
 
-def test_readme_status_words_equal_the_pages_verdicts():
-    problems = []
-    for claim, status in deep_cfr_rows():
+def status_problems(readme: str) -> tuple[list[str], int]:
+    """(README rows whose status word differs from their page's verdicts, rows checked)."""
+    problems, checked = [], 0
+    for claim, status in deep_cfr_rows(None, readme):
         key = next((k for k in DECIDED_BY if claim.startswith(k)), None)
         if key is None:
             continue
@@ -115,11 +119,28 @@ def test_readme_status_words_equal_the_pages_verdicts():
             problems.append(f"{claim!r}: {path} has no statement starting {sorted(set(starts) - found)}")
             continue
         expected = status_from(verdicts)
+        checked += 1
         word = re.match(r"(not reproduced|reproduced|partly|inconclusive)\b", status)
         if not word or word.group(1) != expected:
             problems.append(f"{claim!r}: README says {status[:40]!r}..., {path}'s verdicts {verdicts} give "
                             f"{expected!r}")  # fmt: skip
+    return problems, checked
+
+
+def test_readme_status_words_equal_the_pages_verdicts():
+    problems, checked = status_problems(read("README.md"))
+    assert checked == len(DECIDED_BY), "a DECIDED_BY claim matches no README row"
     assert not problems, "\n".join(problems)
+
+
+def test_an_edited_status_word_fails():
+    """The check fails on a copy of the README whose Table 1 status says "reproduced"."""
+    readme = read("README.md")
+    line = next(x for x in readme.splitlines() if "| Table 1: Deep CFR beats NFSP" in x)
+    edited = readme.replace(line, line.replace("| partly (", "| reproduced (", 1))
+    assert edited != readme
+    problems, _ = status_problems(edited)
+    assert len(problems) == 1 and "Table 1" in problems[0] and "'partly'" in problems[0]
 
 
 def test_a_recorded_pages_statements_are_what_its_program_computes(tmp_path):
