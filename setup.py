@@ -81,5 +81,6 @@ setup(
         "test": ["pytest>=7", "pytest-xdist>=3.5", "ruff>=0.5", "eval7>=0.1.11", "hypothesis>=6.100"],
         "docs": ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"],  # the docs site (mkdocs.yml)
         "ray": ["ray>=2.40"],  # traversals on Ray workers (num_workers > 1)
+        "tensorboard": ["tensorboard>=2.14"],  # --tensorboard_dir of the example programs
     },
 )

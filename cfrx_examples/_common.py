@@ -67,6 +67,7 @@ def define_common_flags(
         )
     flags.DEFINE_string("device", "cpu", device_help)
     define_allow_changed_flag()
+    define_tensorboard_flag()
 
 
 def define_worker_flags() -> None:
@@ -459,7 +460,8 @@ def _install_release() -> None:
 # (`ALWAYS_SAFE`) or allowed with --allow_changed.
 CONFIG_SCHEMA = 1
 # Flags that say where outputs go, not what is computed: recorded, never compared.
-NOT_COMPARED = frozenset({"output_dir", "checkpoint_dir", "policy_file", "checkpoint", "fresh", "allow_changed"})
+NOT_COMPARED = frozenset({"output_dir", "checkpoint_dir", "policy_file", "checkpoint", "fresh", "allow_changed",
+                          "tensorboard_dir"})
 # Flags that may always change between the run that wrote a folder and the next
 # one: iteration counts and budgets, evaluation cadence, verbosity, and where
 # it runs (device, threads, parallel jobs, the Ray address).
@@ -668,6 +670,130 @@ def write_results(path: str, rows: list[dict], config: dict, fields: list[str] |
     game = config["game"]
     rows = [{"game": row.get("game") or game, **{k: v for k, v in row.items() if k != "game"}} for row in rows]
     write_csv_rows(path, rows, ["game", *[f for f in fields if f != "game"]] if fields else None)
+    board = tensorboard()
+    if board is not None:
+        board.settings(config)
+        board.rows(rows, default_label=str(config.get("program", "run")).removesuffix(".py"))
+
+
+# ------------------------------------------------------------- TensorBoard
+# --tensorboard_dir: every row an example writes to its CSV also goes to
+# TensorBoard (one scalar per numeric column, tagged <solver>/<column>, at the
+# row's iteration), the run's configuration as text and hparams, and what an
+# example logs per iteration (Deep CFR: losses, nodes, iterations/s, memory
+# fill). The `tensorboard` package is optional (pip extra "tensorboard").
+_BOARD: list = []  # the process's TensorBoardLog, created on first use
+
+
+def define_tensorboard_flag() -> None:
+    flags.DEFINE_string(
+        "tensorboard_dir", "",
+        "Also write TensorBoard event files here (`tensorboard --logdir=DIR`): every CSV column as a scalar "
+        "per solver and iteration, per-iteration training statistics where the program has them (Deep CFR: "
+        "advantage losses, nodes touched, iterations per second, memory fill), and the run's settings as "
+        "hparams. Needs the tensorboard package: pip install 'openspiel_cfrx[tensorboard]'.",
+    )  # fmt: skip
+
+
+def _check_tensorboard_flag() -> None:
+    """--tensorboard_dir: the package importable and the folder writable, before any work."""
+    import importlib.util
+
+    if "tensorboard_dir" not in flags.FLAGS or not flags.FLAGS.tensorboard_dir:
+        return
+    try:
+        found = importlib.util.find_spec("tensorboard") is not None
+    except ValueError:  # sys.modules["tensorboard"] is None: imports of it are blocked
+        found = False
+    if not found:
+        usage_error("--tensorboard_dir needs the tensorboard package, which is not installed: "
+                    "pip install 'openspiel_cfrx[tensorboard]' (or drop --tensorboard_dir)")  # fmt: skip
+    check_writable_dir(flags.FLAGS.tensorboard_dir, "--tensorboard_dir")
+
+
+def tensorboard() -> TensorBoardLog | None:
+    """The run's TensorBoard log (None without --tensorboard_dir)."""
+    if "tensorboard_dir" not in flags.FLAGS or not flags.FLAGS.tensorboard_dir:
+        return None
+    if not _BOARD:
+        _BOARD.append(TensorBoardLog(flags.FLAGS.tensorboard_dir))
+    return _BOARD[0]
+
+
+def _scalar(value) -> float | None:
+    """A CSV cell as a finite float (None: text, empty, bool, nan or inf)."""
+    import math
+
+    if isinstance(value, bool) or value is None or value == "":
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+class TensorBoardLog:
+    """TensorBoard event files of one run (`torch.utils.tensorboard.SummaryWriter`)."""
+
+    LABELS = ("solver", "variant", "algorithm", "policy_a")  # the row's series name, where it has one
+    STEPS = ("iteration", "steps", "episodes")  # the row's x value, where it has one
+
+    def __init__(self, log_dir: str):
+        import atexit
+
+        from torch.utils.tensorboard import SummaryWriter
+
+        self.writer = SummaryWriter(log_dir=log_dir)
+        self._logged: set = set()
+        self._settings: set = set()
+        atexit.register(self.writer.close)
+
+    def settings(self, config: dict) -> None:
+        """The run's configuration: as text, and its scalar fields as hparams (once per configuration)."""
+        import json
+
+        text = json.dumps(config, indent=1, sort_keys=True, default=str)
+        if text in self._settings:
+            return
+        self._settings.add(text)
+        self.writer.add_text("settings", "\n".join("    " + line for line in text.splitlines()))
+        flat = {}
+        for key, value in _flattened(config):
+            flat[key] = value if isinstance(value, (bool, int, float, str)) else str(value)
+        self.writer.add_hparams(flat, {}, run_name="hparams")
+
+    def rows(self, rows: list[dict], default_label: str = "run") -> None:
+        """Every numeric cell of rows not logged before, as <label>/<column> at the row's step
+        (label: the row's solver / variant / algorithm, else `default_label`)."""
+        for index, row in enumerate(rows):
+            label = next((str(row[k]) for k in self.LABELS if row.get(k) not in (None, "")), default_label)
+            step = next((int(_scalar(row[k])) for k in self.STEPS if _scalar(row.get(k)) is not None), index)
+            for name, value in row.items():
+                number = _scalar(value)
+                key = (label, name, step)
+                if number is None or name in self.LABELS or name in self.STEPS or key in self._logged:
+                    continue
+                self._logged.add(key)
+                self.writer.add_scalar(f"{label}/{name}", number, step)
+        self.writer.flush()
+
+    def scalars(self, prefix: str, step: int, values: dict) -> None:
+        """`values` (name -> number; None and non-finite skipped) as <prefix>/<name> at `step`."""
+        for name, value in values.items():
+            number = _scalar(value)
+            if number is not None:
+                self.writer.add_scalar(f"{prefix}/{name}", number, step)
+        self.writer.flush()
+
+
+def _flattened(config: dict, prefix: str = ""):
+    """(dotted key, value) of a nested configuration."""
+    for key, value in config.items():
+        if isinstance(value, dict):
+            yield from _flattened(value, f"{prefix}{key}.")
+        else:
+            yield f"{prefix}{key}", value
 
 
 def point_rows(points) -> list[dict]:
@@ -698,6 +824,7 @@ def parse_flags(argv: list[str]) -> list[str]:
     if len(rest) > 1:
         hint = f"; did you mean --game={rest[1]}?" if "game" in flags.FLAGS and len(rest) == 2 else ""
         usage_error(f"unexpected argument(s) {' '.join(rest[1:])!r}: flags only, e.g. --name=value{hint}")
+    _check_tensorboard_flag()
     return rest
 
 

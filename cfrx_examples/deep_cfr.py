@@ -50,6 +50,7 @@ from cfrx_examples._common import (
     resumed_rows,
     run_config,
     run_program,
+    tensorboard,
     usage_error,
     worker_settings,
     write_results,
@@ -274,6 +275,18 @@ def _resume(solver, checkpoint: str, config) -> bool:
     return True
 
 
+
+def _iteration_scalars(solver, stats: dict, seconds: float) -> dict:
+    """What --tensorboard_dir logs after every iteration: losses, nodes, speed, memory fill."""
+    capacity = solver.config["memory_capacity"]
+    strategy_capacity = solver.config.get("strategy_memory_capacity") or capacity
+    losses = stats.get("advantage_loss") or [None, None]
+    return {"advantage_loss_p0": losses[0], "advantage_loss_p1": losses[1], "nodes_touched": solver.nodes_touched,
+            "iterations_per_second": 1.0 / seconds if seconds > 0 else None,
+            "memory_fill_p0": len(solver.advantage_buffers[0]) / capacity,
+            "memory_fill_p1": len(solver.advantage_buffers[1]) / capacity,
+            "strategy_memory_fill": len(solver.strategy_buffer) / strategy_capacity}  # fmt: skip
+
 def main(argv):
     del argv
     _check_flags()
@@ -326,8 +339,12 @@ def _train(game, solver, rows, csv_path, checkpoint, nash_conv, config):
         from tqdm import tqdm
 
         bar = tqdm(total=FLAGS.iterations, initial=solver.iteration, desc="Deep CFR", unit="it")
+    board = tensorboard()
     while solver.iteration < FLAGS.iterations:
+        started = time.perf_counter()
         stats = solver.run_iteration()
+        if board is not None:
+            board.scalars("deep_cfr", solver.iteration, _iteration_scalars(solver, stats, time.perf_counter() - started))
         if bar is not None:
             bar.update(1)
             bar.set_postfix(nodes=stats["nodes"], loss=f"{stats['advantage_loss'][1]:.3g}")

@@ -52,6 +52,7 @@ from cfrx_examples._common import (
     check_results_folder,
     check_writable_dir,
     define_allow_changed_flag,
+    define_tensorboard_flag,
     lock_run_folders,
     run_config,
     run_program,
@@ -76,6 +77,7 @@ flags.DEFINE_string("output_dir", "out/oftrl_endgames", "Outputs: curves.csv, ru
                     "<name>.config.json), <subgame>_<mode>.png, summary.md; one run at a time, results of another "
                     "configuration are refused.")
 define_allow_changed_flag()
+define_tensorboard_flag()
 
 LABELS = {"cfr": "CFR", "dcfr": "DCFR", "oftrl_theory": "OFTRL theory", "oftrl_tuned": "OFTRL tuned"}
 
