@@ -39,7 +39,16 @@ from open_spiel.python.algorithms import cfr
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import markdown_table, write_result  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    SlopeFit,
+    faster_verdict,
+    fit_loglog_slope,
+    horizons_in_window,
+    markdown_table,
+    rate_verdict,
+    split_games,
+    write_result,
+)
 from openspiel_cfrx.eval import log_checkpoints, plot_curves, run_curve, write_csv  # noqa: E402
 from openspiel_cfrx.tabular import make_solver  # noqa: E402
 
@@ -151,102 +160,6 @@ RATE_VARIANTS = {"CFR": "cfr", "CFR+": "cfr+", "DCFR(1.5,0,2)": "dcfr", "PCFR+":
 MODES = ("simultaneous", "alternating")
 FIRST_WINDOW_START = 10
 ENDGAME = re.compile(r"libratus_endgame\(subgame=([1-4])\)")
-
-
-@dataclasses.dataclass(frozen=True)
-class SlopeFit:
-    """Least-squares fit of log10(NashConv) = a + slope * log10(iteration) over
-    `points` checkpoints in [lo, hi]; `half_width`: half the 95% interval of
-    the slope (Student t with points - 2 degrees of freedom times the OLS
-    standard error, which assumes independent errors)."""
-
-    slope: float
-    half_width: float
-    points: int
-    lo: int
-    hi: int
-
-    @property
-    def low(self) -> float:
-        return self.slope - self.half_width
-
-    @property
-    def high(self) -> float:
-        return self.slope + self.half_width
-
-
-def fit_loglog_slope(iterations, values, lo: float, hi: float, floor: float = 0.0) -> SlopeFit | None:
-    """OLS slope of log10(values) against log10(iterations) over the points
-    with lo <= iteration <= hi and value > floor (finite); None with fewer
-    than 3 such points (no interval)."""
-    import numpy as np
-    from scipy import stats
-
-    t, v = np.asarray(iterations, dtype=float), np.asarray(values, dtype=float)
-    keep = (t >= lo) & (t <= hi) & np.isfinite(v) & (v > floor)
-    n = int(keep.sum())
-    if n < 3:
-        return None
-    x, y = np.log10(t[keep]), np.log10(v[keep])
-    xc, yc = x - x.mean(), y - y.mean()
-    sxx = float(xc @ xc)
-    if sxx <= 0.0:
-        return None
-    slope = float(xc @ yc) / sxx
-    residual = yc - slope * xc
-    standard_error = math.sqrt(max(float(residual @ residual), 0.0) / (n - 2) / sxx)
-    half = float(stats.t.ppf(0.975, n - 2)) * standard_error
-    return SlopeFit(slope, half, n, int(t[keep].min()), int(t[keep].max()))
-
-
-def rate_verdict(fit: SlopeFit | None, rate: float) -> str:
-    """Does the curve fall at least as fast as iterations**rate? "yes" when
-    the upper end of the slope's 95% interval is <= rate, "no" when its lower
-    end is > rate, else "inconclusive" (also without a fit)."""
-    if fit is None:
-        return "inconclusive"
-    if fit.high <= rate:
-        return "yes"
-    if fit.low > rate:
-        return "no"
-    return "inconclusive"
-
-
-def faster_verdict(fit: SlopeFit | None, other: SlopeFit | None) -> str:
-    """Does `fit`'s curve fall faster than `other`'s? "yes" when its slope's
-    95% interval lies entirely below the other's (upper end < the other's
-    lower end), "no" when entirely above, else "inconclusive" (also without
-    a fit)."""
-    if fit is None or other is None:
-        return "inconclusive"
-    if fit.high < other.low:
-        return "yes"
-    if fit.low > other.high:
-        return "no"
-    return "inconclusive"
-
-
-def split_games(text: str) -> list[str]:
-    """'a,b(x=1,y=2),c' -> ['a', 'b(x=1,y=2)', 'c'] (commas inside parentheses stay)."""
-    games, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        depth += {"(": 1, ")": -1}.get(ch, 0)
-        if ch == "," and depth == 0:
-            games.append(text[start:i].strip())
-            start = i + 1
-    games.append(text[start:].strip())
-    return [g for g in games if g]
-
-
-def horizons_in_window(iterations: int, fit_from: float, count: int) -> list[int]:
-    """`count` horizons log-spaced from fit_from * iterations to iterations (both included)."""
-    if count <= 0:
-        return []
-    if count == 1:
-        return [iterations]
-    lo = math.log10(max(1.0, fit_from * iterations))
-    hi = math.log10(iterations)
-    return sorted({int(round(10 ** (lo + (hi - lo) * k / (count - 1)))) for k in range(count)} | {iterations})
 
 
 @dataclasses.dataclass

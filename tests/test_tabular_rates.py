@@ -13,7 +13,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from benchmarks.bench_tabular import (  # noqa: E402
+from benchmarks.common import (  # noqa: E402
     SlopeFit,
     faster_verdict,
     fit_loglog_slope,
