@@ -20,9 +20,9 @@ import torch
 
 import games  # noqa: F401  registers team_goofspiel
 import openspiel_cfrx
+from openspiel_cfrx.cfr_mix import CFRMixSolver
 from openspiel_cfrx.deep import CheckpointError, DeepCFRSolver
 from openspiel_cfrx.deep import checkpoint as checkpoint_lib
-from openspiel_cfrx.deep.cfr_mix import CFRMixSolver
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 EXPECTED = json.load(open(os.path.join(DATA, "format2_expected.json")))
