@@ -52,8 +52,8 @@ from benchmarks.common import markdown_table, write_result  # noqa: E402
 from games.nest_worst_case import nest_team_worst_case  # noqa: E402
 from games.team_goofspiel_worst_case import exact_goofspiel_team_worst_case  # noqa: E402
 from openspiel_cfrx import team  # noqa: E402
+from openspiel_cfrx.cfr_mix import CFRMixSolver  # noqa: E402
 from openspiel_cfrx.deep import DeepCFRSolver  # noqa: E402
-from openspiel_cfrx.deep.cfr_mix import CFRMixSolver  # noqa: E402
 from openspiel_cfrx.eval.team_best_response import sampled_team_worst_case  # noqa: E402
 
 ALL_VARIANTS = ["cfr_mix", "cfr_mix_no_sharing", "deep_cfr_mix", "independent", "double_neural_joint", "deep_cfr"]

@@ -57,7 +57,7 @@ from cfrx_examples._common import (
     write_csv_rows,
     write_results,
 )
-from openspiel_cfrx.deep.cfr_mix import VARIANTS, CFRMixSolver
+from openspiel_cfrx.cfr_mix import VARIANTS, CFRMixSolver
 from openspiel_cfrx.eval.team_best_response import exact_team_worst_case, sampled_team_worst_case
 
 FLAGS = flags.FLAGS

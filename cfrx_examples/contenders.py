@@ -440,7 +440,7 @@ def _deep_cfr(game, seed, **kwargs):
 
 
 def _cfr_mix(game, seed, **kwargs):
-    from openspiel_cfrx.deep.cfr_mix import CFRMixSolver
+    from openspiel_cfrx.cfr_mix import CFRMixSolver
 
     params = dict(num_iterations=10**9, seed=seed)
     params.update(kwargs)

@@ -32,7 +32,7 @@ __version__ = "0.3.0.dev0"
 # games` uses) do not pay for torch.
 _LAZY = {
     "DeepCFRSolver": "openspiel_cfrx.deep.deep_cfr",
-    "CFRMixSolver": "openspiel_cfrx.deep.cfr_mix",
+    "CFRMixSolver": "openspiel_cfrx.cfr_mix",
 }
 
 

@@ -1,4 +1,4 @@
-"""CFR-MIX (openspiel_cfrx.deep.cfr_mix): mixing layer, RM+, probe sampling,
+"""CFR-MIX (openspiel_cfrx.cfr_mix): mixing layer, RM+, probe sampling,
 variants, product-form policy and exact exploitability on tiny team games."""
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ import torch
 
 import games  # noqa: F401  registers team_goofspiel, nest
 import openspiel_cfrx
-from openspiel_cfrx.deep import probe_traversal as pt
-from openspiel_cfrx.deep.agent_network import AgentNetwork, mix
-from openspiel_cfrx.deep.cfr_mix import VARIANTS, CFRMixSolver, regret_matching_plus
+from openspiel_cfrx.cfr_mix import VARIANTS, CFRMixSolver
+from openspiel_cfrx.cfr_mix import probe_traversal as pt
+from openspiel_cfrx.cfr_mix.agent_network import AgentNetwork, mix
+from openspiel_cfrx.cfr_mix.team_policy import regret_matching_plus
 from openspiel_cfrx.eval.team_best_response import exact_team_worst_case, sampled_team_worst_case
 
 TINY_GOOFSPIEL = "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)"
@@ -298,7 +299,7 @@ def test_bfloat16_training_learns_and_mixes_in_float32(tiny_game, monkeypatch):
     autocast, their parameters stay float32, and the mixing layer's product
     (eq. 4) takes float32 values. Measured (seeds 1, 2): average 0.19 / 0.24,
     current 0.06 / 0.04 (float32: 0.19 / 0.25, 0.07 / 0.05)."""
-    import openspiel_cfrx.deep.team_model as team_model
+    import openspiel_cfrx.cfr_mix.team_model as team_model
 
     mixed = set()
 

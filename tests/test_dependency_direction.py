@@ -59,7 +59,7 @@ LAYERS = {
     "sampling": 1, "regret": 1, "tree": 1,
     "tabular": 2, "poker": 2,
     "deep": 3, "eval": 3,
-    "neural_poker": 4,
+    "neural_poker": 4, "cfr_mix": 4,
     "": 5,  # openspiel_cfrx/__init__.py: the front door
 }  # fmt: skip
 
@@ -150,6 +150,16 @@ def test_openspiel_cfrx_imports_follow_the_layers():
         and LAYERS[_package(target)] >= LAYERS[_package(module)]
     )
     assert not against, "imports against the documented direction:\n" + "\n".join(against)
+
+
+def test_deep_loads_nothing_of_cfr_mix():
+    """`cfr_mix` (layer 4) builds on `deep` (layer 3), never the reverse, also at run time:
+    Deep CFR, imported and run, loads no module of `openspiel_cfrx.cfr_mix`."""
+    code = ("import sys, pyspiel; from openspiel_cfrx.deep import DeepCFRSolver; "
+            "DeepCFRSolver(pyspiel.load_game('kuhn_poker'), num_iterations=1, num_traversals=2, "
+            "advantage_network_train_steps=1, policy_network_train_steps=1).solve(); "
+            "loaded = [m for m in sys.modules if m.startswith('openspiel_cfrx.cfr_mix')]; assert not loaded, loaded")  # fmt: skip
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=600)
 
 
 def _package_edges_block() -> str:

@@ -89,7 +89,7 @@ def _deep_cfr(game_string, playouts=None, **options):
 
 
 def _cfr_mix(variant):
-    from openspiel_cfrx.deep.cfr_mix import CFRMixSolver
+    from openspiel_cfrx.cfr_mix import CFRMixSolver
 
     game = pyspiel.load_game(TINY_GOOFSPIEL)
     solver = CFRMixSolver(game, variant=variant, num_iterations=2, num_traversals=20, regret_train_steps=10,

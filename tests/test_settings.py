@@ -1,5 +1,5 @@
 """Both neural solvers' settings groups (openspiel_cfrx.deep.settings,
-openspiel_cfrx.deep.cfr_mix_settings): groups and flat keywords build the same
+openspiel_cfrx.cfr_mix.settings): groups and flat keywords build the same
 `settings`, a field given both ways is refused, an unknown keyword gets a
 suggestion, a bad value is one line naming the flat keyword, and checkpoints
 record the run configuration."""
@@ -13,20 +13,22 @@ import pytest
 import torch
 
 import games  # noqa: F401  (team_goofspiel)
-from openspiel_cfrx.deep import (
+from openspiel_cfrx.cfr_mix import (
     AccumulationSettings,
     AgentNetworkSettings,
-    AveragingSettings,
     CFRMixSettings,
-    DeepCFRSolver,
+    CFRMixSolver,
     MixTrainingSettings,
     ProbeTraversalSettings,
+)
+from openspiel_cfrx.deep import (
+    AveragingSettings,
+    DeepCFRSolver,
     Schedule,
     TrainingSettings,
     TraversalSettings,
     WorkerSettings,
 )
-from openspiel_cfrx.deep.cfr_mix import CFRMixSolver
 
 TINY_GOOFSPIEL = "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)"
 MIX_CORE = dict(num_iterations=1, num_traversals=10, regret_train_steps=3, policy_train_steps=3,
@@ -143,7 +145,7 @@ def test_an_unknown_keyword_gets_a_suggestion(solver, keyword, suggestion, tiny_
 
 
 def test_a_group_of_the_other_solver_is_refused(tiny_game):
-    expected = "traversal must be an openspiel_cfrx.deep.ProbeTraversalSettings"
+    expected = r"^traversal must be an openspiel_cfrx\.cfr_mix\.ProbeTraversalSettings \(or None\), got TraversalSettings$"
     with pytest.raises(ValueError, match=expected):
         CFRMixSolver(tiny_game, **MIX_CORE, traversal=TraversalSettings())
 
@@ -169,7 +171,7 @@ MIX_BAD = [  # (flat keyword, value, message start), each also checked through i
 
 @pytest.mark.parametrize("keyword, value, message", MIX_BAD)
 def test_a_bad_value_is_one_line_naming_the_flat_keyword(keyword, value, message, tiny_game):
-    from openspiel_cfrx.deep.cfr_mix_settings import FLAT_NAMES, GROUPS
+    from openspiel_cfrx.cfr_mix.settings import FLAT_NAMES, GROUPS
 
     group, field = FLAT_NAMES[keyword]
     for build in (lambda: CFRMixSolver(tiny_game, **MIX_CORE, **{keyword: value}),

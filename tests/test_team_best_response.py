@@ -21,8 +21,8 @@ from games.team_goofspiel_worst_case import (
     particle_goofspiel_team_worst_case,
 )
 from openspiel_cfrx import team
+from openspiel_cfrx.cfr_mix import CFRMixSolver
 from openspiel_cfrx.deep import DeepCFRSolver
-from openspiel_cfrx.deep.cfr_mix import CFRMixSolver
 from openspiel_cfrx.eval.team_best_response import (
     TeamQueryState,
     WorstCaseResult,

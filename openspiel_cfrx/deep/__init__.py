@@ -1,28 +1,24 @@
-"""Deep CFR (Brown et al. 2019) with batched traversals, and the parts CFR-MIX reuses.
+"""Deep CFR (Brown et al. 2019) with batched traversals, on the shared neural core.
 
     solver = openspiel_cfrx.DeepCFRSolver(pyspiel.load_game("leduc_poker"))
     policy_network, advantage_losses, policy_loss = solver.solve()
     openspiel_cfrx.nash_conv(game, solver)       # exact, all infosets batched
 
-The shared core both solvers compose: `solver_base` (iteration loop, timing,
-progress, callbacks, seeds, checkpoints from each part's state_dict),
-`sampler` (where samples come from: pyspiel-state, tree and vectorised
-backends over `traversal` / `vector_traversal`), `trainer` (one SGD loop and
-the losses, with the duplicate-merging identity explicit), `regret_matching`,
-`schedule` (ramps and learning-rate schedule), `settings` (Deep CFR's settings
-groups; `cfr_mix_settings`: CFR-MIX's, sharing its machinery), `memories`, `networks` (MLP,
-FlatAdam, the network registry; the Appendix C poker network and the
-suit-symmetric network register from `openspiel_cfrx.neural_poker`), `checkpoint`. The solvers: `deep_cfr` (with `sd_cfr`) and `cfr_mix`
-(with `team_model`, `agent_network`, `probe_traversal`).
+The shared core, which Deep CFR here and CFR-MIX (`openspiel_cfrx.cfr_mix`,
+one layer up: it imports this package, never the reverse) compose:
+`solver_base` (iteration loop, timing, progress, callbacks, seeds,
+checkpoints from each part's state_dict), `sampler` (where samples come from:
+pyspiel-state, tree and vectorised backends over `traversal` /
+`vector_traversal`), `trainer` (one SGD loop and the losses, with the
+duplicate-merging identity explicit), `regret_matching`, `schedule` (ramps and
+learning-rate schedule), `settings` (Deep CFR's settings groups and the
+machinery CFR-MIX's groups share), `memories`, `networks` (MLP, FlatAdam, the
+network registry; the Appendix C poker network and the suit-symmetric network
+register from `openspiel_cfrx.neural_poker`), `checkpoint`, `distributed`,
+`threads`, `validation`. The solver: `deep_cfr` (with `average_strategy`: the
+average policy network or SD-CFR's mixture of iterates).
 """
 
-from openspiel_cfrx.deep.cfr_mix_settings import (
-    AccumulationSettings,
-    AgentNetworkSettings,
-    CFRMixSettings,
-    MixTrainingSettings,
-    ProbeTraversalSettings,
-)
 from openspiel_cfrx.deep.checkpoint import CheckpointError
 from openspiel_cfrx.deep.deep_cfr import DeepCFRSolver, InformationStateTensorEncoder
 from openspiel_cfrx.deep.memories import ReservoirMemory, SlidingWindowMemory, make_memory
@@ -58,16 +54,11 @@ from openspiel_cfrx.sampling import Sampler, Samples
 
 __all__ = [
     "MLP",
-    "AccumulationSettings",
-    "AgentNetworkSettings",
     "AveragingSettings",
-    "CFRMixSettings",
     "CheckpointError",
     "DeepCFRSettings",
     "MemorySettings",
-    "MixTrainingSettings",
     "NetworkSettings",
-    "ProbeTraversalSettings",
     "TrainingSettings",
     "TraversalSettings",
     "WorkerSettings",

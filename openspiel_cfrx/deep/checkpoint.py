@@ -4,7 +4,7 @@ A checkpoint is one `torch.save` file holding only tensors, numbers, strings
 and containers, so it loads with `torch.load(weights_only=True)` (no
 arbitrary code runs from a checkpoint file). It holds the solver's `config`
 (the settings a checkpoint must match), its whole run configuration
-(`settings`: the settings groups of `deep.settings` / `deep.cfr_mix_settings`
+(`settings`: the settings groups of `deep.settings` / `cfr_mix.settings`
 with their schema version; None in files written before the groups existed) and its `state_dict()`: every part's
 own `state_dict()` (trainers: network and Adam moments; memories with their
 reservoir counters and duplicate-tracking sums; CFR-MIX models), the

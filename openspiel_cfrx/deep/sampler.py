@@ -71,7 +71,7 @@ def gc_paused():
     so they survive into the oldest generation and set off repeated full
     collections that scan the whole heap. Paused, the state backend runs
     1.11-1.14x faster with batches of 1,000 traversals (5x2 and full FHP) and
-    CFR-MIX's probe traversals (`team_model.ProbeSampler`) 1.25x
+    CFR-MIX's probe traversals (`cfr_mix.team_model.ProbeSampler`) 1.25x
     (`docs/decisions.md`, "Pause the cyclic garbage collector"); 1.3-2.0x with
     batches of 4,096 (full FHP, HULH). A batch leaves no cyclic garbage (`gc.collect()`
     after one finds nothing), and the collector runs as usual once it is back

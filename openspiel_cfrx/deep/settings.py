@@ -270,8 +270,9 @@ def resolve_groups(solver: str, groups_table: dict[str, type[_Group]], flat_name
         if isinstance(value, str) and name in main_field and main_field[name] in flat_names:
             flat, groups = {**flat, main_field[name]: value}, {**groups, name: None}
         elif value is not None and not isinstance(value, groups_table[name]):
-            raise ValueError(f"{name} must be an openspiel_cfrx.deep.{groups_table[name].__name__} (or None), "
-                             f"got {type(value).__name__}")  # fmt: skip
+            group_cls = groups_table[name]  # named as its package exports it: openspiel_cfrx.deep / .cfr_mix
+            raise ValueError(f"{name} must be an {group_cls.__module__.rpartition('.')[0]}.{group_cls.__name__} "
+                             f"(or None), got {type(value).__name__}")  # fmt: skip
     built = {}
     for name, group_cls in groups_table.items():
         given = {field: flat[key] for key, (group, field) in flat_names.items() if group == name and key in flat}

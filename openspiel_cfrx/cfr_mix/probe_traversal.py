@@ -39,7 +39,7 @@ Like `openspiel_cfrx.deep.traversal`, traversals are generators; here they
 yield *lists* of queries (a traverser node runs its probes and its traversed
 child in lock-step) and `run_batched` from that module answers them in
 batches: the lock-step mechanism, chance sampling and the node count are
-shared. Why this is not a policy of `traversal.external_sampling_traversal`:
+shared. Why this is not a policy of `deep.traversal.external_sampling_traversal`:
 the two differ exactly where a policy would plug in, at the traverser's node
 (external sampling walks every action and records a regret vector over the
 player's actions; a probe traversal walks one action, rolls out the others
@@ -47,7 +47,7 @@ and records regrets of [m, n] joint-action candidates of a side of n agents,
 with importance weights), and at every query (a side's [n, max_actions]
 per-agent strategies and agent features, not one [A] row). So the records
 differ too: `ProbeRecord` holds (query, joint candidates, value) triples that
-`team_model` packs for the mixing layer, `traversal.TraversalRecord` the
+`team_model` packs for the mixing layer, `deep.traversal.TraversalRecord` the
 per-action rows the Deep CFR memories take; a common record would give each
 walker fields it never fills.
 """

@@ -47,8 +47,9 @@ import pyspiel
 import torch
 
 from openspiel_cfrx import team as team_lib
-from openspiel_cfrx.deep.agent_network import AgentNetwork
-from openspiel_cfrx.deep.cfr_mix_settings import (  # noqa: F401  (VARIANTS re-exported)
+from openspiel_cfrx.cfr_mix.agent_network import AgentNetwork
+from openspiel_cfrx.cfr_mix.probe_traversal import AgentView
+from openspiel_cfrx.cfr_mix.settings import (  # noqa: F401  (VARIANTS re-exported)
     CORE_RULES,
     GROUPS,
     VARIANTS,
@@ -58,18 +59,17 @@ from openspiel_cfrx.deep.cfr_mix_settings import (  # noqa: F401  (VARIANTS re-e
     MixTrainingSettings,
     ProbeTraversalSettings,
 )
-from openspiel_cfrx.deep.distributed import RaySampler
-from openspiel_cfrx.deep.probe_traversal import AgentView
-from openspiel_cfrx.deep.settings import WorkerSettings
-from openspiel_cfrx.deep.solver_base import NeuralSolver
-from openspiel_cfrx.deep.team_model import (
+from openspiel_cfrx.cfr_mix.team_model import (
     ProbeSampler,
     TeamModel,
     aggregate_samples,
     merge_records,
     team_views,
 )
-from openspiel_cfrx.deep.team_policy import TeamPolicy, regret_matching_plus  # noqa: F401  (re-exported)
+from openspiel_cfrx.cfr_mix.team_policy import TeamPolicy, regret_matching_plus  # noqa: F401  (re-exported)
+from openspiel_cfrx.deep.distributed import RaySampler
+from openspiel_cfrx.deep.settings import WorkerSettings
+from openspiel_cfrx.deep.solver_base import NeuralSolver
 from openspiel_cfrx.deep.threads import apply_num_threads
 from openspiel_cfrx.deep.validation import check_device, check_loss, check_settings
 from openspiel_cfrx.tree import check_game_supported
@@ -97,7 +97,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
       device: "cpu", "cuda" or "cuda:N".
       seed: all randomness derives from it.
 
-    Args beyond the paper's, in groups (`openspiel_cfrx.deep.cfr_mix_settings`;
+    Args beyond the paper's, in groups (`openspiel_cfrx.cfr_mix.settings`;
     each field also as a flat keyword, e.g. `joint_cap=128` for
     `traversal=ProbeTraversalSettings(joint_cap=128)`, and `network="mlp"` for
     the network group's family):

@@ -20,10 +20,10 @@ import math
 import numpy as np
 import torch
 
-from openspiel_cfrx.deep.agent_network import AgentNetwork, Packer, mix
+from openspiel_cfrx.cfr_mix.agent_network import AgentNetwork, Packer, mix
+from openspiel_cfrx.cfr_mix.probe_traversal import AgentView, run_traversals
 from openspiel_cfrx.deep.memories import make_memory
 from openspiel_cfrx.deep.networks import reset_parameters
-from openspiel_cfrx.deep.probe_traversal import AgentView, run_traversals
 from openspiel_cfrx.deep.sampler import gc_paused
 from openspiel_cfrx.deep.trainer import SQUARED, Trainer, array_batches
 from openspiel_cfrx.sampling import Sampler

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from openspiel_cfrx.deep.probe_traversal import Query, make_query
+from openspiel_cfrx.cfr_mix.probe_traversal import Query, make_query
+from openspiel_cfrx.cfr_mix.team_model import TINY, joint_product, width_error
 from openspiel_cfrx.deep.regret_matching import regret_matching
-from openspiel_cfrx.deep.team_model import TINY, joint_product, width_error
 
 _EVAL_BATCH = 4096
 

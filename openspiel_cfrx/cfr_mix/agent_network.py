@@ -15,8 +15,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from openspiel_cfrx.cfr_mix.probe_traversal import Query
 from openspiel_cfrx.deep.networks import MLP, make_network, normalize_features
-from openspiel_cfrx.deep.probe_traversal import Query
 
 
 class AgentNetwork(nn.Module):
