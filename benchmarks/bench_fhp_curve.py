@@ -5,7 +5,7 @@ Each algorithm runs on `flop_holdem(num_ranks=5,num_suits=2)` (10-card deck,
 same budget of its own compute (`--seconds`, default 300), one after the other
 in one process with one torch thread. At ~5 checkpoints (fractions of the
 budget, `--fractions`) the average policy is evaluated exactly with
-`games.poker_exploitability.poker_nash_conv` (NashConv = sum of
+`openspiel_cfrx.poker.poker_nash_conv` (NashConv = sum of
 both best-response gains, mbb/g = chips x 10); evaluation time is excluded.
 
 * `deep_cfr`: our `DeepCFRSolver`, `traversal_backend="state"` (walks pyspiel
@@ -66,8 +66,8 @@ from benchmarks.common import (  # noqa: E402
 
 
 def poker_nash_conv(*args, **kwargs):
-    """`games.poker_exploitability.poker_nash_conv` (imported on first use)."""
-    from games.poker_exploitability import poker_nash_conv as exact
+    """`openspiel_cfrx.poker.poker_nash_conv` (imported on first use)."""
+    from openspiel_cfrx.poker import poker_nash_conv as exact
 
     return exact(*args, **kwargs)
 
@@ -191,7 +191,8 @@ def parse_args(argv=None):
                         help="what --seconds and the seconds columns count: wall-clock seconds, or the process's "
                              "CPU seconds (cpu: for runs that share the cores; one torch thread, no Ray workers)")
     parser.add_argument("--evaluator", choices=("states", "engine"), default="states",
-                        help="states: poker_nash_conv (every infoset on a pyspiel state); engine: the public tree "
+                        help="states: poker_nash_conv (every board; a network read from arrays, other policies through "
+                             "stand-ins for their states); engine: the public tree "
                              "with suit isomorphism (network='suit_symmetric_mlp' Deep CFR only; the current "
                              "iterate is then not evaluated)")
     parser.add_argument("--out_dir", default="benchmarks/results")
@@ -1036,7 +1037,7 @@ def load_poker_game(args):
     --evaluator can measure (one line otherwise, before anything is computed)."""
     import games  # noqa: F401  (registers flop_holdem, hulh)
     from games.poker import game_size, limit_holdem_rules
-    from games.poker_exploitability import DEFAULT_MAX_INFOSETS
+    from openspiel_cfrx.poker.exploitability import DEFAULT_MAX_INFOSETS
 
     example = "e.g. --game='flop_holdem(num_ranks=5,num_suits=2)'"
     name = args.game.partition("(")[0].strip()

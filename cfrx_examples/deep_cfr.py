@@ -236,7 +236,7 @@ def _make_solver(game):
         except TreeTooLargeError as e:
             usage_error(
                 f"{e}. Train without exact evaluation: --noevaluate --traversal_backend=state (or =poker for "
-                "limit poker; evaluate poker policies with games.poker_exploitability)"
+                "limit poker; openspiel_cfrx.nash_conv evaluates flop hold'em policies on the poker engine)"
             )
     try:
         return DeepCFRSolver(

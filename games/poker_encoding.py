@@ -112,19 +112,15 @@ def replay_history(rules: PokerRules, history) -> PokerReplay:
             continue
         if replay.terminal:
             raise ValueError(f"history {list(history)} continues after the hand ended.")
-        max_spent = max(replay.spent)
         round_actions = replay.actions[rnd]
+        if action not in (FOLD, CALL, RAISE):
+            raise ValueError(f"unknown betting action {action} in history {list(history)}.")
+        chips = rules.contributions_after(replay.spent, player, action, rnd)[player] - replay.spent[player]
         if action == FOLD:
-            chips = 0
             replay.folded = player
             replay.terminal = True
-        elif action == CALL:
-            chips = max_spent - replay.spent[player]
         elif action == RAISE:
-            chips = max_spent + rules.raise_sizes[rnd] - replay.spent[player]
             replay.raises += 1
-        else:
-            raise ValueError(f"unknown betting action {action} in history {list(history)}.")
         replay.spent[player] += chips
         round_actions.append((player, action, chips))
         if action == CALL and len(round_actions) >= 2:

@@ -11,8 +11,7 @@ import pytest
 from test_abstraction_cfr import lossless, strength
 
 import games  # noqa: F401  (registers flop_holdem)
-from games.poker_exploitability import poker_nash_conv
-from openspiel_cfrx.poker import AbstractMCCFR, PublicTree, kmeans_abstraction
+from openspiel_cfrx.poker import AbstractMCCFR, PublicTree, kmeans_abstraction, poker_nash_conv
 
 GAME = "flop_holdem(num_ranks=4,num_suits=2)"
 

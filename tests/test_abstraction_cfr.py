@@ -16,8 +16,7 @@ from open_spiel.python import policy as policy_lib
 from open_spiel.python.algorithms import exploitability
 
 import games  # noqa: F401  (registers flop_holdem)
-from games.poker_exploitability import poker_nash_conv
-from openspiel_cfrx.poker import PublicTree, PublicTreePolicy, rank_hands
+from openspiel_cfrx.poker import PublicTree, PublicTreePolicy, poker_nash_conv, rank_hands
 from openspiel_cfrx.poker.abstract_cfr import abstract_best_response
 from openspiel_cfrx.poker.public_tree import DEAL, DECISION, MIX
 from openspiel_cfrx.poker.vector_cfr import VectorCFR

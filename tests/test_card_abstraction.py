@@ -11,9 +11,9 @@ import sys
 import numpy as np
 import pyspiel
 import pytest
+from poker_reference import best_hand_rank  # noqa: E402  (tests/ is on sys.path)
 
 import games  # noqa: F401  (registers flop_holdem)
-from games.poker_exploitability import best_hand_rank
 from openspiel_cfrx.poker import PublicTree, rank_hands
 from openspiel_cfrx.poker import abstraction as A
 from openspiel_cfrx.poker.isomorphism import relabel, suit_permutations

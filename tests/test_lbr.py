@@ -8,8 +8,8 @@ import pytest
 from open_spiel.python import policy as policy_lib
 
 import games  # noqa: F401  (registers flop_holdem, hulh)
-from games.poker_exploitability import poker_nash_conv
 from openspiel_cfrx.eval.head_to_head import always_call, always_raise
+from openspiel_cfrx.poker import poker_nash_conv
 from openspiel_cfrx.poker.lbr import LocalBestResponse
 
 SMALL = "flop_holdem(num_ranks=5,num_suits=2)"

@@ -9,10 +9,10 @@ import numpy as np
 import pyspiel
 import pytest
 from open_spiel.python import policy as policy_lib
+from poker_reference import best_hand_rank  # noqa: E402  (tests/ is on sys.path)
 
 import games  # noqa: F401  (registers flop_holdem, hulh)
 from games import poker
-from games.poker_exploitability import best_hand_rank
 from openspiel_cfrx.poker import (
     BetAbstraction,
     Deck,
@@ -211,9 +211,9 @@ class _ArrayPolicy(policy_lib.Policy):
 @pytest.mark.parametrize("game_string", ["flop_holdem(num_ranks=4,num_suits=2)", "flop_holdem(num_ranks=5,num_suits=2)"])
 def test_public_tree_nash_conv_equals_the_state_based_evaluator(game_string):
     """Uniform and a hashed non-uniform strategy: the public-tree engine's exact
-    NashConv equals games.poker_exploitability.poker_nash_conv (which agrees
+    NashConv equals openspiel_cfrx.poker.poker_nash_conv (which agrees
     with the generic tree engine) to 1e-9."""
-    from games.poker_exploitability import poker_nash_conv
+    from openspiel_cfrx.poker import poker_nash_conv
 
     game = pyspiel.load_game(game_string)
     tree = PublicTree(game, isomorphism=False)

@@ -1,6 +1,6 @@
 """openspiel_cfrx.poker.evaluator against independent evaluators on every hand:
 eval7 (test dependency, pinned in constraints.txt) on the 52-card deck and on
-small decks, and games.poker_exploitability.best_hand_rank (integer for
+small decks, and poker_reference.best_hand_rank (tests/) (integer for
 integer) on small decks; the lookup table against `rank_five`.
 
 Small-deck cards map to 52-card ids with `games.poker.card_from_action` (a deck
@@ -12,9 +12,9 @@ import itertools
 import eval7
 import numpy as np
 import pytest
+from poker_reference import best_hand_rank  # noqa: E402  (tests/ is on sys.path)
 
 from games import poker
-from games.poker_exploitability import best_hand_rank
 from openspiel_cfrx.poker import Deck, rank_five, rank_hands
 from openspiel_cfrx.poker.evaluator import _POWERS, _strength_table
 

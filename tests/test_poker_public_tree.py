@@ -11,9 +11,8 @@ import pytest
 from open_spiel.python.algorithms import expected_game_score
 
 import games  # noqa: F401  (registers flop_holdem, hulh)
-from games.poker_exploitability import poker_nash_conv
 from openspiel_cfrx import tabular
-from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError, rank_hands
+from openspiel_cfrx.poker import PublicTree, UnsupportedPokerGameError, poker_nash_conv, rank_hands
 from openspiel_cfrx.poker.public_tree import (
     DECISION,
     PokerTreeTooLargeError,

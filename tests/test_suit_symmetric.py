@@ -9,11 +9,10 @@ import pytest
 import torch
 
 import games  # noqa: F401  registers flop_holdem, hulh
-from games.poker_exploitability import poker_nash_conv
 from openspiel_cfrx import DeepCFRSolver
 from openspiel_cfrx.neural_poker import InformationStateTensors, NetworkStrategy
 from openspiel_cfrx.neural_poker.suit_symmetric import SuitCanonical, card_layout
-from openspiel_cfrx.poker import PublicTree
+from openspiel_cfrx.poker import PublicTree, poker_nash_conv
 from openspiel_cfrx.poker.isomorphism import suit_permutations
 
 

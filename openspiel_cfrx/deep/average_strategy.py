@@ -239,7 +239,7 @@ class AveragePolicy:
         (w_t, sigma^t [len(states), A]) for every kept iteration t, in turn.
         The average at an infoset of player p is sum_t w_t pi_p^t sigma^t /
         sum_t w_t pi_p^t, pi_p^t p's own reach under sigma^t: an evaluator that
-        knows the game's sequences (`games.poker_exploitability`) mixes them
+        knows the game's sequences (`openspiel_cfrx.poker.poker_nash_conv`) mixes them
         for every infoset at once instead of replaying each history."""
         if not self._keep_iteration_networks:
             raise ValueError("iterate_strategies needs DeepCFRSolver(..., keep_iteration_networks=True)")

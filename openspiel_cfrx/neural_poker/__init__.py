@@ -1,10 +1,9 @@
 """Neural solvers meet the poker engine: the layer above `openspiel_cfrx.deep`
 and `openspiel_cfrx.poker` (neither imports the other or this package).
 
-* `network_policy`: `NetworkStrategy` + `InformationStateTensors` (or
-  `CardSlotInputs`, the Appendix C network's card indices): a batched
-  network's strategy on the public tree from inputs built per public node,
-  without pyspiel states (torch-free).
+* `NetworkStrategy`, `InformationStateTensors`, `CardSlotInputs`: re-exported
+  from `openspiel_cfrx.poker.network_inputs` (torch-free, where the poker
+  evaluation reads networks too).
 * `traversal`: `PokerSampler`, Deep CFR's "poker" traversal backend (external
   sampling on the betting tree, deals as arrays; torch-free).
 * `poker_network`: the Deep CFR paper's Appendix C card/bet network
@@ -16,11 +15,11 @@ The solvers find the registered names through `openspiel_cfrx.registry`
 (imported on first use); import the modules directly for their classes.
 """
 
-from openspiel_cfrx.neural_poker.network_policy import (
+from openspiel_cfrx.neural_poker.traversal import PokerSampler
+from openspiel_cfrx.poker.network_inputs import (
     CardSlotInputs,
     InformationStateTensors,
     NetworkStrategy,
 )
-from openspiel_cfrx.neural_poker.traversal import PokerSampler
 
 __all__ = ["CardSlotInputs", "InformationStateTensors", "NetworkStrategy", "PokerSampler"]

@@ -47,8 +47,8 @@ import numpy as np
 import pyspiel
 
 from openspiel_cfrx.encoders import InformationStateTensorEncoder
-from openspiel_cfrx.neural_poker.network_policy import CardSlotInputs, InformationStateTensors
 from openspiel_cfrx.poker.evaluator import rank_cards
+from openspiel_cfrx.poker.network_inputs import CardSlotInputs, InformationStateTensors
 from openspiel_cfrx.poker.public_tree import DEAL, DECISION, FOLDED, SHOWDOWN, PublicTree
 from openspiel_cfrx.poker.spec import UnsupportedPokerGameError
 from openspiel_cfrx.sampling import Sampler, Samples, StrategyFn, register_sampler
@@ -107,7 +107,7 @@ class PokerSampler(Sampler):
       rng: numpy Generator (deals, opponent actions).
       encoder: None for `information_state_tensor` inputs, or a Deep CFR
         encoder with a card-slot layout (`network_layout`, e.g. the Appendix C
-        network's `PokerNetworkEncoder`): `network_policy.CardSlotInputs`.
+        network's `PokerNetworkEncoder`): `poker.network_inputs.CardSlotInputs`.
     """
 
     def __init__(self, game: pyspiel.Game, batch_size: int, rng: np.random.Generator, encoder=None):

@@ -21,6 +21,9 @@ two hole cards), instead of an [H x H] matrix.
   card abstraction, the Deep CFR paper's solver of its abstraction baselines
   (sampled deals, counter-based seeds, nodes touched, checkpoints).
 * `PublicTreePolicy`: any such strategy as an OpenSpiel policy (lookup).
+* `poker_nash_conv(game, policy)`: exact NashConv of any OpenSpiel policy in
+  flop hold'em (`exploitability`; `openspiel_cfrx.nash_conv` comes here),
+  the policy read per public node over all hands (`policy_reading`).
 * `abstraction`: card abstractions (buckets of (board, hand) per round):
   `lossless_abstraction(tree)`, `kmeans_abstraction(tree, buckets_per_round)`
   (the Deep CFR paper's k-means comparison abstractions: OCHS and
@@ -48,6 +51,12 @@ from openspiel_cfrx.poker.abstraction import (
 )
 from openspiel_cfrx.poker.cards import Deck
 from openspiel_cfrx.poker.evaluator import rank_five, rank_hands
+from openspiel_cfrx.poker.exploitability import (
+    PokerNashConvResult,
+    poker_exploitability,
+    poker_nash_conv,
+    poker_nash_conv_prefixes,
+)
 from openspiel_cfrx.poker.isomorphism import (
     canonical_boards,
     hand_permutation,
@@ -64,6 +73,7 @@ __all__ = [
     "BetAbstraction",
     "CardAbstraction",
     "Deck",
+    "PokerNashConvResult",
     "PokerRules",
     "PublicTree",
     "PublicTreePolicy",
@@ -78,6 +88,9 @@ __all__ = [
     "kmeans_abstraction",
     "lossless_abstraction",
     "perfect_recall",
+    "poker_exploitability",
+    "poker_nash_conv",
+    "poker_nash_conv_prefixes",
     "rank_five",
     "rank_hands",
     "relabel",

@@ -5,7 +5,7 @@ trips > two pair > pair > high card, kickers after; A-2-3-4-5 is the lowest
 straight; in decks without the ace, e.g. 5 ranks, the lowest straight is
 2-3-4-5-6), encoded as category * 13^5 + the ranks that break ties (base 13):
 larger is stronger, equal is a split pot. The integers equal
-`games.poker_exploitability.best_hand_rank` on the 52-card ids (tested).
+the per-hand reference `tests/poker_reference.best_hand_rank` on the 52-card ids (tested).
 
 Hands are ranked as in the Deep CFR paper's FHP / HULH rules (Brown et al.
 2019, Appendix A: the best five-card hand out of the two private cards and the

@@ -195,10 +195,7 @@ class LocalBestResponse:
                 if street is None or street[0] != len(board):
                     street = (len(board), *self._street_scores(hand, board))
                 action = self._act(state, seat, legal, reach, street[1], street[2], spent, rnd)
-            if action == CALL:
-                spent[player] = max(spent)
-            elif action == RAISE:
-                spent[player] = max(spent) + rules.raise_sizes[rnd]
+            spent = list(rules.contributions_after(spent, player, action, rnd))
             state.apply_action(action)
         return float(state.returns()[seat])
 

@@ -154,8 +154,7 @@ def betting_tree(game: pyspiel.Game, rules: PokerRules, prefix: tuple[int, ...] 
         if state.is_terminal() or action not in state.legal_actions() or action == FOLD:
             raise ValueError(f"subgame betting {tuple(prefix)} is not a sequence of calls and raises of this game "
                              f"(at {action!r})")  # fmt: skip
-        player = state.current_player()
-        spent[player] = max(spent) + (rules.raise_sizes[rnd] if action == RAISE else 0)
+        spent = list(rules.contributions_after(spent, state.current_player(), action, rnd))
         state.apply_action(action)
     if state.is_terminal():
         raise ValueError(f"subgame betting {tuple(prefix)} ends the game")
@@ -177,11 +176,7 @@ def betting_tree(game: pyspiel.Game, rules: PokerRules, prefix: tuple[int, ...] 
         player, legal = state.current_player(), tuple(state.legal_actions())
         nodes.append(PublicNode(DECISION, rnd, contributions, player, legal, actions=actions))
         for action in legal:
-            spent = list(contributions)
-            if action == CALL:
-                spent[player] = max(contributions)
-            elif action == RAISE:
-                spent[player] = max(contributions) + rules.raise_sizes[rnd]
+            spent = rules.contributions_after(contributions, player, action, rnd)
             child = visit(state.child(action), rnd, (spent[0], spent[1]), actions + (action,), dealt)
             nodes[index].children.append(child)
         return index

@@ -187,6 +187,22 @@ class PokerRules:
     def big_blind(self) -> int:
         return max(self.blinds)
 
+    def contributions_after(self, contributions, player: int, action: int, rnd: int) -> tuple[int, ...]:
+        """Limit betting's one step: the chips each player has put in after `player`
+        takes `action` (0 fold, 1 call / check, 2 raise by round `rnd`'s raise size)."""
+        spent = list(contributions)
+        if action == 1:
+            spent[player] = max(spent)
+        elif action == 2:
+            spent[player] = max(spent) + self.raise_sizes[rnd]
+        elif action != 0:
+            raise ValueError(f"unknown limit betting action {action!r} (0 fold, 1 call, 2 raise)")
+        return tuple(spent)
+
+    def mbb_per_game(self, chips):
+        """Chips per game -> milli-big-blinds per game (floats and numpy arrays alike)."""
+        return chips * 1000.0 / self.big_blind
+
     def max_contribution(self) -> int:
         """The most chips one player can put in: with limit betting, the big
         blind plus every round's raises at its cap; with no-limit, the larger stack."""

@@ -35,6 +35,25 @@ from openspiel_cfrx.poker.public_tree import DEAL, DECISION, PublicTree
 from openspiel_cfrx.poker.spec import UnsupportedPokerGameError
 
 
+def state_at(game: pyspiel.Game, tree: PublicTree, n: int, cards) -> pyspiel.State:
+    """A state of `game` at decision node n of `tree` dealing `cards` (4 hole
+    cards in seat order, then the board cards the betting reaches, in order)."""
+    cards = [int(c) for c in cards]
+    state = game.new_initial_state()
+    for card in cards[:4]:
+        state.apply_action(card)
+    dealt = 4
+    for action in tree.nodes[n].actions:
+        while state.is_chance_node():
+            state.apply_action(cards[dealt])
+            dealt += 1
+        state.apply_action(action)
+    while state.is_chance_node():
+        state.apply_action(cards[dealt])
+        dealt += 1
+    return state
+
+
 class NodeInputs(abc.ABC):
     """Network inputs of a public node's infosets: the node's template (the
     betting part, read once from a representative state) with the acting
@@ -67,20 +86,7 @@ class NodeInputs(abc.ABC):
 
     def state_at(self, n: int, cards) -> pyspiel.State:
         """A state at decision node n dealing `cards` (4 hole cards, then board cards in order)."""
-        cards = [int(c) for c in cards]
-        state = self.game.new_initial_state()
-        for card in cards[:4]:
-            state.apply_action(card)
-        dealt = 4
-        for action in self.tree.nodes[n].actions:
-            while state.is_chance_node():
-                state.apply_action(cards[dealt])
-                dealt += 1
-            state.apply_action(action)
-        while state.is_chance_node():
-            state.apply_action(cards[dealt])
-            dealt += 1
-        return state
+        return state_at(self.game, self.tree, n, cards)
 
     def tensors(self, n: int, hands: np.ndarray, boards: np.ndarray) -> np.ndarray:
         """[N, F] float32 inputs of the acting player holding hands[i] (indices)
@@ -121,7 +127,7 @@ class InformationStateTensors(NodeInputs):
             raise UnsupportedPokerGameError(
                 f"{game}: its information_state_tensor is not universal_poker's layout "
                 "([player][private cards][public cards][betting], optionally one card block per board "
-                "street); evaluate the policy through states instead (games.poker_exploitability.poker_nash_conv)"
+                "street); evaluate the policy through states instead (openspiel_cfrx.poker.poker_nash_conv reads it so)"
             )
 
     def reference(self, state: pyspiel.State, player: int) -> np.ndarray:
