@@ -601,11 +601,11 @@ class VectorCFRRunner(Runner):
         start = time.perf_counter()
         gains = self.tree.best_response_values(self.solver.average_strategy)
         value = float(gains.sum())
-        big_blind = self.tree.rules.big_blind
+        rules = self.tree.rules
         measure = self.abstract_eval == "every" or (self.abstract_eval == "last" and self.last_checkpoint)
-        self.abstract_mbb = (self.solver.abstract_nash_conv() * 1000.0 / big_blind
+        self.abstract_mbb = (rules.mbb_per_game(self.solver.abstract_nash_conv())
                              if self.abstraction is not None and measure else None)  # fmt: skip
-        return SimpleNamespace(nash_conv=value, nash_conv_mbb=value * 1000.0 / big_blind, player_improvements=gains,
+        return SimpleNamespace(nash_conv=value, nash_conv_mbb=rules.mbb_per_game(value), player_improvements=gains,
                                seconds=time.perf_counter() - start)  # fmt: skip
 
     def info(self):
@@ -825,7 +825,7 @@ def evaluate(game, pol, evaluator: str):
                                suit_symmetric=True)  # fmt: skip
     gains = tree.best_response_values(strategy)  # zero-sum: each player's best-response gain
     value = float(gains.sum())
-    return SimpleNamespace(nash_conv=value, nash_conv_mbb=value * 1000.0 / tree.rules.big_blind,
+    return SimpleNamespace(nash_conv=value, nash_conv_mbb=tree.rules.mbb_per_game(value),
                            player_improvements=gains, seconds=time.perf_counter() - start)  # fmt: skip
 
 
@@ -1086,7 +1086,7 @@ def main(argv=None):
         from openspiel_cfrx.poker import PublicTree
 
         tree = PublicTree(game)
-        uniform = SimpleNamespace(nash_conv_mbb=tree.nash_conv(tree.uniform) * 1000.0 / tree.rules.big_blind)
+        uniform = SimpleNamespace(nash_conv_mbb=tree.rules.mbb_per_game(tree.nash_conv(tree.uniform)))
     else:
         uniform = poker_nash_conv(game, policy_lib.UniformRandomPolicy(game), return_details=True)
     print(f"{args.game}: uniform NashConv {uniform.nash_conv_mbb:.1f} mbb/g", flush=True)

@@ -166,7 +166,7 @@ def evaluate(game, nets, suit_symmetric: bool = False, isomorphism: bool | None 
     strategy = NetworkStrategy(tree, InformationStateTensors(game, tree), probabilities, suit_symmetric=suit_symmetric)
     gains = tree.best_response_values(strategy)
     value = float(gains.sum())
-    return {"nash_conv_chips": value, "nash_conv_mbb": value * 1000.0 / tree.rules.big_blind,
+    return {"nash_conv_chips": value, "nash_conv_mbb": tree.rules.mbb_per_game(value),
             "br_gain_p0": float(gains[0]), "br_gain_p1": float(gains[1]),
             "eval_seconds": time.perf_counter() - start, "queries": strategy.queries}  # fmt: skip
 

@@ -231,14 +231,13 @@ class LocalBestResponse:
             cards = rng.permutation(self.deck.num_cards)[:needed]
             winnings[i] = [self.play(0, cards), self.play(1, cards)]
             if progress and (i + 1) % max(1, deals // 10) == 0:
-                mean = winnings[: i + 1].mean() / self.rules.big_blind * 1000
+                mean = self.rules.mbb_per_game(winnings[: i + 1].mean())
                 print(f"  LBR {i + 1}/{deals} deals: {mean:,.0f} mbb/g", flush=True)
-        scale = 1000.0 / self.rules.big_blind
-        per_deal = winnings.mean(axis=1) * scale
+        per_deal = self.rules.mbb_per_game(winnings.mean(axis=1))
         return LBRResult(
             mbb_per_game=float(per_deal.mean()),
             ci95_mbb=float(1.96 * per_deal.std(ddof=1) / math.sqrt(deals)),
-            seat_mbb=(float(winnings[:, 0].mean() * scale), float(winnings[:, 1].mean() * scale)),
+            seat_mbb=tuple(float(self.rules.mbb_per_game(winnings[:, s].mean())) for s in (0, 1)),
             deals=int(deals),
             seconds=time.perf_counter() - started,
             settings={"preflop": self.preflop, "max_completions": self.max_completions},

@@ -435,18 +435,17 @@ class VectorCFR:
         the nodes touched so far (`nodes_touched`)."""
         start = time.perf_counter()
         nash_conv = self.tree.nash_conv(self._compact_average, compact=True)
-        big_blind = max(self.tree.rules.blinds)
         row = {
             "iteration": self.iteration,
             "seconds": round(getattr(self, "seconds", 0.0), 3),
             "nash_conv": nash_conv,
             "exploitability": nash_conv / 2,
-            "exploitability_mbb": nash_conv / 2 * 1000.0 / big_blind,
+            "exploitability_mbb": self.tree.rules.mbb_per_game(nash_conv / 2),
             "nodes_touched": self.nodes_touched,
         }
         if self.buckets is not None:
             row["abstract_nash_conv"] = self.abstract_nash_conv()
-            row["abstract_exploitability_mbb"] = row["abstract_nash_conv"] / 2 * 1000.0 / big_blind
+            row["abstract_exploitability_mbb"] = self.tree.rules.mbb_per_game(row["abstract_nash_conv"] / 2)
         row["evaluation_seconds"] = round(time.perf_counter() - start, 3)
         return row
 
