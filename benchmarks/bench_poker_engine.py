@@ -97,7 +97,7 @@ def full_fhp_queries(num_cards: int = 52) -> int:
     from openspiel_cfrx.poker.spec import PokerRules
 
     game = pyspiel.load_game("flop_holdem")
-    nodes = betting_tree(game, PokerRules.from_game(game))
+    nodes = betting_tree(PokerRules.from_game(game))
     per_round = {0: math.comb(num_cards, 2), 1: math.comb(num_cards, 3) * math.comb(num_cards - 3, 2)}
     return sum(per_round[node.round] for node in nodes if node.kind == DECISION)
 

@@ -411,3 +411,73 @@ def test_a_strategy_that_is_not_suit_symmetric_is_refused_on_the_isomorphic_tree
 def test_games_that_are_not_universal_poker_name_the_engine_that_serves_them():
     with pytest.raises(UnsupportedPokerGameError, match="openspiel_cfrx.nash_conv"):
         PublicTree(pyspiel.load_game("leduc_poker"))
+
+
+def _pyspiel_betting_tree(game, prefix=()):
+    """The reference: public nodes read off universal_poker itself (legal actions, acting player,
+    contributions from the state's `Spent:` line), one fixed deal, depth-first in action order."""
+    import re
+
+    inner = game.universal_poker_game() if callable(getattr(game, "universal_poker_game", None)) else game
+    state = inner.new_initial_state()
+    for card in range(4):
+        state.apply_action(card)
+
+    def spent(state):
+        found = re.search(r"Spent: \[P0: (\d+)\s+P1: (\d+)", str(state))
+        return int(found.group(1)), int(found.group(2))
+
+    def deal(state, dealt):
+        """Deals the next cards (ids from `dealt` on) at a chance node; returns the next id."""
+        while state.is_chance_node():
+            state.apply_action(dealt)
+            dealt += 1
+        return dealt
+
+    rnd, dealt = 0, 4
+    for action in prefix:
+        state.apply_action(action)
+        if state.is_chance_node():
+            dealt, rnd = deal(state, dealt), rnd + 1
+    nodes = []
+
+    def visit(state, rnd, actions, dealt):
+        index = len(nodes)
+        if state.is_terminal():
+            paid = spent(state)
+            folded = actions[-1] == 0
+            nodes.append(("fold" if folded else "showdown", rnd, paid, int(np.argmin(paid)) if folded else -1, (),
+                          actions, []))  # fmt: skip
+            return index
+        if state.is_chance_node():
+            nodes.append(("deal", rnd, spent(state), -1, (), actions, []))
+            child = state.clone()
+            nodes[index][6].append(visit(child, rnd + 1, actions, deal(child, dealt)))
+            return index
+        legal = tuple(state.legal_actions())
+        nodes.append(("decision", rnd, spent(state), state.current_player(), legal, actions, []))
+        for action in legal:
+            nodes[index][6].append(visit(state.child(action), rnd, actions + (action,), dealt))
+        return index
+
+    visit(state, rnd, tuple(prefix), dealt)
+    return nodes
+
+
+@pytest.mark.parametrize("name, prefix", [
+    ("flop_holdem(num_ranks=5,num_suits=2)", ()),
+    ("flop_holdem(num_ranks=4,num_suits=2,max_raises=1 2)", ()),
+    ("flop_holdem(num_ranks=7,num_suits=1,max_raises=0 1)", ()),
+    ("flop_holdem", (2, 1)),
+    ("hulh(num_ranks=5,num_suits=2)", ()),
+    ("hulh(num_ranks=5,num_suits=2)", (1, 1, 2)),
+])  # fmt: skip
+def test_limit_betting_tree_from_the_rules_is_universal_poker_s(name, prefix):
+    """`betting_tree` derives the limit tree from `PokerRules` alone; pyspiel's, node for node."""
+    from openspiel_cfrx.poker import PokerRules
+    from openspiel_cfrx.poker.public_tree import betting_tree
+
+    game = pyspiel.load_game(name)
+    ours = [(n.kind, n.round, tuple(n.contributions), n.player, tuple(n.legal), tuple(n.actions), list(n.children))
+            for n in betting_tree(PokerRules.from_game(game), prefix)]  # fmt: skip
+    assert ours == _pyspiel_betting_tree(game, prefix)

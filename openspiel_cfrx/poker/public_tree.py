@@ -129,59 +129,84 @@ class PublicNode:
     actions: tuple[int, ...] = ()  # betting actions from the root (for states)
 
 
-def betting_tree(game: pyspiel.Game, rules: PokerRules, prefix: tuple[int, ...] = ()) -> list[PublicNode]:
-    """The public nodes in depth-first order; node 0 is the first decision
-    (after the betting actions `prefix`, for a subgame)."""
+@dataclasses.dataclass
+class _Betting:
+    """Where limit betting stands: round, both contributions, raises and actions so far in the round, who acts."""
+
+    round: int
+    contributions: tuple[int, int]
+    raises: int
+    actions_in_round: int
+    player: int
+
+    def legal(self, rules: PokerRules) -> tuple[int, ...]:
+        """universal_poker's limit actions: fold only facing a bet, call, raise below the round's cap."""
+        facing = self.contributions[self.player] < max(self.contributions)
+        return ((FOLD,) if facing else ()) + (CALL,) + ((RAISE,) if self.raises < rules.max_raises[self.round] else ())
+
+    def after(self, rules: PokerRules, action: int) -> _Betting | str:
+        """The betting after `action`: the next decision, or FOLDED / DEAL / SHOWDOWN when the round or hand ends."""
+        spent = rules.contributions_after(self.contributions, self.player, action, self.round)
+        if action == FOLD:
+            return FOLDED
+        if action == CALL and self.actions_in_round >= 1:  # a check or call after the round's first action ends it
+            return SHOWDOWN if self.round + 1 == rules.num_rounds else DEAL
+        return _Betting(self.round, (spent[0], spent[1]), self.raises + (action == RAISE), self.actions_in_round + 1,
+                        1 - self.player)  # fmt: skip
+
+
+def betting_tree(rules: PokerRules, prefix: tuple[int, ...] = ()) -> list[PublicNode]:
+    """The public nodes of a limit game in depth-first order (actions in id order);
+    node 0 is the first decision (after the betting actions `prefix`, for a
+    subgame). Derived from the rules alone (`PokerRules.contributions_after`,
+    universal_poker's legal actions and round ends; tested against pyspiel)."""
     if rules.board_cards[0]:
         raise UnsupportedPokerGameError("the public-tree engine needs round 0 without board cards")
     if not all(rules.board_cards[1:]):  # universal_poker has no chance node for them: no DEAL node marks the round
         raise UnsupportedPokerGameError(f"the public-tree engine needs every round after the first to deal board "
                                         f"cards, got numBoardCards {' '.join(map(str, rules.board_cards))}")  # fmt: skip
-    inner = game.universal_poker_game() if callable(getattr(game, "universal_poker_game", None)) else game
-    state = inner.new_initial_state()
-    for card in range(4):  # hole cards: any fixed deal (betting does not depend on cards)
-        state.apply_action(card)
-    nodes: list[PublicNode] = []
-    rnd, dealt, spent = 0, 4, list(rules.blinds)
-    for action in tuple(prefix) + (None,):
-        while state.is_chance_node():
-            for _ in range(rules.board_cards[rnd + 1]):
-                state.apply_action(dealt)
-                dealt += 1
-            rnd += 1
-        if action is None:
-            break
-        if state.is_terminal() or action not in state.legal_actions() or action == FOLD:
+    if not rules.is_limit:
+        raise UnsupportedPokerGameError("betting_tree builds limit trees; no-limit: nolimit.nolimit_betting_tree")
+
+    def round_start(rnd: int, contributions: tuple[int, int]) -> _Betting:
+        return _Betting(rnd, contributions, 0, 0, rules.first_player[rnd])
+
+    betting = round_start(0, (rules.blinds[0], rules.blinds[1]))
+    for action in prefix:
+        step = betting.after(rules, action) if action in betting.legal(rules) and action != FOLD else FOLDED
+        if step == FOLDED:
             raise ValueError(f"subgame betting {tuple(prefix)} is not a sequence of calls and raises of this game "
                              f"(at {action!r})")  # fmt: skip
-        spent = list(rules.contributions_after(spent, state.current_player(), action, rnd))
-        state.apply_action(action)
-    if state.is_terminal():
-        raise ValueError(f"subgame betting {tuple(prefix)} ends the game")
+        if step == SHOWDOWN:
+            raise ValueError(f"subgame betting {tuple(prefix)} ends the game")
+        if step == DEAL:
+            spent = rules.contributions_after(betting.contributions, betting.player, action, betting.round)
+            step = round_start(betting.round + 1, (spent[0], spent[1]))
+        betting = step
+    nodes: list[PublicNode] = []
 
-    def visit(state, rnd: int, contributions: tuple[int, int], actions: tuple[int, ...], dealt: int) -> int:
+    def visit(betting: _Betting, actions: tuple[int, ...]) -> int:
         index = len(nodes)
-        if state.is_terminal():
-            folded = [p for p in (0, 1) if contributions[p] < max(contributions)]
-            kind = FOLDED if folded else SHOWDOWN
-            nodes.append(PublicNode(kind, rnd, contributions, folded[0] if folded else -1, actions=actions))
-            return index
-        if state.is_chance_node():
-            nodes.append(PublicNode(DEAL, rnd, contributions, actions=actions))
-            child, count = state.clone(), rules.board_cards[rnd + 1]
-            for card in range(dealt, dealt + count):
-                child.apply_action(card)
-            nodes[index].children.append(visit(child, rnd + 1, contributions, actions, dealt + count))
-            return index
-        player, legal = state.current_player(), tuple(state.legal_actions())
-        nodes.append(PublicNode(DECISION, rnd, contributions, player, legal, actions=actions))
+        legal = betting.legal(rules)
+        nodes.append(PublicNode(DECISION, betting.round, betting.contributions, betting.player, legal, actions=actions))
         for action in legal:
-            spent = rules.contributions_after(contributions, player, action, rnd)
-            child = visit(state.child(action), rnd, (spent[0], spent[1]), actions + (action,), dealt)
+            spent = rules.contributions_after(betting.contributions, betting.player, action, betting.round)
+            spent = (spent[0], spent[1])
+            step = betting.after(rules, action)
+            child = len(nodes)
+            if step == FOLDED:
+                nodes.append(PublicNode(FOLDED, betting.round, spent, betting.player, actions=actions + (action,)))
+            elif step == SHOWDOWN:
+                nodes.append(PublicNode(SHOWDOWN, betting.round, spent, actions=actions + (action,)))
+            elif step == DEAL:
+                nodes.append(PublicNode(DEAL, betting.round, spent, actions=actions + (action,)))
+                nodes[child].children.append(visit(round_start(betting.round + 1, spent), actions + (action,)))
+            else:
+                visit(step, actions + (action,))
             nodes[index].children.append(child)
         return index
 
-    visit(state, rnd, (spent[0], spent[1]), tuple(prefix), dealt)
+    visit(betting, tuple(prefix))
     return nodes
 
 
@@ -283,7 +308,7 @@ class PublicTree:
         self.rules = PokerRules.from_game(game) if game is not None else betting[0]
         self.deck = Deck(self.rules.num_ranks, self.rules.num_suits)
         self.subgame = subgame
-        self.nodes = betting_tree(game, self.rules, subgame.betting if subgame else ()) if game is not None else list(betting[1])
+        self.nodes = betting_tree(self.rules, subgame.betting if subgame else ()) if game is not None else list(betting[1])
         self.isomorphism = bool(isomorphism) and subgame is None
         self.chunk_boards = int(chunk_boards)
         self.threads = int(threads or min(4, os.cpu_count() or 1))
