@@ -7,7 +7,7 @@ from setuptools import find_packages, setup
 REPOSITORY = "https://github.com/openspiel-cfrx/openspiel_cfrx"
 # The example programs (cfrx_examples/__init__.py's PROGRAMS), each a console script
 # `cfrx-<module with dashes>` and `python -m cfrx_examples.<module>`.
-EXAMPLES = ("benchmark", "card_abstraction", "cfr_mix", "deep_cfr", "head_to_head", "oftrl_cfr",
+EXAMPLES = ("benchmark", "card_abstraction", "cfr_mix", "deep_cfr", "explore", "head_to_head", "oftrl_cfr",
             "oftrl_endgames", "openspiel_swap", "poker_vector_cfr")
 
 
