@@ -94,7 +94,7 @@ const labels = NODES.map(() => ""), steps = NODES.map(() => "start");
 (function label(n) {
   for (let i = 0; i < NODES[n].c.length; i++) {
     const c = NODES[n].c[i];
-    if (NODES[n].k === "deal") { labels[c] = labels[n] + " |"; steps[c] = "flop"; }
+    if (NODES[n].k === "deal") { labels[c] = labels[n] + " |"; steps[c] = steps[n] + " · flop"; }
     else {
       steps[c] = actionName(n, NODES[n].l[i]);
       labels[c] = (labels[n] ? labels[n] + " " : "") + SHORT[steps[c]];
