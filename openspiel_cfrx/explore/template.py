@@ -18,7 +18,7 @@ header .pol { margin: 2px 0; }
 #tree .tn { display: flex; justify-content: space-between; padding: 1px 4px; border-radius: 3px; white-space: nowrap; }
 #tree .tn a { color: inherit; text-decoration: none; }
 #tree .tn.current { outline: 2px solid #24292f; }
-#tree .gain { font-variant-numeric: tabular-nums; margin-left: 8px; }
+#tree .gain { font-variant-numeric: tabular-nums; margin-left: 4px; padding: 0 4px; border-radius: 3px; min-width: 48px; text-align: right; }
 #view { padding: 8px 14px; flex: 1; }
 #path a { color: #0969da; }
 #nodeinfo { margin: 6px 0; font-weight: 600; }
@@ -126,7 +126,7 @@ function gainColor(g, max) {
   const t = max > 0 ? Math.min(1, g / max) : 0;
   return "rgba(220, 38, 38, " + (0.08 + 0.8 * t).toFixed(3) + ")";
 }
-const maxGain = Math.max(0, ...P.flatMap(p => NODES.map((node, n) => isDecision(n) ? p.node_gain[n] : 0)));
+const maxGain = P.map(p => Math.max(0, ...NODES.map((node, n) => isDecision(n) ? p.node_gain[n] : 0)));
 
 function parseHash() {
   const q = new URLSearchParams(location.hash.slice(1));
@@ -157,19 +157,21 @@ function renderHeader() {
 function renderTree() {
   const nav = document.getElementById("tree");
   nav.textContent = "";
-  nav.appendChild(el("div", {}, "Decision nodes (f fold, k check, c call, b bet, r raise, | flop), shaded by the "
-                            + "best response's gain there (chips, all boards):"));
+  nav.appendChild(el("div", {}, "Decision nodes (f fold, k check, c call, b bet, r raise, | flop) and the best "
+                            + "response's gain there (chips, all boards), shaded against each policy's largest:"));
   NODES.forEach((node, n) => {
     if (!isDecision(n)) return;
     const row = el("div", { class: "tn" + (n === state.n ? " current" : ""), id: "tn-" + n, "data-node": n });
     row.style.paddingLeft = (4 + 8 * depth(n)) + "px";
-    row.style.background = gainColor(P[0].node_gain[n], maxGain);
     row.title = "node " + n + ", player " + node.p + " acts; gain of the best response here: "
       + P.map(p => p.name + " " + fmt(p.node_gain[n], 12)).join(", ");
     const a = el("a", { href: "#n=" + n + "&b=" + state.b }, "P" + node.p + ": " + (labels[n] || "(start)"));
     row.appendChild(a);
-    P.forEach((p, i) => row.appendChild(el("span", { class: "gain", "data-policy": i, "data-gain": p.node_gain[n] },
-                                            fmt(p.node_gain[n], 3))));
+    P.forEach((p, i) => {
+      const span = el("span", { class: "gain", "data-policy": i, "data-gain": p.node_gain[n] }, fmt(p.node_gain[n], 3));
+      span.style.background = gainColor(p.node_gain[n], maxGain[i]);  // each policy against its own largest gain
+      row.appendChild(span);
+    });
     nav.appendChild(row);
   });
 }
