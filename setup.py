@@ -82,5 +82,8 @@ setup(
         "docs": ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"],  # the docs site (mkdocs.yml)
         "ray": ["ray>=2.40"],  # traversals on Ray workers (num_workers > 1)
         "tensorboard": ["tensorboard>=2.14"],  # --tensorboard_dir of the example programs
+        # the strategy explorer's browser tests (tests/test_explore.py, marker `browser`): selenium drives
+        # the system's headless Chromium (/usr/bin/chromium, /usr/bin/chromedriver; no browser download)
+        "explore": ["selenium>=4.40"],
     },
 )
