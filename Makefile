@@ -18,7 +18,7 @@ venv: $(STAMP)
 
 $(STAMP): setup.py constraints.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,ray,docs,tensorboard]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[test,ray,docs,tensorboard,explore]'
 	touch $(STAMP)
 
 demo: $(STAMP)

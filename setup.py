@@ -7,7 +7,7 @@ from setuptools import find_packages, setup
 REPOSITORY = "https://github.com/openspiel-cfrx/openspiel_cfrx"
 # The example programs (cfrx_examples/__init__.py's PROGRAMS), each a console script
 # `cfrx-<module with dashes>` and `python -m cfrx_examples.<module>`.
-EXAMPLES = ("benchmark", "card_abstraction", "cfr_mix", "deep_cfr", "head_to_head", "oftrl_cfr",
+EXAMPLES = ("benchmark", "card_abstraction", "cfr_mix", "deep_cfr", "explore", "head_to_head", "oftrl_cfr",
             "oftrl_endgames", "openspiel_swap", "poker_vector_cfr")
 
 
@@ -82,5 +82,8 @@ setup(
         "docs": ["mkdocs>=1.6", "mkdocs-material>=9.5", "mkdocstrings[python]>=0.26"],  # the docs site (mkdocs.yml)
         "ray": ["ray>=2.40"],  # traversals on Ray workers (num_workers > 1)
         "tensorboard": ["tensorboard>=2.14"],  # --tensorboard_dir of the example programs
+        # the strategy explorer's browser tests (tests/test_explore.py, marker `browser`): selenium drives
+        # the system's headless Chromium (/usr/bin/chromium, /usr/bin/chromedriver; no browser download)
+        "explore": ["selenium>=4.40"],
     },
 )

@@ -170,6 +170,11 @@ for name in benchmark card_abstraction cfr_mix head_to_head oftrl_cfr openspiel_
         || { tail -20 "$TMP/run_$name.log" >&2; fail "cfrx-${name//_/-} ${short[$name]}"; }
     echo "cfrx-${name//_/-}: ran ($(ls "$TMP/out/$name" | tr '\n' ' '))"
 done
+mkdir -p "$TMP/out/explore"  # the explorer writes one page (no --output_dir)
+"$BIN/cfrx-explore" "--game=$tiny" --policy=uniform --output="$TMP/out/explore/page.html" > "$TMP/run_explore.log" 2>&1 \
+    || { tail -20 "$TMP/run_explore.log" >&2; fail "cfrx-explore --game=$tiny --policy=uniform"; }
+[ -s "$TMP/out/explore/page.html" ] || fail "cfrx-explore wrote no page"
+echo "cfrx-explore: ran (page.html)"
 
 step "cfrx-oftrl-endgames on subgame 4, 10 iterations (packaged data)"
 "$BIN/cfrx-oftrl-endgames" --subgames=4 --iterations=10 --evaluations=3 \

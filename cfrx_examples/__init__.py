@@ -20,5 +20,6 @@ PROGRAMS = {
     "card_abstraction": "k-means card abstractions solved by CFR or external-sampling Linear MCCFR",
     "benchmark": "every algorithm at equal compute against OpenSpiel's CFR, MCCFR, NFSP and Deep CFR",
     "head_to_head": "duplicate head-to-head poker matches between named policies",
+    "explore": "a web page of what a flop hold'em policy plays and where the best response gains",
     "openspiel_swap": "an OpenSpiel script with our solver swapped in",
 }

@@ -61,6 +61,7 @@ LAYERS = {
     "deep": 3, "eval": 3,
     "neural_poker": 4, "cfr_mix": 4,
     "": 5,  # openspiel_cfrx/__init__.py: the front door
+    "explore": 5,  # the strategy explorer (a page on top of poker and deep), beside the front door
 }  # fmt: skip
 
 
