@@ -625,6 +625,147 @@ PARTS = {
 }
 
 
+STATEMENTS = "## The paper's statements on this run"
+MIXING, OTHERS = ("cfr_mix", "deep_cfr_mix"), ("double_neural_joint", "deep_cfr", "independent")
+
+
+def _interval(cell: str) -> tuple[float, float] | None:
+    """(mean, half-width) of a "m ± h" / "m +- h" cell (half-width 0 without one); None if not a number."""
+    parts = cell.replace("**", "").replace("+-", "±").split("±")
+    try:
+        return float(parts[0]), (float(parts[1]) if len(parts) > 1 else 0.0)
+    except ValueError:
+        return None
+
+
+def _page_sections(text: str) -> list[tuple[str, list[dict]]]:
+    """(heading, table rows as {column: cell}) of each "## " section of a recorded page (its first table)."""
+    out = []
+    for block in text.split("\n## ")[1:]:
+        heading, _, body = block.partition("\n")
+        lines = [x for x in body.splitlines() if x.startswith("|")]
+        if len(lines) < 3:
+            out.append((heading, []))
+            continue
+        header = [c.strip() for c in lines[0].strip("|").split("|")]
+        rows = [dict(zip(header, (c.strip() for c in x.strip("|").split("|")), strict=False)) for x in lines[2:]]
+        out.append((heading, rows))
+    return out
+
+
+def _better(a: tuple[float, float], b: tuple[float, float], higher: bool) -> str:
+    """"yes" if interval a lies wholly on the better side of b, "no" if b's lies wholly on a's, else "inconclusive"."""
+    sign = 1.0 if higher else -1.0  # lower is better: compare the negated means
+    if sign * a[0] - a[1] > sign * b[0] + b[1]:
+        return "yes"
+    if sign * b[0] - b[1] > sign * a[0] + a[1]:
+        return "no"
+    return "inconclusive"
+
+
+def _variant_values(rows: list[dict]) -> dict[str, tuple[float, float]]:
+    """variant -> (mean, 95% half-width) of a variants table (averages, or final values with their ci95)."""
+    values = {}
+    for row in rows:
+        name = row.get("variant", "").strip("` ")
+        if "average: mean ± 95%" in row:
+            found = _interval(row["average: mean ± 95%"])
+        elif "final value" in row:
+            mean, half = _interval(row["final value"]), _interval(row.get("ci95", ""))
+            found = None if mean is None or half is None else (mean[0], half[0])
+        else:
+            found = None
+        if name and found is not None:
+            values[name] = found
+    return values
+
+
+def statement_rows(text: str) -> list[list[str]]:
+    """[statement: instance, ours, holds here] for each of the paper's Section 6 statements the page's runs test."""
+    rows = []
+    for heading, table in _page_sections(text):
+        values = _variant_values(table)
+        if not values:
+            continue
+        higher = "lower is better" not in heading
+        instance = heading.split(":")[0]
+        mixing = {k: v for k, v in values.items() if k in MIXING}
+        others = {k: v for k, v in values.items() if k in OTHERS}
+        if mixing and others:
+            pick = max if higher else min
+            best_mix = pick(mixing, key=lambda k: mixing[k][0])
+            best_other = pick(others, key=lambda k: others[k][0])
+            rows.append(["the algorithms with the mixing layer outperform the others (Figures 3, 4(a-c))", instance,
+                         f"best mixing `{best_mix}` {values[best_mix][0]:.4f} ± {values[best_mix][1]:.4f} vs best "
+                         f"other `{best_other}` {values[best_other][0]:.4f} ± {values[best_other][1]:.4f}",
+                         _better(values[best_mix], values[best_other], higher)])  # fmt: skip
+        if "cfr_mix" in values and "cfr_mix_no_sharing" in values:
+            a, b = values["cfr_mix"], values["cfr_mix_no_sharing"]
+            rows.append(["CFR-MIX with parameter sharing performs better than without (Figure 4(b))", instance,
+                         f"{a[0]:.4f} ± {a[1]:.4f} vs {b[0]:.4f} ± {b[1]:.4f}", _better(a, b, higher)])  # fmt: skip
+        if "cfr_mix" in values and "independent" in values:
+            a, b = values["cfr_mix"], values["independent"]
+            rows.append(["independent learners fall behind CFR-MIX (Figure 4(a): they do not converge in the time)",
+                         instance, f"{a[0]:.4f} ± {a[1]:.4f} vs independent {b[0]:.4f} ± {b[1]:.4f}",
+                         _better(a, b, higher)])  # fmt: skip
+        joint = next((row for row in table if row.get("variant", "").strip("` ") == "deep_cfr"), None)
+        cost = " ".join(joint.values()) if joint else ""
+        if "not run" in cost:
+            rows.append(["joint-action Deep CFR is too costly where the joint action space is large (Figure 4(c))",
+                         instance, cost.split("not run: ", 1)[1].strip(" |"), "yes"])  # fmt: skip
+    rows += _scale_rows(text)
+    return [[f"{statement}: {instance}", ours, holds] for statement, instance, ours, holds in rows]
+
+
+def _scale_rows(text: str) -> list[list[str]]:
+    """"CFR-MIX gets a better strategy than random" on the scale parts: the change from uniform and its interval."""
+    rows = []
+    for heading, table in _page_sections(text):
+        if not heading.startswith("Scale"):
+            continue
+        instance = heading.split(": ", 1)[1]
+        pooled = next((r for r in table if r.get("policy", "").startswith("pooled")), None)
+        if pooled is not None:
+            change = _interval(pooled["paired change vs uniform (95%)"])
+        else:
+            body = text[text.index(heading):]
+            line = next((x for x in body.splitlines() if x.startswith("Change from uniform:")), "")
+            change = _interval(line.split(":", 1)[1].split("(")[0]) if line else None
+        if change is None:
+            continue
+        verdict = "yes" if change[0] - change[1] > 0 else "no" if change[0] + change[1] < 0 else "inconclusive"
+        rows.append(["CFR-MIX gets a better strategy than random (the uniform start) in the large games "
+                     "(Figure 4(d), 10C6P)", instance, f"change from uniform {change[0]:+.4f} ± {change[1]:.4f}",
+                     verdict])  # fmt: skip
+    return rows
+
+
+def statements_from_page(path: str) -> str:
+    """Recomputes the statements section of a recorded page from its own tables and writes it back before its
+    "## Reading" (`--statements_from`)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    start = text.find(STATEMENTS)
+    if start >= 0:
+        end = text.index("\n## ", start + 1) + 1
+        text = text[:start] + text[end:]
+    section = (f"{STATEMENTS}\n\n"
+               "One row per (statement of the paper's Section 6, instance this page measured), computed from the "
+               "page's tables by `bench_cfr_mix.py --statements_from=PAGE`: two variants' 95% intervals (mean ± "
+               "half-width over seeds; a one-seed part's evaluation interval) decide \"yes\" when the paper's "
+               "side lies wholly on the better side, \"no\" when the other side does, else \"inconclusive\"; a "
+               "change from uniform decides when its interval excludes 0; a joint-action run refused for its "
+               "estimated cost is \"yes\" for the cost statement. The instances are this page's (2-round "
+               "Goofspiel, NEST 3x3 and 5x5), not yet the paper's (6-round Goofspiel, 13C6P, NEST 15x15 with 8 "
+               "pursuers).\n\n"
+               + markdown_table(["statement: instance", "ours", "holds here"], statement_rows(text)) + "\n\n")  # fmt: skip
+    at = text.index("## Reading")
+    text = text[:at] + section + text[at:]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return section
+
+
 def _command() -> str:
     return "PYTHONPATH=. .venv/bin/python " + " ".join(sys.argv)
 
@@ -658,7 +799,13 @@ def main():
                         help="comma-separated solver seeds of the scale parts (one run per seed, same evaluation)")
     parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"),
                         help="results folder")  # fmt: skip
+    parser.add_argument("--statements_from", default="",
+                        help="train nothing: recompute the statements section of this recorded page from its tables "
+                             "and write it back")  # fmt: skip
     args = parser.parse_args()
+    if args.statements_from:
+        print(statements_from_page(args.statements_from))
+        return
     if not args.budget_factor > 0:
         parser.error(f"--budget_factor must be > 0, got {args.budget_factor}")
     try:

@@ -1,4 +1,4 @@
-"""The README's status words for the Deep CFR paper follow from the verdict
+"""The README's status words for the Deep CFR and CFR-MIX papers (and the decided OFTRL rows) follow from the verdict
 rows their results pages compute ("## The paper's statements on this run":
 statement | this run | holds here), not from hand-written judgement.
 
@@ -19,6 +19,7 @@ FIG2 = "benchmarks/results/full_fhp_figure2.md"
 FIGURES = "benchmarks/results/deep_cfr_figures.md"
 HULH = "benchmarks/results/hulh_head_to_head.md"
 RATES = "benchmarks/results/tabular_rates.md"
+CFR_MIX = "benchmarks/results/cfr_mix.md"
 
 # README claim (the start of its "claim" cell) -> the results page and the statements (starts of the page's
 # statement cells) that decide its status.
@@ -37,6 +38,11 @@ DECIDED_BY = {
     "Table 1: Deep CFR beats NFSP head-to-head": (HULH, ("Deep CFR beats NFSP head-to-head (20 min",)),
     "Sections 5-7: OFTRL-CFR's average strategy converges at O(T^-3/4)": (
         RATES, ("OFTRL-CFR converges at least as fast as T^-3/4",)),
+    "joint-action Deep CFR cannot scale; mixing can": (CFR_MIX, ("joint-action Deep CFR is too costly",
+                                                                 "CFR-MIX gets a better strategy than random")),
+    "CFR-MIX beats independent learners and no parameter sharing": (
+        CFR_MIX, ("the algorithms with the mixing layer outperform", "CFR-MIX with parameter sharing performs better",
+                  "independent learners fall behind CFR-MIX")),
 }  # fmt: skip
 
 
@@ -159,3 +165,22 @@ def test_a_recorded_pages_statements_are_what_its_program_computes(tmp_path):
     assert run.returncode == 0, run.stderr
     recomputed = copy.read_text(encoding="utf-8").replace(str(copy), HULH)
     assert recomputed == text
+
+
+def test_every_cfr_mix_paper_row_is_decided_by_its_page():
+    rows = deep_cfr_rows("CFR-MIX")
+    assert len(rows) >= 2
+    undecided = [claim for claim, _ in rows if not any(claim.startswith(k) for k in DECIDED_BY)]
+    assert not undecided, f"README CFR-MIX rows whose status no page decides: {undecided}"
+
+
+def test_the_cfr_mix_statements_are_computed_from_the_page_s_own_tables():
+    """cfr_mix.md's statements table is what `bench_cfr_mix.py --statements_from` computes from its tables."""
+    import sys
+
+    sys.path.insert(0, ROOT)
+    from benchmarks.bench_cfr_mix import statement_rows
+    from benchmarks.common import markdown_table
+
+    text = read(CFR_MIX)
+    assert markdown_table(["statement: instance", "ours", "holds here"], statement_rows(text)) in text
