@@ -450,10 +450,10 @@ OFTRL: the entropy regularizer, the stability schedule of eqs. 14-16 (gamma_root
 (2 sqrt(n_u)) below a decision node, gamma_u / sqrt(n_u) below an observation node, eq. 14; kappa_j = gamma_j /
 (2 sqrt(n_j) B_j), eq. 15; B_j from eq. 16) with the stability constant **kappa* = T^-1/4 = {t ** -0.25:.4f} for
 T = {t:,}** (Section 3.1: kappa* = Theta(T^-1/4) gives the O(T^-3/4) residual), and the stepsize eta_j = kappa_j
-(Section 5.1, for losses of dual norm <= 1/3; Theorem 1: OFTRL is (3 l eta, R, 1)-stable-predictive) on losses in
-one of two units, both ours to choose (docs/endgames.md): `chips` (the unnormalised chip losses with the data's raw
-reach weights; inferred from an earlier stepsize scan, not from the paper's code) and `bounded` (losses divided by
-their bound 3 x max utility, for which Corollary 1's guarantee holds).
+(Section 5.1, for losses of dual norm <= 1/3; Theorem 1: OFTRL's stability is 3 l eta, l the largest dual norm of
+a loss or prediction) on losses in one of two units, both ours to choose (docs/endgames.md): `chips` (the
+unnormalised chip losses with the data's raw reach weights; inferred from an earlier stepsize scan, not from the
+paper's code) and `bounded` (losses divided by their bound 3 x max utility, for which Corollary 1's guarantee holds).
 
 Runs stored: {done} of the base grid's {planned} at {t:,} iterations, and {grid.runs - done} edge extensions;
 {grid.cpu_seconds / 3600:.2f} CPU hours (the runs' own process CPU time); {state}.
