@@ -543,11 +543,11 @@ def main(argv):
             return
     grid = Grid(FLAGS.runs_dir if os.path.isabs(FLAGS.runs_dir) else os.path.join(ROOT, FLAGS.runs_dir), iterations)
     output = FLAGS.output or os.path.join(ROOT, "benchmarks", "results", *(["quick"] if FLAGS.quick else []), "endgames.md")
-    plot(grid, os.path.join(os.path.dirname(os.path.abspath(output)), "endgames"))
     shown = " ".join(a for a in sys.argv[1:] if not a.startswith(("--report_only", "--subgames", "--jobs", "--output")))
     command = f"PYTHONPATH=. .venv/bin/python benchmarks/bench_endgames.py {shown}".strip()
     write_result(output, "OFTRL-CFR on the Libratus endgames: Section 6, controlled",
                  page(grid, command), header_command=command)  # fmt: skip
+    plot(grid, os.path.join(os.path.dirname(os.path.abspath(output)), "endgames"))  # after the header's git check
     print(f"{grid.runs} runs stored at {iterations} iterations; {time.strftime('%H:%M')}")
 
 
