@@ -33,7 +33,20 @@ one board chunk, so threads do not help it).
         --output_dir=out/oftrl_endgames
 
 The whole grid (the paper's Figures 2-5: --subgames=1,2,3,4 --jobs=2) took
-52 minutes on a 2-core machine (benchmarks/results/endgames.md).
+52 minutes on a 2-core machine (the 1,000-iteration grid before Section 6's
+controlled grid, below).
+
+Section 6's controlled grid (`benchmarks/bench_endgames.py`): --oftrl_units
+takes both conventions (chips,bounded), --tuned_scales both readings of the
+paper's "dividing the stepsize by 10, 100, and 1000" (0.001,0.01,0.1 divide;
+10,100,1000 multiply), --extend_edges adds multiples x10 past the edge while
+the best multiple by final gap (theory x1 included) of a subgame, mode and
+units is the smallest or largest tried, and --runs_dir makes it resumable:
+one JSON file per run (<subgame>_<mode>_<algorithm>[_<units>_x<multiple>]
+_T<iterations>_e<evaluations>.json, its settings, curve, iterations/s and
+CPU seconds), read instead of rerun when its settings are this run's. --plan
+prints the runs still to do with their cost, from a short timed run of CFR
+and OFTRL on each subgame, and runs nothing else.
 """
 
 from __future__ import annotations
@@ -65,8 +78,19 @@ flags.DEFINE_list("subgames", ["3", "4"], "Libratus endgames to run (1-4; 1 and 
 flags.DEFINE_integer("iterations", 1000, "Iterations per run (>= 10).")
 flags.DEFINE_list("update_modes", ["simultaneous", "alternating"], "Update modes.")
 flags.DEFINE_list("algorithms", ["cfr", "dcfr", "oftrl_theory", "oftrl_tuned"], "Algorithms.")
-flags.DEFINE_list("tuned_scales", ["10", "100", "1000"], "stepsize_scale values tried for 'OFTRL tuned'.")
-flags.DEFINE_enum("oftrl_units", "chips", ["chips", "bounded"], "What 'OFTRL theory' scales (module doc).")
+flags.DEFINE_list("tuned_scales", ["10", "100", "1000"], "Multiples of the theory stepsize tried for 'OFTRL tuned' "
+                  "(< 1: the paper's 'dividing' read literally).")
+flags.DEFINE_list("oftrl_units", ["chips"], "What 'OFTRL theory' scales (module doc): chips, bounded, or both "
+                  "(chips,bounded: each OFTRL run once per units, labelled with them).")
+flags.DEFINE_string("runs_dir", "", "Resumable runs: one JSON file per run in this directory; a run whose file "
+                    "records the same settings is read instead of rerun ('' = keep nothing).")
+flags.DEFINE_bool("extend_edges", False, "While the best OFTRL multiple by final gap (theory x1 and --tuned_scales) "
+                  "of a subgame, mode and units is the smallest or largest tried, also run the next one past that "
+                  "edge (/10 or x10), at most --max_extensions per subgame, mode and units.")
+flags.DEFINE_integer("max_extensions", 12, "With --extend_edges: most multiples added per subgame, mode and units.")
+flags.DEFINE_bool("plan", False, "Print the runs still to do (those in --runs_dir skipped; with --extend_edges the "
+                  "extensions the stored runs already call for) and their cost, timed by a short run of CFR and "
+                  "OFTRL per subgame, then stop.")
 flags.DEFINE_integer("evaluations", 25, "Log-spaced exact evaluations per run (>= 2: the first and the last "
                      "iteration at least).")
 flags.DEFINE_integer("threads", 2, "Threads over board chunks (with --jobs=1; one per job otherwise).")
@@ -99,43 +123,189 @@ def run_one(tree, variant: str, alternating: bool, iterations: int, points: set[
     return [(r["iteration"], r["nash_conv"] / 100 * 1000) for r in rows], iterations / max(seconds, 1e-9)
 
 
-_TREES: dict = {}  # per process: subgame -> (tree, OFTRL theory scale)
+_TREES: dict = {}  # per process: subgame -> tree
+_WARM: set = set()  # per process: (subgame, variant) run once
 
 
-def _tree(subgame: int, data_dir: str, threads: int, units: str):
+def _tree(subgame: int, data_dir: str, threads: int):
     if subgame not in _TREES:
         from games.libratus_endgames import load_endgame
 
-        tree = load_endgame(subgame, data_dir or None).tree(threads=threads)  # "": the packaged data
-        theory = 1.0 if units == "bounded" else 3 * tree.max_abs_utility / tree.chance[tree.root_round]
-        _TREES[subgame] = tree, theory
+        _TREES[subgame] = load_endgame(subgame, data_dir or None).tree(threads=threads)  # "": the packaged data
     return _TREES[subgame]
+
+
+def theory_scale(tree, units: str) -> float:
+    """The `stepsize_scale` of "OFTRL theory" (module doc): 1 in `bounded`
+    units, 3 x max utility x the sum of compatible reach pairs in `chips`."""
+    return 1.0 if units == "bounded" else 3 * tree.max_abs_utility / tree.chance[tree.root_round]
+
+
+def variant_of(task: dict) -> str:
+    return "oftrl" if task["algorithm"].startswith("oftrl") else task["algorithm"]
 
 
 def run_task(task: dict) -> dict:
     """One run of the grid (a process pool's unit of work): `task` names the
-    subgame, mode, algorithm and the multiple of the theory stepsize."""
-    tree, theory = _tree(task["subgame"], task["data_dir"], task["threads"], task["units"])
-    variant = "oftrl" if task["algorithm"].startswith("oftrl") else task["algorithm"]
-    curve, speed = run_one(tree, variant, task["mode"] == "alternating", task["iterations"], task["points"],
-                           theory * task["multiple"])  # fmt: skip
-    return {**task, "curve": curve, "speed": speed}
+    subgame, mode, algorithm, and for OFTRL the units and the multiple of the
+    theory stepsize. Returns its curve, iterations/s, wall and CPU seconds."""
+    tree = _tree(task["subgame"], task["data_dir"], task["threads"])
+    variant = variant_of(task)
+    scale = theory_scale(tree, task["units"]) * task["multiple"] if variant == "oftrl" else 1.0
+    if (task["subgame"], variant) not in _WARM:  # compiles the kernels, so that iterations/s is the walk's
+        run_one(tree, variant, False, 2, set(), scale)
+        _WARM.add((task["subgame"], variant))
+    wall, cpu = time.perf_counter(), time.process_time()
+    curve, speed = run_one(tree, variant, task["mode"] == "alternating", task["iterations"], task["points"], scale)
+    return {"curve": curve, "speed": speed, "seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu}
 
 
-def grid(subgames: list[int], data_dir: str, jobs: int) -> list[dict]:
-    """Every run of the grid, longest first (an OFTRL iteration costs ~1.4 CFR iterations: one paired walk)."""
+# ------------------------------------------------------------ the run store (--runs_dir)
+def run_settings(task: dict) -> dict:
+    """What decides a run's result (not threads or jobs: the engine's sums do not depend on them)."""
+    settings = {"subgame": task["subgame"], "update_mode": task["mode"], "algorithm": variant_of(task),
+                "iterations": task["iterations"], "evaluated_at": sorted(task["points"]), "data_dir": task["data_dir"]}  # fmt: skip
+    if settings["algorithm"] == "oftrl":
+        settings.update(units=task["units"], multiple=task["multiple"])
+    return settings
+
+
+def run_file(task: dict) -> str:
+    """The run's file name in --runs_dir (also the key that runs each distinct run once)."""
+    oftrl = f"_{task['units']}_x{task['multiple']:g}" if variant_of(task) == "oftrl" else ""
+    return (f"subgame{task['subgame']}_{task['mode']}_{variant_of(task)}{oftrl}_T{task['iterations']}"
+            f"_e{task['evaluations']}.json")  # fmt: skip
+
+
+def stored_run(runs_dir: str, task: dict) -> dict | None:
+    """The stored outcome of `task` when --runs_dir holds its file with the same settings, else None."""
+    import json
+
+    try:
+        with open(os.path.join(runs_dir, run_file(task)), encoding="utf-8") as f:
+            data = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("settings") != run_settings(task):
+        return None
+    return {"curve": [tuple(point) for point in data["curve"]], "speed": data["iterations_per_second"],
+            "seconds": data["seconds"], "cpu_seconds": data["cpu_seconds"], "stored": True}  # fmt: skip
+
+
+def store_run(runs_dir: str, task: dict, outcome: dict) -> None:
+    import json
+
+    from openspiel_cfrx.checkpoint_io import atomic_write
+
+    record = {"program": "oftrl_endgames.py", "settings": run_settings(task), "curve": [list(p) for p in outcome["curve"]],
+              "iterations_per_second": outcome["speed"], "seconds": round(outcome["seconds"], 3),
+              "cpu_seconds": round(outcome["cpu_seconds"], 3),
+              "finished": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime())}  # fmt: skip
+    data = (json.dumps(record, indent=1) + "\n").encode("utf-8")
+    atomic_write(os.path.join(runs_dir, run_file(task)), lambda f: f.write(data))
+
+
+def grid(subgames: list[int], data_dir: str, jobs: int, units: list[str], scales: list[float]) -> list[dict]:
+    """Every run of the grid. With one job, in order of use: subgames as
+    given, CFR and DCFR, then OFTRL per units (as given), theory, then the
+    multiples as given; with several, longest first (an OFTRL iteration costs
+    ~1.4 CFR iterations: one paired walk)."""
     points = log_points(FLAGS.iterations, FLAGS.evaluations)
-    common = {"data_dir": data_dir, "iterations": FLAGS.iterations, "points": points,
-              "threads": FLAGS.threads if jobs == 1 else 1, "units": FLAGS.oftrl_units}  # fmt: skip
+    common = {"data_dir": data_dir, "iterations": FLAGS.iterations, "evaluations": FLAGS.evaluations, "points": points,
+              "threads": FLAGS.threads if jobs == 1 else 1}  # fmt: skip
     tasks = []
     for subgame in subgames:
         for mode in FLAGS.update_modes:
             for algorithm in FLAGS.algorithms:
-                multiples = [float(m) for m in FLAGS.tuned_scales] if algorithm == "oftrl_tuned" else [1.0]
-                tasks += [{**common, "subgame": subgame, "mode": mode, "algorithm": algorithm, "multiple": m}
-                          for m in multiples]  # fmt: skip
-    tasks.sort(key=lambda task: (task["subgame"] not in (1, 2), not task["algorithm"].startswith("oftrl")))
+                if not algorithm.startswith("oftrl"):
+                    tasks.append({**common, "subgame": subgame, "mode": mode, "algorithm": algorithm, "units": "",
+                                  "multiple": 1.0})  # fmt: skip
+                    continue
+                for unit in units:
+                    multiples = scales if algorithm == "oftrl_tuned" else [1.0]
+                    tasks += [{**common, "subgame": subgame, "mode": mode, "algorithm": algorithm, "units": unit,
+                               "multiple": m} for m in multiples]  # fmt: skip
+    if jobs == 1:
+        order = {name: i for i, name in enumerate(FLAGS.algorithms)}
+        tasks.sort(key=lambda t: (subgames.index(t["subgame"]), bool(t["units"]), units.index(t["units"]) if t["units"] else 0,
+                                  order[t["algorithm"]], scales.index(t["multiple"]) if t["algorithm"] == "oftrl_tuned" else 0))  # fmt: skip
+    else:
+        tasks.sort(key=lambda task: (task["subgame"] not in (1, 2), not task["algorithm"].startswith("oftrl")))
     return tasks
+
+
+def _next_multiple(multiple: float, factor: float) -> float:
+    return float(f"{multiple * factor:.12g}")
+
+
+def extensions(tasks: list[dict], outcomes: dict) -> list[dict]:
+    """--extend_edges: for each subgame, mode and units whose OFTRL runs (theory
+    and tuned) have all finished and whose best multiple by final gap is the
+    smallest (largest) tried, a run at a tenth of (ten times) it, while fewer
+    than --max_extensions were added there."""
+    groups: dict = {}
+    for task in tasks:
+        if variant_of(task) == "oftrl":
+            groups.setdefault((task["subgame"], task["mode"], task["units"]), []).append(task)
+    new = []
+    for group in groups.values():
+        finals = {t["multiple"]: outcomes[run_file(t)]["curve"][-1][1] for t in group if run_file(t) in outcomes}
+        if len(finals) < 2 or len(finals) < len({run_file(t) for t in group}):
+            continue
+        if sum(bool(t.get("extension")) for t in group) >= FLAGS.max_extensions:
+            continue
+        best = min(sorted(finals), key=finals.get)
+        low, high = min(finals), max(finals)
+        if best not in (low, high):
+            continue
+        multiple = _next_multiple(high, 10.0) if best == high else _next_multiple(low, 0.1)
+        new.append({**group[0], "algorithm": "oftrl_tuned", "multiple": multiple, "extension": True})
+    return new
+
+
+def plan(todo: list[dict], stored: int, extend: bool) -> None:
+    """--plan: the runs still to do and their cost, timed by a short run of
+    CFR and OFTRL (simultaneous updates) and one exact evaluation per subgame
+    at this machine's current load."""
+    import numpy as np
+
+    from openspiel_cfrx.poker import VectorCFR
+
+    timing = {}
+    for subgame in sorted({t["subgame"] for t in todo}):
+        tree = _tree(subgame, todo[0]["data_dir"], todo[0]["threads"])
+        short = 3 if subgame in (1, 2) else 50
+        timing[subgame] = {}
+        for variant in ("cfr", "oftrl"):
+            options = {"horizon": FLAGS.iterations, "stepsize_scale": theory_scale(tree, "chips")} if variant == "oftrl" else {}
+            solver = VectorCFR(tree, variant, dtype=np.float64, verbose=False, **options)
+            solver.run(1, progress=False)  # compiles and warms up
+            seconds, cpu = solver.seconds, time.process_time()
+            solver.run(1 + short, progress=False)
+            per_iteration, cpu_per_iteration = (solver.seconds - seconds) / short, (time.process_time() - cpu) / short
+            cpu = time.process_time()
+            evaluation = solver.evaluate()["evaluation_seconds"]
+            timing[subgame][variant] = (per_iteration, cpu_per_iteration, evaluation, time.process_time() - cpu)
+        cfr, oftrl = timing[subgame]["cfr"], timing[subgame]["oftrl"]
+        print(f"subgame {subgame}: CFR {1 / cfr[0]:.2f} it/s, OFTRL {1 / oftrl[0]:.2f} it/s, one exact evaluation "
+              f"{cfr[2]:.3f} s ({short} timed iterations each, load {os.getloadavg()[0]:.2f})", flush=True)  # fmt: skip
+    total_wall = total_cpu = 0.0
+    lines = ["| subgame | updates | algorithm | units | multiple | est. wall s | est. CPU s |", "|---|---|---|---|---:|---:|---:|"]
+    for task in todo:
+        per_iteration, cpu_per_iteration, evaluation, evaluation_cpu = timing[task["subgame"]]["oftrl" if variant_of(task) == "oftrl" else "cfr"]
+        evaluations = len(task["points"])
+        wall = task["iterations"] * per_iteration + evaluations * evaluation
+        cpu = task["iterations"] * cpu_per_iteration + evaluations * evaluation_cpu
+        total_wall, total_cpu = total_wall + wall, total_cpu + cpu
+        oftrl = variant_of(task) == "oftrl"
+        lines.append(f"| {task['subgame']} | {task['mode']} | {variant_of(task)} | {task['units'] or '-'} | "
+                     f"{task['multiple']:g}{' (extension)' if task.get('extension') else ''} | {wall:.0f} | {cpu:.0f} |"
+                     if oftrl else f"| {task['subgame']} | {task['mode']} | {variant_of(task)} | - | - | {wall:.0f} | {cpu:.0f} |")  # fmt: skip
+    print("\n".join(lines))
+    print(f"{len(todo)} runs to do ({stored} stored, skipped): ~{total_wall / 3600:.2f} h of one process at this "
+          f"load, ~{total_cpu / 3600:.2f} CPU hours" + (
+              "; --extend_edges may add more once these finish (at most --max_extensions per subgame, mode and "
+              "units)" if extend else ""))  # fmt: skip
 
 
 def main(argv):
@@ -145,43 +315,84 @@ def main(argv):
     check_number("jobs", 1, 4 * (os.cpu_count() or 1))
     check_number("threads", 1, 4 * (os.cpu_count() or 1))
     check_number("evaluations", 2, 10_000)
+    check_number("max_extensions", 0, 100)
     algorithms = check_list("algorithms", list(LABELS))
     check_list("update_modes", ["simultaneous", "alternating"])
-    check_number_list("tuned_scales", float, 0, strict=True, allow_empty="oftrl_tuned" not in algorithms)
+    units = check_list("oftrl_units", ["chips", "bounded"])
+    scales = check_number_list("tuned_scales", float, 0, strict=True, allow_empty="oftrl_tuned" not in algorithms)
     subgames = check_number_list("subgames", int, 1, 4)
     check_writable_dir(FLAGS.output_dir, "output_dir")
+    if FLAGS.runs_dir:
+        check_writable_dir(FLAGS.runs_dir, "runs_dir")
     missing = [f"subgame{s}.txt" for s in subgames if FLAGS.data_dir and not os.path.isfile(os.path.join(FLAGS.data_dir, f"subgame{s}.txt"))]
     if missing:
         usage_error(f"--data_dir={FLAGS.data_dir} has no {', '.join(missing)}")
     config = run_config("libratus_endgames")
-    lock_run_folders(output_dir=FLAGS.output_dir)
-    check_results_folder(config, *(os.path.join(FLAGS.output_dir, name) for name in ("curves.csv", "runs.csv")))
-    tasks = grid(subgames, FLAGS.data_dir, FLAGS.jobs)
-    results, rows = [], []
+    if not FLAGS.plan:
+        lock_run_folders(output_dir=FLAGS.output_dir)
+        check_results_folder(config, *(os.path.join(FLAGS.output_dir, name) for name in ("curves.csv", "runs.csv")))
+    tasks = grid(subgames, FLAGS.data_dir, FLAGS.jobs, units, scales)
+    outcomes: dict = {}  # run file name -> curve, speed, seconds, cpu_seconds
+    rows, todo_all = [], []
     started = time.perf_counter()
 
-    def finished(result: dict) -> None:
-        results.append(result)
-        label = LABELS[result["algorithm"]] + (f" (theory x{result['multiple']:g})" if result["algorithm"] == "oftrl_tuned" else "")
-        rows.extend({"game": _game(result["subgame"]), "subgame": result["subgame"], "update_mode": result["mode"], "algorithm": label, "iteration": t,
-                     "saddle_point_gap_mbb": gap, "iterations_per_second": round(result["speed"], 3)}
-                    for t, gap in result["curve"])  # fmt: skip
-        write_results(os.path.join(FLAGS.output_dir, "runs.csv"), rows, config)
-        print(f"[{(time.perf_counter() - started) / 60:6.1f} min] subgame {result['subgame']} {result['mode']:12s} "
-              f"{label:26s} gap {result['curve'][-1][1]:10.3f} mbb/g  {result['speed']:6.2f} it/s", flush=True)  # fmt: skip
+    def label(task: dict) -> str:
+        text = LABELS[task["algorithm"]] + (f" [{task['units']}]" if task["units"] and len(units) > 1 else "")
+        return text + (f" (theory x{task['multiple']:g})" if task["algorithm"] == "oftrl_tuned" else "")
 
-    if FLAGS.jobs == 1:
-        for task in tasks:
-            finished(run_task(task))
-    else:
+    def finished(task: dict, outcome: dict) -> None:
+        outcomes[run_file(task)] = outcome
+        if FLAGS.runs_dir and not outcome.get("stored"):
+            store_run(FLAGS.runs_dir, task, outcome)
+        rows.extend({"game": _game(task["subgame"]), "subgame": task["subgame"], "update_mode": task["mode"], "algorithm": label(task),
+                     "iteration": t, "saddle_point_gap_mbb": gap, "iterations_per_second": round(outcome["speed"], 3)}
+                    for t, gap in outcome["curve"])  # fmt: skip
+        write_results(os.path.join(FLAGS.output_dir, "runs.csv"), rows, config)
+        print(f"[{(time.perf_counter() - started) / 60:6.1f} min] subgame {task['subgame']} {task['mode']:12s} "
+              f"{label(task):34s} gap {outcome['curve'][-1][1]:10.3f} mbb/g  {outcome['speed']:6.2f} it/s"
+              + ("  (stored)" if outcome.get("stored") else ""), flush=True)  # fmt: skip
+
+    def execute(batch: list[dict]) -> None:
+        """Runs each distinct run of `batch` once (stored ones read from --runs_dir)."""
+        todo = []
+        for task in {run_file(t): t for t in batch}.values():
+            if run_file(task) in outcomes:
+                continue
+            outcome = stored_run(FLAGS.runs_dir, task) if FLAGS.runs_dir else None
+            if outcome is not None:
+                outcomes[run_file(task)] = outcome
+                if not FLAGS.plan:
+                    finished(task, outcome)
+            else:
+                todo.append(task)
+        todo_all.extend(todo)
+        if FLAGS.plan or not todo:
+            return
+        if FLAGS.jobs == 1:
+            for task in todo:
+                finished(task, run_task(task))
+            return
         import concurrent.futures
         import multiprocessing
 
         context = multiprocessing.get_context("spawn")  # the trees' thread pools must not be forked
         with concurrent.futures.ProcessPoolExecutor(FLAGS.jobs, mp_context=context) as pool:
-            for future in concurrent.futures.as_completed([pool.submit(run_task, task) for task in tasks]):
-                finished(future.result())
-    report(results, subgames, config)
+            futures = {pool.submit(run_task, task): task for task in todo}
+            for future in concurrent.futures.as_completed(futures):
+                finished(futures[future], future.result())
+
+    execute(tasks)
+    while FLAGS.extend_edges and (new := extensions(tasks, outcomes)):
+        tasks += new
+        execute(new)
+    if FLAGS.plan:
+        stored = len({run_file(t) for t in tasks}) - len(todo_all)
+        if todo_all:
+            plan(todo_all, stored, FLAGS.extend_edges)
+        else:
+            print(f"nothing to do: all {stored} runs are stored in {FLAGS.runs_dir}")
+        return
+    report([{**task, **outcomes[run_file(task)]} for task in tasks], subgames, units, config, label)
 
 
 def _game(subgame: int) -> str:
@@ -189,28 +400,31 @@ def _game(subgame: int) -> str:
     return f"libratus_endgame(subgame={subgame})"
 
 
-def report(results: list[dict], subgames: list[int], config: dict) -> None:
+def report(results: list[dict], subgames: list[int], units: list[str], config: dict, label) -> None:
     """curves.csv (the figures' curves: OFTRL tuned = the best multiple by final
-    gap), one PNG per subgame and mode, summary.md."""
+    gap, extensions included), one PNG per subgame and mode, summary.md."""
     rows, summary = [], []
     for subgame in subgames:
         for mode in FLAGS.update_modes:
             curves = {}
             for algorithm in FLAGS.algorithms:
-                runs = [r for r in results if (r["subgame"], r["mode"], r["algorithm"]) == (subgame, mode, algorithm)]
-                best = min(runs, key=lambda r: r["curve"][-1][1])
-                label = LABELS[algorithm] + (f" (theory x{best['multiple']:g})" if algorithm == "oftrl_tuned" else "")
-                curves[label] = best["curve"]
-                rows += [{"game": _game(subgame), "subgame": subgame, "update_mode": mode, "algorithm": label, "iteration": t,
-                          "saddle_point_gap_mbb": gap} for t, gap in best["curve"]]  # fmt: skip
-                summary.append((subgame, mode, label, best["curve"][-1][1], best["speed"]))
+                for unit in (units if algorithm.startswith("oftrl") else [""]):
+                    runs = [r for r in results if (r["subgame"], r["mode"], r["algorithm"], r["units"]) == (subgame, mode, algorithm, unit)]
+                    best = min(runs, key=lambda r: r["curve"][-1][1])
+                    curves[label(best)] = best["curve"]
+                    rows += [{"game": _game(subgame), "subgame": subgame, "update_mode": mode, "algorithm": label(best), "iteration": t,
+                              "saddle_point_gap_mbb": gap} for t, gap in best["curve"]]  # fmt: skip
+                    summary.append((subgame, mode, label(best), best["curve"][-1][1], best["speed"]))
             _plot(curves, f"Subgame {subgame}, {mode}", os.path.join(FLAGS.output_dir, f"subgame{subgame}_{mode}.png"))
     write_results(os.path.join(FLAGS.output_dir, "curves.csv"), rows, config)
     lines = ["| subgame | updates | algorithm | gap at last iteration (mbb/g) | iterations/s |", "|---|---|---|---:|---:|"]
     lines += [f"| {s} | {m} | {a} | {g:.3f} | {v:.2f} |" for s, m, a, g, v in summary]
+    stored = sum(bool(r.get("stored")) for r in results)
     with open(os.path.join(FLAGS.output_dir, "summary.md"), "w") as f:
-        f.write(f"{FLAGS.iterations} iterations per run; --oftrl_units={FLAGS.oftrl_units}; --jobs={FLAGS.jobs} "
-                "(iterations/s per run, with the other jobs running beside it).\n\n" + "\n".join(lines) + "\n")  # fmt: skip
+        f.write(f"{FLAGS.iterations} iterations per run; --oftrl_units={','.join(units)}; --jobs={FLAGS.jobs} "
+                "(iterations/s per run, with the other jobs running beside it)"
+                + (f"; {stored} of {len(results)} runs read from --runs_dir={FLAGS.runs_dir}" if FLAGS.runs_dir else "")
+                + ".\n\n" + "\n".join(lines) + "\n")  # fmt: skip
     print("\n".join(lines))
 
 

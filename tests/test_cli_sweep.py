@@ -353,9 +353,10 @@ FLAG_VALUES = {
         "evaluations": ["1", "0", "-1", "abc", *INT_HUGE, "3"],
         "algorithms": _list("cfr", "oftrl_theory", "oftrl_tuned", "dcfr"),
         "update_modes": _list("simultaneous", "alternating"),
-        "tuned_scales": ["", "-10", "0", "nan", "1,1", "abc", "1e308", "10"], "oftrl_units": ["bogus", "bounded"],
+        "tuned_scales": ["", "-10", "0", "nan", "1,1", "abc", "1e308", "10"], "oftrl_units": ["bogus", "bounded", "chips,bounded", "chips,chips"],
         "threads": [*INT_BAD, *INT_HUGE], "jobs": [*INT_BAD, *INT_HUGE], "data_dir": ["<missing>", "<file>", "<dir>"],
-        "output_dir": PATHS,
+        "output_dir": PATHS, "runs_dir": ["<missing>", "<file>", "<dir>"], "extend_edges": None,
+        "max_extensions": [*INT_BAD, "101", "1"],
     },
     "openspiel_swap": {
         "game": GAMES, "solver": ["bogus", "dcfr", "cfr_plus"], "impl": ["bogus", "both"],

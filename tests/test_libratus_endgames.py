@@ -188,3 +188,78 @@ def test_oftrl_endgames_example_refuses_a_data_dir_without_the_subgame(tmp_path)
                           capture_output=True, text=True, timeout=600)  # fmt: skip
     lines = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
     assert done.returncode != 0 and lines == [f"error: --data_dir={tmp_path} has no subgame4.txt"], lines
+
+
+def test_oftrl_endgames_runs_dir_resumes_and_extends_past_the_edge(tmp_path):
+    """--runs_dir stores one JSON file per run; --extend_edges adds the
+    multiple past the edge holding the best final gap; a second invocation
+    (--plan) finds every run stored and has nothing to do."""
+    runs = tmp_path / "runs"
+    flags = [os.path.join(ROOT, "cfrx_examples", "oftrl_endgames.py"), "--subgames=4", "--iterations=10",
+             "--evaluations=2", "--update_modes=simultaneous", "--algorithms=oftrl_theory,oftrl_tuned",
+             "--tuned_scales=10", "--oftrl_units=chips", "--extend_edges", "--max_extensions=1", f"--runs_dir={runs}"]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": ROOT}
+    first = subprocess.run([sys.executable, *flags, f"--output_dir={tmp_path / 'a'}"], capture_output=True, text=True,
+                           timeout=300, env=env)  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    stored = sorted(p.name for p in runs.glob("*.json"))
+    assert len(stored) == 3 and "subgame4_simultaneous_oftrl_chips_x1_T10_e2.json" in stored, stored
+    assert any(name.startswith(("subgame4_simultaneous_oftrl_chips_x100_", "subgame4_simultaneous_oftrl_chips_x0.1_"))
+               for name in stored)  # fmt: skip
+    plan = subprocess.run([sys.executable, *flags, "--plan", f"--output_dir={tmp_path / 'c'}"], capture_output=True,
+                          text=True, timeout=300, env=env)  # fmt: skip
+    assert plan.returncode == 0 and "nothing to do: all 3 runs are stored" in plan.stdout, plan.stdout + plan.stderr
+
+
+def _synthetic_run(runs, subgame, mode, algorithm, curve, units="", multiple=1.0):
+    import json
+    import math
+
+    points = sorted({max(1, round(10 ** (k * 3 / 24))) for k in range(25)} | {1000})  # bench_endgames' 25 at T=1000
+    settings = {"subgame": subgame, "update_mode": mode, "algorithm": algorithm, "iterations": 1000,
+                "evaluated_at": points, "data_dir": ""}  # fmt: skip
+    if algorithm == "oftrl":
+        settings.update(units=units, multiple=multiple)
+    record = {"settings": settings, "curve": [[t, curve(t)] for t in points], "cpu_seconds": 1.0}
+    name = f"{subgame}_{mode}_{algorithm}_{units}_{multiple:g}_{math.floor(curve(1))}.json"
+    (runs / name).write_text(json.dumps(record))
+
+
+def test_endgames_page_verdicts_from_stored_runs(tmp_path):
+    """bench_endgames.py --report_only on synthetic stored runs of subgame 4:
+    the verdict rows follow the page's rules, and rows whose runs are not
+    stored say "not measured yet"."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    for mode in ("simultaneous", "alternating"):
+        _synthetic_run(runs, 4, mode, "cfr", lambda t: 10_000 / t**0.5)
+        _synthetic_run(runs, 4, mode, "dcfr", lambda t: 100 / t)
+        _synthetic_run(runs, 4, mode, "oftrl", lambda t: 5_000 / t**0.5, "chips", 1.0)  # below CFR from 1
+        _synthetic_run(runs, 4, mode, "oftrl", lambda t: 80_000.0, "bounded", 1.0)  # never moves
+        for multiple in (10.0, 100.0, 1000.0):
+            _synthetic_run(runs, 4, mode, "oftrl", lambda t, m=multiple: 20_000 * m / t**0.5, "chips", multiple)
+    page = tmp_path / "endgames.md"
+    done = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_endgames.py"), "--report_only",
+                           f"--runs_dir={runs}", f"--output={page}"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": ROOT})  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    text = page.read_text()
+    rows = {}
+    for line in text[text.index("## The paper's statements on this run"):].splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 3 and cells[0].startswith('"'):
+            rows[cells[0]] = cells[2]
+    assert "a half-finished grid" in text and "Runs stored: 14 of the base grid" in text
+
+    def holds(start: str, *parts: str) -> list[str]:
+        return [h for s, h in rows.items() if s.startswith(start) and all(p in s for p in parts)]
+
+    assert holds('"In the smaller subgames 3 and 4', "subgame 4;", "chips units") == ["yes"]
+    assert holds('"In the smaller subgames 3 and 4', "subgame 4;", "bounded units") == ["no"]
+    assert holds('"In the smaller subgames 3 and 4', "subgame 3;", "chips units") == ["not measured yet"]
+    # the multiply reading's tuned line (x10: 2x CFR) loses to CFR; the divide reading is not stored
+    assert holds('"In subgames 3 and 4 even the manually-tuned', "subgame 4 as printed", "chips", "multiply") == ["yes"]
+    assert holds('"In subgames 3 and 4 even the manually-tuned', "subgame 4 as printed", "chips", "divide") == \
+        ["not measured yet"]  # fmt: skip
+    assert holds('"In the alternating setting DCFR', "subgame 4;", "chips", "multiply") == ["yes"]
+    assert len(rows) == 88 and sum(h == "not measured yet" for h in rows.values()) > 60

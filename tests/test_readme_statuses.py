@@ -1,5 +1,5 @@
-"""The README's status words for the Deep CFR and CFR-MIX papers (and the decided OFTRL rows) follow from the verdict
-rows their results pages compute ("## The paper's statements on this run":
+"""The README's status words for the Deep CFR and CFR-MIX papers and OFTRL-CFR's Section 6
+follow from the verdict rows their results pages compute ("## The paper's statements on this run":
 statement | this run | holds here), not from hand-written judgement.
 
 The rule (stated in the README above the table): a row's status is
@@ -20,6 +20,7 @@ FIGURES = "benchmarks/results/deep_cfr_figures.md"
 HULH = "benchmarks/results/hulh_head_to_head.md"
 RATES = "benchmarks/results/tabular_rates.md"
 CFR_MIX = "benchmarks/results/cfr_mix.md"
+ENDGAMES = "benchmarks/results/endgames.md"
 
 # README claim (the start of its "claim" cell) -> the results page and the statements (starts of the page's
 # statement cells) that decide its status.
@@ -43,6 +44,16 @@ DECIDED_BY = {
     "CFR-MIX beats independent learners and no parameter sharing": (
         CFR_MIX, ("the algorithms with the mixing layer outperform", "CFR-MIX with parameter sharing performs better",
                   "independent learners fall behind CFR-MIX")),
+    # Section 6 (endgames.md): every row of a statement decides, i.e. both units (chips, bounded), both readings of
+    # "dividing the stepsize" (multiply, divide), every subgame, and for the alternating sentences both labellings
+    "Section 6: with the theory stepsize OFTRL beats CFR": (ENDGAMES, ('"In the smaller subgames 3 and 4',)),
+    "Section 6: the theory stepsize is much too conservative": (ENDGAMES, ('"in the larger subgames 1 and 2',)),
+    "Section 6: with a hand-tuned stepsize OFTRL beats CFR": (
+        ENDGAMES, ('"With a moderately-hand-tuned stepsize OFTRL beats CFR',)),
+    "Section 6: with alternating updates even tuned OFTRL loses to CFR": (
+        ENDGAMES, ('"In subgames 3 and 4 even the manually-tuned variant performs worse than CFR"',)),
+    "Section 6: DCFR beats OFTRL": (ENDGAMES, ('"In all games DCFR performs better than OFTRL"',
+                                               '"In the alternating setting DCFR performs significantly better')),
 }  # fmt: skip
 
 
@@ -111,6 +122,13 @@ def test_every_deep_cfr_paper_row_is_decided_by_its_page():
     assert not undecided, f"README Deep CFR rows whose status no page decides: {undecided}"
 
 
+def test_every_oftrl_section_6_row_is_decided_by_its_page():
+    rows = [(claim, status) for claim, status in deep_cfr_rows("OFTRL-CFR") if claim.startswith("Section 6")]
+    assert len(rows) >= 5
+    undecided = [claim for claim, _ in rows if not any(claim.startswith(k) for k in DECIDED_BY)]
+    assert not undecided, f"README OFTRL-CFR Section 6 rows whose status no page decides: {undecided}"
+
+
 def status_problems(readme: str) -> tuple[list[str], int]:
     """(README rows whose status word differs from their page's verdicts, rows checked)."""
     problems, checked = [], 0
@@ -147,6 +165,16 @@ def test_an_edited_status_word_fails():
     assert edited != readme
     problems, _ = status_problems(edited)
     assert len(problems) == 1 and "Table 1" in problems[0] and "'partly'" in problems[0]
+
+
+def test_an_edited_oftrl_section_6_status_word_fails():
+    """The check fails on a copy of the README whose "theory beats CFR" row says "reproduced"."""
+    readme = read("README.md")
+    line = next(x for x in readme.splitlines() if "| Section 6: with the theory stepsize OFTRL beats CFR" in x)
+    edited = readme.replace(line, line.replace("| partly (", "| reproduced (", 1))
+    assert edited != readme
+    problems, _ = status_problems(edited)
+    assert len(problems) == 1 and "theory stepsize" in problems[0] and "'partly'" in problems[0]
 
 
 def test_a_recorded_pages_statements_are_what_its_program_computes(tmp_path):
