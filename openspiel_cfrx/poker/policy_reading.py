@@ -13,6 +13,10 @@ turns a policy into one, choosing the cheapest reading that is exact for it:
   suit-symmetric when its network says so (`policy_network.suit_symmetric`).
 * `TabularPolicy`: its rows, looked up by information-state strings written
   from a per-node template.
+* a torch module `module(tensors [N, F]) -> [N, num_actions]` of
+  non-negative scores (e.g. a softmax) on `information_state_tensor`s,
+  renormalised over the legal actions: one forward per public node and
+  board chunk, on the same arrays.
 * an object with `batch_action_probabilities(states)`: one call per public
   node and board chunk, over lightweight stand-ins for its states.
 * any other `policy.Policy` or `pyspiel.Policy` (`action_probabilities`), or
@@ -315,6 +319,34 @@ def _network_reading(game: pyspiel.Game, policy) -> Reading | None:
     return Reading("network", symmetric, False, strategy)
 
 
+def _module_reading(game: pyspiel.Game, module, check: bool) -> Reading:
+    """A torch module on information-state tensors, read like a network (torch imported here, on use)."""
+    import torch
+
+    def probabilities(features: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
+        with torch.inference_mode():
+            out = module(torch.as_tensor(features))
+        probs = np.asarray(out.detach().cpu().numpy() if hasattr(out, "detach") else out, dtype=np.float64)
+        if probs.shape != legal_mask.shape:
+            raise ValueError(f"the module returned shape {probs.shape} for {len(features)} information-state "
+                             f"tensors, expected {legal_mask.shape} (scores over the game's actions)")  # fmt: skip
+        legal = np.where(legal_mask, probs, 0.0)
+        totals = legal.sum(axis=1, keepdims=True)
+        bad = ~np.isfinite(legal).all(axis=1) | (legal < 0).any(axis=1) | ~(totals[:, 0] > 0)
+        if check and bad.any():
+            i = int(np.argmax(bad))
+            raise ValueError(f"the module's output over the legal actions is {legal[i][legal_mask[i]].tolist()}, not "
+                             "non-negative with a positive sum: return probabilities (e.g. end with a softmax), or "
+                             "pass check=False to evaluate it as is")  # fmt: skip
+        return legal / np.where(totals > 0, totals, 1.0)  # the network's distribution over the legal actions
+        return probs
+
+    def strategy(tree: PublicTree):
+        return NetworkStrategy(tree, InformationStateTensors(game, tree), probabilities)
+
+    return Reading("module", False, False, strategy)
+
+
 def read_policy(game: pyspiel.Game, policy, *, check: bool = True, batch_size: int = 4096) -> Reading:
     """How `policy` is read on `game`'s public trees (module doc).
 
@@ -338,6 +370,8 @@ def read_policy(game: pyspiel.Game, policy, *, check: bool = True, batch_size: i
         reading = _network_reading(game, policy)
         if reading is not None:
             return reading
+    if callable(getattr(policy, "forward", None)) and callable(getattr(policy, "parameters", None)):
+        return _module_reading(game, policy, check)
     if (isinstance(policy, policy_lib.TabularPolicy)
             and type(policy).action_probabilities is policy_lib.TabularPolicy.action_probabilities):  # fmt: skip
         return via_views("tabular", _tabular_read(policy), True)
