@@ -16,7 +16,10 @@ Writes benchmarks/results/vs_openspiel.md and vs_openspiel/<game>.png
 from __future__ import annotations
 
 import csv
+import hashlib
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,14 +50,32 @@ flags.DEFINE_list("seeds", ["0", "1", "2"], "Seeds (the sampling-based algorithm
 flags.DEFINE_float("budget_scale", 1.0, "Multiplies every game's seconds (--quick: 0.1).")
 flags.DEFINE_list("games", [g[0] for g in GAMES], "Games to run, by label.")
 flags.DEFINE_string("output_dir", "", "Where vs_openspiel.md goes (default benchmarks/results[/quick]).")
+flags.DEFINE_enum("clock", "wall", ["wall", "cpu"], "What each budget counts: wall-clock seconds (on a quiet "
+                  "machine), or each run's process CPU seconds (runs that share the cores).")
+flags.DEFINE_string("runs_dir", "", "Keep each (game, seed) run here and reuse it when its settings match (a "
+                    "resumable grid); empty: a temporary folder, nothing kept.")
 
 
-def run_harness(game: str, seconds: float, algorithms: str, seed: int, out: str) -> list[dict]:
+def run_harness(game: str, seconds: float, algorithms: str, seed: int, out: str, clock: str = "wall",
+                runs_dir: str = "") -> list[dict]:  # fmt: skip
+    """One harness run (its benchmark.csv rows); with `runs_dir`, a finished run of the same settings is reused."""
+    stamp = {"game": game, "seconds": seconds, "algorithms": algorithms, "seed": seed, "clock": clock}
+    if runs_dir:
+        key = hashlib.sha256(json.dumps(stamp, sort_keys=True).encode()).hexdigest()[:12]
+        out = os.path.join(runs_dir, f"{game.partition('(')[0]}_seed{seed}_{key}")
+        done = os.path.join(out, "finished.json")
+        if os.path.exists(done):
+            print(f"reusing {out} ({stamp})", flush=True)
+            return read_rows(os.path.join(out, "benchmark.csv"))
+        shutil.rmtree(out, ignore_errors=True)  # an interrupted run restarts: a harness run is not resumable inside
     command = [sys.executable, os.path.join(ROOT, "cfrx_examples", "benchmark.py"), f"--game={game}",
                f"--seconds={seconds:g}", "--eval_points=6", f"--algorithms={algorithms}", f"--seed={seed}",
-               f"--output_dir={out}", "--quiet"]  # fmt: skip
+               f"--output_dir={out}", f"--clock={clock}", "--quiet"]  # fmt: skip
     print("$", " ".join(command[1:]), flush=True)
     subprocess.run(command, check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT})
+    if runs_dir:
+        with open(os.path.join(out, "finished.json"), "w", encoding="utf-8") as f:
+            json.dump(stamp, f)
     return read_rows(os.path.join(out, "benchmark.csv"))
 
 
@@ -112,9 +133,10 @@ def main(argv):
         seconds = seconds * (0.1 if FLAGS.quick else FLAGS.budget_scale)
         sampled = ",".join(a for a in algorithms.split(",") if a not in DETERMINISTIC)
         with tempfile.TemporaryDirectory() as tmp:
-            runs = [run_harness(game, seconds, algorithms, seeds[0], os.path.join(tmp, str(seeds[0])))]
+            where = {"clock": FLAGS.clock, "runs_dir": FLAGS.runs_dir}
+            runs = [run_harness(game, seconds, algorithms, seeds[0], os.path.join(tmp, str(seeds[0])), **where)]
             for s in seeds[1:]:  # the deterministic algorithms' rows do not depend on the seed: run them once
-                rows = run_harness(game, seconds, sampled, s, os.path.join(tmp, str(s))) if sampled else []
+                rows = run_harness(game, seconds, sampled, s, os.path.join(tmp, str(s)), **where) if sampled else []
                 runs.append([r for r in runs[0] if r["solver"] in DETERMINISTIC] + rows)
         plot(label, runs, os.path.join(out_dir, "vs_openspiel", f"{label}.png"), seconds)
         finals = {}
@@ -131,7 +153,9 @@ def main(argv):
         sections.append(f"## {label}: `{game}`, {seconds:g} s per algorithm\n\n" + markdown_table(
             ["algorithm", "steps (mean)", "seconds (mean)", "exploitability: mean ± 95% CI",
              f"ratio to the best OpenSpiel ({best_os[1]})"], rows) + f"\n\n![{label}](vs_openspiel/{label}.png)\n")
-    intro = (f"Equal-budget harness (`cfrx_examples/benchmark.py`), seeds {seeds}; exploitability = NashConv / 2 of "
+    unit = "process CPU seconds" if FLAGS.clock == "cpu" else "wall-clock seconds"
+    intro = (f"Equal-budget harness (`cfrx_examples/benchmark.py --clock={FLAGS.clock}`), seeds {seeds}; budgets in "
+             f"{unit}; exploitability = NashConv / 2 of "
              "each algorithm's average policy after its budget of its own compute (exact evaluation not "
              "charged). The CFR family is deterministic and runs once (interval 0); the sampling algorithms run once "
              "per seed. A neural algorithm's last iteration may overrun the budget: see its seconds. "

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from absl import flags
 
@@ -77,6 +78,8 @@ flags.DEFINE_float("seconds", 20.0, "Compute budget per algorithm, in wall-clock
 flags.DEFINE_integer("eval_points", 10, "Log-spaced evaluation times per algorithm, from 0.5 s (or "
                      "--seconds/10 if smaller) to the end of --seconds.")
 flags.DEFINE_bool("quiet", False, "Only print the final table (no per-evaluation lines).")
+flags.DEFINE_enum("clock", "wall", ["wall", "cpu"], "What --seconds counts: wall-clock seconds, or the process's CPU "
+                  "seconds (all its threads; for runs that share the cores with other jobs).")
 flags.DEFINE_integer("torch_threads", 1, "torch.set_num_threads for neural algorithms (same for all).")
 
 _MAX_EVAL_POINTS = 10_000  # evaluations per algorithm (each one is an exact best response)
@@ -123,7 +126,8 @@ def main(argv):
         contender = make_contender(name, game, seed=FLAGS.seed, **kwargs)
         try:
             run_timed(contender, game, FLAGS.seconds, times, log=None if FLAGS.quiet else print,
-                      max_steps=FLAGS.iterations, eval_every=FLAGS.eval_every, into=points)  # fmt: skip
+                      max_steps=FLAGS.iterations, eval_every=FLAGS.eval_every, into=points,
+                      clock=time.process_time if FLAGS.clock == "cpu" else time.perf_counter)  # fmt: skip
         except KeyboardInterrupt:  # keep every point measured so far, the current algorithm's included
             write_results(csv_path, point_rows(points), config)
             sys.exit(f"interrupted (Ctrl-C) during {name}: {csv_path} holds the {len(points)} points measured")
@@ -131,7 +135,7 @@ def main(argv):
         write_results(csv_path, point_rows(points), config)
 
     plot_curves(points, os.path.join(FLAGS.output_dir, "exploitability_vs_seconds.png"),
-                f"{game}: equal wall-clock", x="seconds")  # fmt: skip
+                f"{game}: equal {'CPU time' if FLAGS.clock == 'cpu' else 'wall-clock'}", x="seconds")  # fmt: skip
     with_nodes = [p for p in points if p.nodes_touched]
     if with_nodes:
         plot_curves(with_nodes, os.path.join(FLAGS.output_dir, "exploitability_vs_nodes.png"),

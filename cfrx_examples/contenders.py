@@ -486,6 +486,7 @@ def run_timed(
     max_steps: int = 0,
     eval_every: int = 0,
     into: list | None = None,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> list[TimedPoint]:
     """Steps `contender` for `seconds` of its own compute (policy production
     included, exact evaluation excluded), evaluating at the first step boundary
@@ -494,23 +495,25 @@ def run_timed(
     `max_steps` > 0 also stops after that many steps (whichever comes first);
     `eval_every` > 0 also evaluates after every `eval_every`-th step. Each
     point is also appended to `into` (if given) as soon as it is measured, so
-    a caller interrupted mid-run (Ctrl-C) still has them."""
+    a caller interrupted mid-run (Ctrl-C) still has them. `clock` measures the
+    compute: wall-clock (`time.perf_counter`) or the process's CPU time
+    (`time.process_time`, for runs that share the machine's cores)."""
     points: list[TimedPoint] = []
     pending = sorted(t for t in eval_times if t < seconds)
     spent, steps = 0.0, 0
     while True:
-        start = time.perf_counter()
+        start = clock()
         contender.step()
-        spent += time.perf_counter() - start
+        spent += clock() - start
         steps += 1
         done = spent >= seconds or (max_steps > 0 and steps >= max_steps)
         every = eval_every > 0 and steps % eval_every == 0
         if done or every or (pending and spent >= pending[0]):
             while pending and spent >= pending[0]:
                 pending.pop(0)
-            start = time.perf_counter()
+            start = clock()
             pol = contender.policy()
-            spent += time.perf_counter() - start
+            spent += clock() - start
             exploit, conv = exact_exploitability(game, pol)
             points.append(
                 TimedPoint(contender.name, steps, spent, exploit, conv, contender.nodes_touched)
