@@ -116,9 +116,10 @@ def write_result(path: str, title: str, body: str, header_command: str | None = 
     if not path:
         return
     reading = _reading_of(path)
+    header = generated_header(header_command)  # before the page is opened: truncating it would mark the tree dirty
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
-        f.write(f"# {title}\n\n{generated_header(header_command)}\n\n{body.rstrip()}\n{reading}")
+        f.write(f"# {title}\n\n{header}\n\n{body.rstrip()}\n{reading}")
     print(f"wrote {path}")
 
 
