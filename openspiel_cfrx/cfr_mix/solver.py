@@ -49,10 +49,9 @@ import torch
 from openspiel_cfrx import team as team_lib
 from openspiel_cfrx.cfr_mix.agent_network import AgentNetwork
 from openspiel_cfrx.cfr_mix.probe_traversal import AgentView
-from openspiel_cfrx.cfr_mix.settings import (  # noqa: F401  (VARIANTS re-exported)
+from openspiel_cfrx.cfr_mix.settings import (
     CORE_RULES,
     GROUPS,
-    VARIANTS,
     AccumulationSettings,
     AgentNetworkSettings,
     CFRMixSettings,
