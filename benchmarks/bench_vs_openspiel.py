@@ -119,6 +119,48 @@ def plot(label: str, runs: list[list[dict]], path: str, seconds: float) -> None:
     fig.savefig(path, dpi=100)
     plt.close(fig)
 
+OURS_TABULAR = ("cfr+", "dcfr", "pcfr+")  # our CFR family in the harness
+# (statement, ours, OpenSpiel's): each checked on every game where both ran
+STATEMENTS = [
+    ("our best CFR-family algorithm ends below every OpenSpiel algorithm", OURS_TABULAR, None),
+    ("our Deep CFR ends below OpenSpiel's Deep CFR", ("deep_cfr",), "os_deep_cfr"),
+    ("our Deep CFR ends below OpenSpiel's NFSP", ("deep_cfr",), "os_nfsp"),
+    ("our Deep CFR ends below OpenSpiel's external-sampling MCCFR", ("deep_cfr",), "os_es_mccfr"),
+]
+STATEMENT_RULE = ("A statement holds on a game (\"yes\") when the 95% intervals over seeds are apart in its "
+                  "direction, fails (\"no\") when they are apart the other way, and is undecided when they "
+                  "overlap; the CFR family is deterministic (interval 0). \"our best\" is the lowest final "
+                  "exploitability among " + ", ".join(OURS_TABULAR) + "; \"every OpenSpiel algorithm\" is "
+                  "compared with each one's interval.")
+
+
+def below(ours: list[float], theirs: list[float]) -> str:
+    """Whether `ours`' 95% interval lies below `theirs`': "yes", "no" (above) or "undecided" (overlap)."""
+    (m, h), (n, k) = mean_and_interval(ours), mean_and_interval(theirs)
+    return "yes" if m + h < n - k else "no" if m - h > n + k else "undecided"
+
+
+def statement_rows(finals_by_game: dict[str, dict[str, list[float]]]) -> list[list[str]]:
+    """One row per statement: the verdict on each game where its algorithms ran, and the overall word."""
+    rows = []
+    for statement, ours, theirs in STATEMENTS:
+        verdicts = []
+        for label, finals in finals_by_game.items():
+            mine = [finals[a] for a in ours if a in finals]
+            others = [n for n in finals if n.startswith("os_")] if theirs is None else [theirs] * (theirs in finals)
+            if not mine or not others:
+                continue
+            best = min(mine, key=lambda values: mean_and_interval(values)[0])
+            words = {below(best, finals[o]) for o in others}
+            verdicts.append((label, "no" if "no" in words else "undecided" if "undecided" in words else "yes"))
+        counts = {w: sum(v == w for _, v in verdicts) for w in ("yes", "no", "undecided")}
+        overall = ("yes" if counts["yes"] == len(verdicts) else "no" if counts["no"] == len(verdicts)
+                   else "partly" if counts["yes"] else "no" if counts["no"] else "undecided")
+        shown = "; ".join(f"{label}: {v}" for label, v in verdicts) or "not measured"
+        summary = f"{counts['yes']} of {len(verdicts)} games yes, {counts['no']} no, {counts['undecided']} undecided"
+        rows.append([statement, shown, f"{overall if verdicts else 'not measured'} ({summary})"])
+    return rows
+
 
 def main(argv):
     if len(argv) > 1:
@@ -128,7 +170,7 @@ def main(argv):
     unknown = set(FLAGS.games) - {g[0] for g in GAMES}
     if unknown:
         raise app.UsageError(f"unknown --games {sorted(unknown)}; choose from {[g[0] for g in GAMES]}")
-    sections = []
+    sections, finals_by_game = [], {}
     for label, game, seconds, algorithms in (g for g in GAMES if g[0] in FLAGS.games):
         seconds = seconds * (0.1 if FLAGS.quick else FLAGS.budget_scale)
         sampled = ",".join(a for a in algorithms.split(",") if a not in DETERMINISTIC)
@@ -143,6 +185,7 @@ def main(argv):
         for run in runs:
             for name in dict.fromkeys(r["solver"] for r in run):
                 finals.setdefault(name, []).append([r for r in run if r["solver"] == name][-1])
+        finals_by_game[label] = {name: [r["exploitability"] for r in rs] for name, rs in finals.items()}
         best_os = min((np.mean([r["exploitability"] for r in rs]), n) for n, rs in finals.items() if n.startswith("os_"))
         rows = []
         for name, rs in finals.items():
@@ -161,8 +204,10 @@ def main(argv):
              "per seed. A neural algorithm's last iteration may overrun the budget: see its seconds. "
              "Steps: iterations (CFR family, deep_cfr, cfr_mix, os_deep_cfr), 100 iterations (os_es_mccfr), "
              "100 episodes (os_nfsp).")  # fmt: skip
+    statements = ("## Statements on this run\n\n" + STATEMENT_RULE + "\n\n"
+                  + markdown_table(["statement", "this run", "holds here"], statement_rows(finals_by_game)) + "\n")
     write_result(os.path.join(out_dir, "vs_openspiel.md"), "Equal compute against OpenSpiel's algorithms",
-                 intro + "\n\n" + "\n".join(sections))
+                 intro + "\n\n" + "\n".join(sections) + "\n" + statements)
 
 
 if __name__ == "__main__":
