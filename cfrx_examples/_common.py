@@ -461,7 +461,7 @@ def _install_release() -> None:
 CONFIG_SCHEMA = 1
 # Flags that say where outputs go, not what is computed: recorded, never compared.
 NOT_COMPARED = frozenset({"output_dir", "checkpoint_dir", "policy_file", "checkpoint", "fresh", "allow_changed",
-                          "tensorboard_dir"})
+                          "tensorboard_dir", "save_policy", "save_strategy"})
 # Flags that may always change between the run that wrote a folder and the next
 # one: iteration counts and budgets, evaluation cadence, verbosity, and where
 # it runs (device, threads, parallel jobs, the Ray address).

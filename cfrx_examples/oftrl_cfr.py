@@ -30,6 +30,7 @@ from cfrx_examples._common import (
     check_number,
     check_number_list,
     check_output_dir,
+    check_output_file,
     check_results_folder,
     check_seed,
     check_writable_dir,
@@ -43,7 +44,7 @@ from cfrx_examples._common import (
     write_results,
 )
 from openspiel_cfrx.eval import CurvePoint, log_checkpoints, plot_curves, run_curve
-from openspiel_cfrx.tabular import SOLVERS, make_solver
+from openspiel_cfrx.tabular import SOLVERS, make_solver, save_tabular_policy
 
 FLAGS = flags.FLAGS
 define_common_flags(
@@ -79,6 +80,9 @@ flags.DEFINE_float("baseline_seconds", 120.0,
                    "Wall-clock budget per OpenSpiel baseline, in seconds (they stop at this or "
                    "--iterations, whichever comes first; they are slow).")
 flags.DEFINE_bool("quiet", False, "Only print the final table (no per-checkpoint lines).")
+flags.DEFINE_string("save_policy", "", "Write the run's average policy to this tabular policy file (.npz, "
+                    "openspiel_cfrx.tabular.save_tabular_policy; cfrx-explore --policy reads it). Needs exactly "
+                    "one run: one solver, one --update_mode and, for oftrl, one --stepsize_scales.")  # fmt: skip
 
 
 _BASELINES = ("python_cfr", "python_cfr_plus", "python_dcfr", "cpp_cfr")
@@ -116,6 +120,7 @@ def main(argv):
     check_number("kappa", 0, strict=True, allow_none=True)
     check_seed()
     check_writable_dir(FLAGS.output_dir, "output_dir")
+    check_output_file("save_policy")
     check_device(FLAGS.device, torch_device=False, cpu_only_reason="the tabular solvers run on the CPU")
     if FLAGS.eval_every < 0:
         usage_error("--eval_every must be >= 0")
@@ -151,6 +156,9 @@ def main(argv):
                     runs.append((label, solver))
             else:
                 runs.append((f"{name.upper()} ({mode})", make_solver(name, game, alternating)))
+    if FLAGS.save_policy and len(runs) != 1:
+        usage_error(f"--save_policy saves one policy, but the flags make {len(runs)} runs; give one solver, one "
+                    "--update_mode and, for oftrl, one --stepsize_scales")  # fmt: skip
 
     points = []
     fields = ["game", *CurvePoint.__dataclass_fields__]
@@ -170,6 +178,10 @@ def main(argv):
 
     os.makedirs(FLAGS.output_dir, exist_ok=True)
     write_results(csv_path, point_rows(points), config, fields)
+    if FLAGS.save_policy:
+        label, solver = runs[0]
+        size = save_tabular_policy(FLAGS.save_policy, game, solver.average_policy())
+        print(f"wrote {FLAGS.save_policy}: the average policy of {label} ({size / 2**10:,.0f} KB)")
     title = f"{game}"
     plot_curves(points, os.path.join(FLAGS.output_dir, "exploitability_vs_iterations.png"), title)
     plot_curves(points, os.path.join(FLAGS.output_dir, "exploitability_vs_seconds.png"), title,

@@ -9,6 +9,7 @@ from openspiel_cfrx.regret import (
     averaging_weight,
 )
 from openspiel_cfrx.tabular.driver import TabularCFR
+from openspiel_cfrx.tabular.policy_file import load_tabular_policy, save_tabular_policy
 from openspiel_cfrx.tabular.solvers import (
     SOLVERS,
     CFRPlusSolver,
@@ -46,6 +47,8 @@ __all__ = [
     "TabularSolver",
     "TeamCFRSolver",
     "averaging_weight",
+    "load_tabular_policy",
     "make_solver",
+    "save_tabular_policy",
     "stability_schedule",
 ]
