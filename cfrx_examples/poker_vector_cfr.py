@@ -53,6 +53,7 @@ from openspiel_cfrx.poker.vector_cfr import (
     VectorCFR,
     VectorCFRTooLargeError,
     format_bytes,
+    save_strategy,
 )
 
 FLAGS = flags.FLAGS
@@ -80,6 +81,8 @@ flags.DEFINE_string("checkpoint", "", "Checkpoint file (default <output_dir>/che
 flags.DEFINE_float("checkpoint_minutes", 10.0, "Minutes between checkpoints.")
 flags.DEFINE_bool("fresh", False, "Ignore (and overwrite) an existing checkpoint and curve.csv, even of another "
                   "configuration.")
+flags.DEFINE_string("save_strategy", "", "At the end, write the average strategy to this strategy file (.npz, "
+                    "float32; openspiel_cfrx.poker.vector_cfr.save_strategy; cfrx-explore --policy reads it).")
 
 # Flags whose values a checkpoint is written with and must be resumed with (`VectorCFR.load` refuses others):
 # never offered to --allow_changed while the checkpoint is there.
@@ -96,6 +99,7 @@ def _check_flags(argv) -> str:
     if FLAGS.iterations < 1 or FLAGS.threads < 1 or FLAGS.chunk_boards < 1 or FLAGS.max_minutes < 0:
         usage_error("--iterations, --threads and --chunk_boards must be >= 1 and --max_minutes >= 0")
     check_output_file("checkpoint")
+    check_output_file("save_strategy")
     check_number("max_minutes", 0)
     check_number("checkpoint_minutes", 0, strict=True)
     check_number("threads", 1, 4 * (os.cpu_count() or 1))
@@ -180,6 +184,10 @@ def main(argv):
     if solver.iteration < target:
         print(f"--max_minutes={FLAGS.max_minutes} reached at iteration {solver.iteration}", file=sys.stderr)
     _plot(rows, out)
+    if FLAGS.save_strategy:
+        size = save_strategy(FLAGS.save_strategy, solver.tree, solver.average_strategy)
+        print(f"wrote {FLAGS.save_strategy}: the average strategy at iteration {solver.iteration} "
+              f"({format_bytes(size)})")  # fmt: skip
     if len(rows) >= 2:
         summary = summarise(rows, solver)
         with open(os.path.join(out, "summary.md"), "w") as f:
