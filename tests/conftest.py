@@ -69,3 +69,33 @@ def ctrl_c_reaches_the_tests():
 @pytest.fixture(scope="module")
 def kuhn():
     return pyspiel.load_game("kuhn_poker")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium driven by selenium (the explorer's page tests, marker `browser`);
+    skipped when /usr/bin/chromium, /usr/bin/chromedriver or selenium is missing."""
+    import shutil
+    import tempfile
+
+    from explore_browser import CHROMEDRIVER, CHROMIUM
+
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        pytest.skip(f"headless Chromium is not installed ({CHROMIUM}, {CHROMEDRIVER}: apt-get install chromium "
+                    "chromium-driver)")  # fmt: skip
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install "
+                                    "'openspiel_cfrx[test]')")  # fmt: skip
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tempfile.mkdtemp(prefix="explore-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--window-size=1400,1000", f"--user-data-dir={profile}"):  # fmt: skip
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    yield driver
+    driver.quit()
+    shutil.rmtree(profile, ignore_errors=True)

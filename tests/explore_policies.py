@@ -19,7 +19,7 @@ class HashPolicy(policy_lib.Policy):
     def action_probabilities(self, state, player_id=None):
         legal = state.legal_actions()
         key = state.information_state_string().encode("utf-8")
-        raw = np.frombuffer(hashlib.sha256(key).digest()[: 4 * len(legal)], dtype=np.uint32) + 1.0
+        raw = np.frombuffer(hashlib.shake_256(key).digest(4 * len(legal)), dtype=np.uint32) + 1.0
         return {int(a): float(p) for a, p in zip(legal, raw / raw.sum(), strict=True)}
 
 

@@ -1,15 +1,15 @@
-"""The strategy explorer (`openspiel_cfrx.explore`, `cfrx-explore`): the
-per-node best-response gains sum to the exact NashConv, the page's numbers
-are the policy's, bad inputs give one line; and the page itself in headless
-Chromium (marker `browser`, skipped when /usr/bin/chromium or
-/usr/bin/chromedriver or selenium is missing)."""
+"""The strategy explorer (`openspiel_cfrx.explore`, `cfrx-explore`) on flop
+hold'em: the per-node best-response gains sum to the exact NashConv, the
+page's numbers are the policy's, bad inputs give one line; and the page
+itself in headless Chromium (marker `browser`, skipped when /usr/bin/chromium
+or /usr/bin/chromedriver or selenium is missing) for a policy compared with
+uniform, the committed DCFR solve (tests/data/README.md) and a Deep CFR
+policy file. Kuhn, Leduc and team games: tests/test_explore_games.py."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
 import threading
 
 import example_runner  # tests/ is on sys.path
@@ -17,18 +17,21 @@ import numpy as np
 import pyspiel
 import pytest
 import torch
+from explore_browser import PageFile, console_errors, open_page, wait_node
 
-from openspiel_cfrx.explore import ExploreError, Explorer, load_policy, write_page
+from openspiel_cfrx.explore import ExploreError, Explorer, load_policy
 from openspiel_cfrx.explore.server import make_server
 from openspiel_cfrx.poker import PublicTree, VectorCFR, poker_nash_conv
-from openspiel_cfrx.poker.vector_cfr import save_strategy
+from openspiel_cfrx.poker.public_tree import PublicTreePolicy
+from openspiel_cfrx.poker.vector_cfr import load_strategy, save_strategy
 
 GAME = "flop_holdem(num_ranks=4,num_suits=2)"
 TINY = "flop_holdem(num_ranks=7,num_suits=1,max_raises=0 1)"
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TESTS = os.path.join(ROOT, "tests")
 HASH = "explore_policies:hash_policy"
-CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+SOLVE = os.path.join(TESTS, "data", "fhp_4x2_dcfr_3000.npz")  # 3,000 DCFR iterations (tests/data/README.md)
+SOLVE_MBB = 0.02  # its exploitability, 0.016 mbb/g when written: a well-converged solve
 
 
 @pytest.fixture(scope="module")
@@ -58,22 +61,30 @@ def files(game, tmp_path_factory):
 
 
 def _spec(name, files):
-    return files.get(name, name)
+    return {**files, "solve": SOLVE}.get(name, name)
+
+
+def _openspiel_policy(game, named):
+    """The OpenSpiel policy `named` plays: its own, or a strategy file's through `PublicTreePolicy`."""
+    if named.policy is not None:
+        return named.policy
+    tree = PublicTree(game, isomorphism=named.file_isomorphism)
+    return PublicTreePolicy(game, tree, load_strategy(named.strategy_file, tree))
 
 
 # ----------------------------------------------------------- the library
 
 
-@pytest.mark.parametrize("name", ["uniform", HASH, "strategy", "deep"])
+@pytest.mark.parametrize("name", ["uniform", HASH, "strategy", "deep", "solve"])
 def test_node_gains_sum_to_the_exact_nash_conv(game, files, name):
     named = load_policy(game, _spec(name, files))
     explorer = Explorer(game, [named])
     analysis = explorer.analyses[0]
-    if named.policy is not None:
-        exact = poker_nash_conv(game, named.policy)
-    else:  # the strategy file on the tree it was saved on
-        exact = analysis.nash_conv
+    exact = poker_nash_conv(game, _openspiel_policy(game, named))  # strategy files: read per infoset by lookup
+    if named.policy is None:  # a strategy file saved on the isomorphic tree is shown on it
         assert explorer.tree.isomorphism
+    if name == "solve":
+        assert explorer.rules.mbb_per_game(exact / 2) < SOLVE_MBB  # exploitability = NashConv / 2
     assert analysis.node_gain.sum() == pytest.approx(exact, abs=1e-9)
     assert analysis.nash_conv == pytest.approx(exact, abs=1e-9)
     for q in (0, 1):  # each player's nodes: its best-response value minus its on-policy value
@@ -146,7 +157,7 @@ def test_board_views_are_the_policys_action_probabilities_and_own_reach(game):
     ("explore_policies:missing", "has no function missing"),
     ("no_such_module_xyz:f", "cannot import no_such_module_xyz"),
     ("explore_policies:not_a_policy", "returned a int, not an OpenSpiel policy"),
-    (__file__, "neither a Deep CFR checkpoint nor a VectorCFR strategy file"),
+    (__file__, "neither a Deep CFR or CFR-MIX checkpoint, a VectorCFR strategy file nor a tabular"),
     (TESTS, "not a regular file"),
 ])  # fmt: skip
 def test_bad_policies_are_one_line_errors(game, spec, message):
@@ -156,7 +167,7 @@ def test_bad_policies_are_one_line_errors(game, spec, message):
 
 
 def test_other_games_and_a_mismatched_strategy_file_are_one_line_errors(game, files):
-    with pytest.raises(ExploreError, match="reads flop hold'em variants.*kuhn_poker"):
+    with pytest.raises(ExploreError, match="kuhn_poker.* is not a flop hold'em game"):
         Explorer(pyspiel.load_game("kuhn_poker"), [])
     tiny = pyspiel.load_game(TINY)
     with pytest.raises(ExploreError, match="strategy file .* has rules="):
@@ -179,7 +190,7 @@ def test_the_program_writes_a_page_and_refuses_bad_input_in_one_line(tmp_path, f
     text = out.read_text(encoding="utf-8")
     assert "<script" in text and "http://" not in text and "https://" not in text  # nothing from the network
     page = f"--output={tmp_path / 'x.html'}"
-    for args, message in [(["--game=kuhn_poker", page], "reads flop hold'em variants"),
+    for args, message in [(["--game=tiny_hanabi", page], "reads flop hold'em variants"),
                           (["--policy=nosuch", page], "neither uniform"),
                           ([f"--output={tmp_path}"], "is a directory"),
                           (["--port=70000", page], "--port must be in 0..65535")]:  # fmt: skip
@@ -191,103 +202,62 @@ def test_the_program_writes_a_page_and_refuses_bad_input_in_one_line(tmp_path, f
 # ----------------------------------------------------------- the browser
 
 
-@pytest.fixture(scope="module")
-def browser():
-    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.skip(f"headless Chromium is not installed ({CHROMIUM}, {CHROMEDRIVER}: apt-get install chromium "
-                    "chromium-driver)")  # fmt: skip
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install "
-                                    "'openspiel_cfrx[test]')")  # fmt: skip
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tempfile.mkdtemp(prefix="explore-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 "--window-size=1400,1000", f"--user-data-dir={profile}"):  # fmt: skip
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
-    yield driver
-    driver.quit()
-    shutil.rmtree(profile, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def compared(game):
-    """An embedded page comparing the hash policy (A) with uniform (B)."""
-    explorer = Explorer(game, [load_policy(game, HASH), load_policy(game, "uniform")], game_name=GAME)
-    folder = tempfile.mkdtemp(prefix="explore-page-")
-    path = os.path.join(folder, "page.html")
-    write_page(explorer, path)
-    yield explorer, path
-    shutil.rmtree(folder, ignore_errors=True)
-
-
-def _errors(driver):
-    return [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
-
-
-def _open(driver, url):
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    driver.get(url)
-    WebDriverWait(driver, 20).until(lambda d: d.execute_script("return document.readyState") == "complete")
-
-
-def _wait_node(driver, n):
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    WebDriverWait(driver, 20).until(
-        lambda d: d.find_element("id", "nodeinfo").text.startswith(f"Node {n} "))
+@pytest.fixture(scope="module", params=["compare", "solve", "deep"])
+def page(request, game, files):
+    """(explorer, path, OpenSpiel policies) of an embedded page: the hash policy (A)
+    compared with uniform (B), the committed DCFR solve, or the Deep CFR policy file."""
+    specs = {"compare": [HASH, "uniform"], "solve": [SOLVE], "deep": [files["deep"]]}[request.param]
+    explorer = Explorer(game, [load_policy(game, spec) for spec in specs], game_name=GAME)
+    written = PageFile(explorer)
+    yield explorer, written.path, [_openspiel_policy(game, named) for named in explorer.policies]
+    written.remove()
 
 
 @pytest.mark.browser
-def test_the_page_renders_without_console_errors_and_its_gains_sum_to_the_nash_conv(browser, compared, game):
-    explorer, path = compared
-    _open(browser, f"file://{path}")
-    _wait_node(browser, 0)
-    assert _errors(browser) == []
-    assert browser.find_elements("css selector", "table.grid")  # the preflop grids of A, B and B - A
-    for i, named in enumerate(explorer.policies):
+def test_the_page_renders_without_console_errors_and_its_gains_sum_to_the_nash_conv(browser, page, game):
+    explorer, path, policies = page
+    open_page(browser, f"file://{path}")
+    wait_node(browser, 0)
+    assert console_errors(browser) == []
+    assert browser.find_elements("css selector", "table.grid")  # the preflop grids (of A, B and B - A)
+    for i, policy in enumerate(policies):
         shown = [float(e.get_attribute("data-gain"))
                  for e in browser.find_elements("css selector", f'#tree span.gain[data-policy="{i}"]')]  # fmt: skip
         assert len(shown) == len(explorer.decisions)
-        exact = poker_nash_conv(game, named.policy)
-        assert sum(shown) == pytest.approx(exact, rel=1e-10)
-        assert float(browser.find_element("id", f"gainsum-{i}").text) == pytest.approx(exact, rel=1e-10)
+        exact = poker_nash_conv(game, policy)
+        assert sum(shown) == pytest.approx(exact, rel=1e-10, abs=1e-12)
+        assert float(browser.find_element("id", f"gainsum-{i}").text) == pytest.approx(exact, rel=1e-10, abs=1e-12)
 
 
 @pytest.mark.browser
-def test_clicking_a_path_of_actions_shows_that_node(browser, compared):
-    explorer, path = compared
+def test_clicking_a_path_of_actions_shows_that_node(browser, page):
+    explorer, path, _ = page
     tree = explorer.tree
-    _open(browser, f"file://{path}")
+    open_page(browser, f"file://{path}")
     n = 0
     for name, action in (("call", 1), ("check", 1), ("bet", 2), ("raise", 2)):
         browser.find_element("css selector", f'button.act[data-action="{name}"]').click()
         n = tree.nodes[n].children[tree.nodes[n].legal.index(action)]
         if tree.nodes[n].kind == "deal":
             n = tree.nodes[n].children[0]
-        _wait_node(browser, n)
+        wait_node(browser, n)
     assert tree.nodes[n].actions == (1, 1, 2, 2) and tree.nodes[n].round == 1
     assert browser.execute_script("return location.hash") == f"#n={n}&b=0"
     assert "current" in browser.find_element("id", f"tn-{n}").get_attribute("class")
     crumbs = [a.text for a in browser.find_elements("css selector", "#path a")]
     assert crumbs == ["start", "call", "check · flop", "bet", "raise"]
-    assert _errors(browser) == []
+    assert console_errors(browser) == []
 
 
 @pytest.mark.browser
 @pytest.mark.parametrize("round_", [0, 1])
-def test_a_cells_numbers_are_the_policys_action_probabilities_on_real_states(browser, compared, game, round_):
-    explorer, path = compared
+def test_a_cells_numbers_are_the_policys_action_probabilities_on_real_states(browser, page, game, round_):
+    explorer, path, policies = page
     tree = explorer.tree
     n = next(m for m in explorer.decisions if tree.nodes[m].round == round_ and len(tree.nodes[m].actions) >= 2)
     board = 7 if round_ else 0
-    _open(browser, f"file://{path}#n={n}&b={board}")
-    _wait_node(browser, n)
+    open_page(browser, f"file://{path}#n={n}&b={board}")
+    wait_node(browser, n)
     cell = browser.find_elements("css selector", 'table.grid[data-policy="0"] td[data-cell]:not(.empty)')[1]
     cell.click()
     rows = browser.find_elements("css selector", "#detail-table tr.combo")
@@ -295,11 +265,11 @@ def test_a_cells_numbers_are_the_policys_action_probabilities_on_real_states(bro
     cards = tree.first_boards[board] if round_ else ()
     for row in rows:
         hand = int(row.get_attribute("data-hand"))
-        probs, reach = _expected(game, tree, explorer.policies[0].policy, n, hand, cards)
+        probs, reach = _expected(game, tree, policies[0], n, hand, cards)
         shown = [float(td.text) for td in row.find_elements("css selector", "td.prob")]
-        np.testing.assert_allclose(shown, probs, atol=1e-6)
-        assert float(row.find_element("css selector", "td.reach").text) == pytest.approx(reach, rel=1e-5)
-    assert _errors(browser) == []
+        np.testing.assert_allclose(shown, probs, atol=1e-6)  # the page's 6 decimals
+        assert float(row.find_element("css selector", "td.reach").text) == pytest.approx(reach, rel=1e-5, abs=1e-6)
+    assert console_errors(browser) == []
 
 
 @pytest.mark.browser
@@ -312,8 +282,8 @@ def test_a_large_games_boards_come_from_the_server(browser, game):
     try:
         tree = explorer.tree
         n = next(m for m in explorer.decisions if tree.nodes[m].round == 1)
-        _open(browser, f"http://127.0.0.1:{server.server_address[1]}/#n={n}&b=11")
-        _wait_node(browser, n)
+        open_page(browser, f"http://127.0.0.1:{server.server_address[1]}/#n={n}&b=11")
+        wait_node(browser, n)
         from selenium.webdriver.support.ui import WebDriverWait
 
         WebDriverWait(browser, 30).until(lambda d: d.find_elements("css selector", "table.grid td[data-cell]"))
@@ -323,7 +293,7 @@ def test_a_large_games_boards_come_from_the_server(browser, game):
         probs, _ = _expected(game, tree, explorer.policies[0].policy, n, hand, tree.first_boards[11])
         np.testing.assert_allclose([float(td.text) for td in row.find_elements("css selector", "td.prob")], probs,
                                    atol=1e-6)  # fmt: skip
-        assert _errors(browser) == []
+        assert console_errors(browser) == []
     finally:
         server.shutdown()
         server.server_close()

@@ -1,9 +1,8 @@
-"""What the strategy explorer shows, computed on the poker public tree.
+"""What the strategy explorer shows for flop hold'em, computed on the poker public tree.
 
-`load_policy(game, spec)` reads a policy named on the command line;
-`Explorer(game, policies)` walks the public tree once per policy with the
-exact best response and keeps, at every decision node, the best response's
-gain there; `Explorer.board_view(b)` gives each policy's action
+`Explorer(game, policies)` (policies from `policies.load_policy`) walks the
+public tree once per policy with the exact best response and keeps, at every
+decision node, the best response's gain there; `Explorer.board_view(b)` gives each policy's action
 probabilities and own reach for every hand at every decision node of board b
 (`None`: the preflop nodes).
 
@@ -20,21 +19,17 @@ on-policy value, so over both players they sum to the exact NashConv.
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import os
-import re
 import time
-import zipfile
 from collections.abc import Callable
 
 import numpy as np
 import pyspiel
-from open_spiel.python import policy as policy_lib
 
-from openspiel_cfrx.poker.exploitability import DEFAULT_MAX_INFOSETS, supported
+from openspiel_cfrx.explore.policies import ExploreError, NamedPolicy, game_kind
+from openspiel_cfrx.poker.exploitability import DEFAULT_MAX_INFOSETS
 from openspiel_cfrx.poker.isomorphism import canonical_boards, hand_permutation
-from openspiel_cfrx.poker.policy_reading import read_policy
-from openspiel_cfrx.poker.public_tree import DEAL, DECISION, MAX, PublicTree
+from openspiel_cfrx.poker.policy_reading import RANK_NAMES, SUIT_NAMES, read_policy
+from openspiel_cfrx.poker.public_tree import DEAL, DECISION, FOLDED, MAX, SHOWDOWN, PublicTree
 from openspiel_cfrx.poker.spec import PokerRules
 from openspiel_cfrx.poker.vector_cfr import load_strategy
 
@@ -42,101 +37,14 @@ from openspiel_cfrx.poker.vector_cfr import load_strategy
 # page holds the preflop and the gains, and boards are served one at a time (`serve`).
 DEFAULT_MAX_EMBED_BYTES = 40 * 2**20
 BYTES_PER_NUMBER = 9  # "0.123456," in the page's JSON
-MODULE_FUNCTION = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
-
-
-class ExploreError(ValueError):
-    """A policy, game or option the explorer cannot use (one line saying why)."""
-
-
-@dataclasses.dataclass
-class NamedPolicy:
-    """A policy as named on the command line (`load_policy`): an OpenSpiel
-    policy (read with `policy_reading.read_policy`) or a VectorCFR strategy file."""
-
-    name: str
-    policy: object = None
-    strategy_file: str = ""
-    file_isomorphism: bool = False
 
 
 def check_game(game) -> PokerRules:
     """The rules of a flop hold'em game; ExploreError (one line) for any other game."""
-    if not isinstance(game, pyspiel.Game):
-        raise ExploreError(f"the explorer needs a pyspiel.Game, got {type(game).__name__}")
-    if not supported(game):
-        raise ExploreError(f"the explorer reads flop hold'em variants (e.g. flop_holdem(num_ranks=4,num_suits=2)); "
-                           f"{game} is not one (Kuhn, Leduc, HULH and team games are not supported yet)")  # fmt: skip
+    if game_kind(game) != "poker":
+        raise ExploreError(f"{game} is not a flop hold'em game; make_explorer(game, policies) shows Kuhn, Leduc "
+                           "and team games")  # fmt: skip
     return PokerRules.from_game(game)
-
-
-def load_policy(game: pyspiel.Game, spec: str) -> NamedPolicy:
-    """A policy named by `spec`: "uniform"; a file (a Deep CFR checkpoint or
-    policy file, loaded with `torch.load(weights_only=True)`, or a VectorCFR
-    strategy `.npz` from `vector_cfr.save_strategy`, loaded without pickle);
-    or "module:function", `function(game)` returning an OpenSpiel policy."""
-    spec = spec.strip()
-    if not spec:
-        raise ExploreError("empty policy name; give uniform, a policy file, or module:function")
-    if spec == "uniform":
-        return NamedPolicy(spec, policy_lib.UniformRandomPolicy(game))
-    if os.path.isfile(spec):
-        return _policy_file(game, spec)
-    if os.path.exists(spec):
-        raise ExploreError(f"policy {spec!r} is not a regular file; give a checkpoint or strategy file")
-    if MODULE_FUNCTION.fullmatch(spec):
-        return _policy_function(game, spec)
-    raise ExploreError(f"policy {spec!r} is neither uniform, an existing file (a Deep CFR checkpoint or policy "
-                       "file, a VectorCFR strategy .npz) nor module:function")  # fmt: skip
-
-
-def _policy_file(game: pyspiel.Game, path: str) -> NamedPolicy:
-    try:
-        with zipfile.ZipFile(path) as archive:
-            names = archive.namelist()
-    except (zipfile.BadZipFile, OSError) as e:
-        raise ExploreError(f"policy file {path!r} is neither a Deep CFR checkpoint nor a VectorCFR strategy "
-                           f"file ({e})") from None  # fmt: skip
-    if "meta.npy" in names:  # a VectorCFR strategy (numpy .npz)
-        import json
-
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                meta = json.loads(str(data["meta"]))
-        except (ValueError, KeyError, OSError) as e:
-            raise ExploreError(f"strategy file {path!r} cannot be read ({e})") from None
-        return NamedPolicy(os.path.basename(path), strategy_file=path,
-                           file_isomorphism=bool(meta.get("isomorphism")))  # fmt: skip
-    if any(name.endswith("data.pkl") for name in names):  # torch.save's zip layout
-        from openspiel_cfrx.deep import CheckpointError, DeepCFRSolver
-
-        try:
-            solver = DeepCFRSolver.from_checkpoint(path, game)
-        except CheckpointError as e:
-            raise ExploreError(str(e)) from None
-        if solver.average_policy != "network":
-            raise ExploreError(f"{path!r} plays average_policy={solver.average_policy!r}; the explorer reads "
-                               "the average-policy network (average_policy='network')")  # fmt: skip
-        return NamedPolicy(os.path.basename(path), solver)
-    raise ExploreError(f"policy file {path!r} is a zip archive but neither a Deep CFR checkpoint nor a "
-                       "VectorCFR strategy file")  # fmt: skip
-
-
-def _policy_function(game: pyspiel.Game, spec: str) -> NamedPolicy:
-    module_name, _, function_name = spec.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as e:
-        raise ExploreError(f"policy {spec!r}: cannot import {module_name} ({e})") from None
-    function = getattr(module, function_name, None)
-    if not callable(function):
-        raise ExploreError(f"policy {spec!r}: {module_name} has no function {function_name}")
-    policy = function(game)
-    if not (hasattr(policy, "action_probabilities") or hasattr(policy, "batch_action_probabilities")
-            or hasattr(policy, "probabilities_from_tensors")):  # fmt: skip
-        raise ExploreError(f"policy {spec!r} returned a {type(policy).__name__}, not an OpenSpiel policy "
-                           "(an object with action_probabilities(state))")  # fmt: skip
-    return NamedPolicy(spec, policy)
 
 
 class _StatesOnly:
@@ -173,14 +81,15 @@ class Analysis:
     """One policy on the explorer's tree (values in chips per game)."""
 
     name: str
-    reading: str  # how it was read: "uniform", "network", "tabular", "batch", "per_infoset", "strategy file"
-    strategy: Callable
+    reading: str  # how it was read: "uniform", "network", "tabular", "batch", "per_infoset", "strategy file", ...
+    strategy: object  # poker: a public-tree Strategy(node, lo, hi); Kuhn/Leduc: [infosets, actions] in get_tree order
     node_gain: np.ndarray  # [nodes]: the best response's gain at each decision node, over all boards
     board_gain: dict[int, np.ndarray]  # decision node -> [boards of its round]: per board (class representative)
     hand_gain: dict[int, np.ndarray]  # decision node -> [boards, H] (preflop always; flop in embedded pages)
     best_response: np.ndarray  # [2]
     on_policy: np.ndarray  # [2]
     seconds: float
+    own_reach: np.ndarray | None = None  # Kuhn/Leduc: [infosets] each infoset's own reach (poker: walked per board)
 
     @property
     def nash_conv(self) -> float:
@@ -193,6 +102,10 @@ class Analysis:
 
 class Explorer:
     """Policies of a flop hold'em game on one public tree, with their gains (module doc).
+
+    `cards.CardExplorer` offers the same members for Kuhn and Leduc poker;
+    `page.page_data` reads them (`layout`, `num_boards`, `page_nodes`,
+    `page_fields`, `mbb_per_game`, `analyses`, `board_view`, `embedded`).
 
     Args:
       game: a flop hold'em game (`flop_holdem(...)`).
@@ -234,6 +147,49 @@ class Explorer:
                                    "at a time, which would take too long")  # fmt: skip
         self.embedded = self.embedded_bytes() <= max_embed_bytes
         self.analyses = [self._analyse(p, r) for p, r in zip(policies, readings, strict=True)]
+
+    layout = "grid"  # the page shows rank x rank grids
+
+    # ----- what the page reads ----------------------------------------------
+
+    @property
+    def num_boards(self) -> int:
+        return len(self.tree.first_boards)
+
+    def mbb_per_game(self, chips: float) -> float:
+        return float(self.rules.mbb_per_game(chips))
+
+    def page_nodes(self) -> list[dict]:
+        """The public tree as the page reads it: kind, round, player, legal actions,
+        children, actions from the root, pot, and the actions' names (decisions) or
+        what happens (fold, showdown)."""
+        out = []
+        for node in self.tree.nodes:
+            record = {"k": node.kind, "r": node.round, "p": node.player, "l": list(node.legal),
+                      "c": list(node.children), "a": list(node.actions), "pot": sum(node.contributions)}  # fmt: skip
+            if node.kind == DECISION:
+                record["n"] = [_action_name(node, a) for a in node.legal]
+            elif node.kind == FOLDED:
+                won = node.contributions[node.player]
+                record["t"] = f"player {node.player} folds · player {1 - node.player} wins {won} chips"
+            elif node.kind == SHOWDOWN:
+                record["t"] = f"showdown · pot {sum(node.contributions)}"
+            out.append(record)
+        return out
+
+    def page_fields(self) -> dict:
+        """The cards, hands and boards as the page reads them (`page.page_data`)."""
+        tree, deck = self.tree, self.tree.deck
+        ranks, suits = RANK_NAMES[: deck.num_ranks], SUIT_NAMES[: deck.num_suits]
+        return {
+            "layout": self.layout, "ranks": deck.num_ranks, "suits": deck.num_suits, "rank_names": ranks,
+            "card_names": [ranks[c // deck.num_suits] + suits[c % deck.num_suits] for c in range(deck.num_cards)],
+            "hands": deck.hand_cards.tolist(), "unit": "chips",
+            "isomorphism": bool(tree.isomorphism), "num_all_boards": int(round(float(self.board_weights.sum()))),
+            "boards": tree.first_boards.tolist(), "board_weights": [int(round(w)) for w in self.board_weights],
+            "first_deal_round": tree.first_deal_round, "round_names": ["preflop", "flop"], "deal_name": "flop",
+            "board_name": "Board",
+        }  # fmt: skip
 
     # ----- sizes ----------------------------------------------------------
 
@@ -342,11 +298,20 @@ class Explorer:
         return out
 
 
+def _action_name(node, action: int) -> str:
+    """fold, check or call, bet or raise (a bet opens a round after the first)."""
+    level = node.contributions[0] == node.contributions[1]
+    if action == 0:
+        return "fold"
+    if action == 1:
+        return "check" if level else "call"
+    return "bet" if level and node.round > 0 else "raise"
+
+
 def _moved(reach: np.ndarray, player: int, probs: np.ndarray) -> np.ndarray:
     moved = reach.copy()
     moved[player] = reach[player] * probs
     return moved
 
 
-__all__ = ["Analysis", "DEFAULT_MAX_EMBED_BYTES", "ExploreError", "Explorer", "NamedPolicy", "check_game",
-           "expand_isomorphic", "load_policy"]  # fmt: skip
+__all__ = ["Analysis", "DEFAULT_MAX_EMBED_BYTES", "Explorer", "check_game", "expand_isomorphic"]

@@ -1,7 +1,8 @@
 """Serves an explorer page on 127.0.0.1: the page at `/`, and each board's
 views at `/board/<b>.json`, computed when the page first asks for them (a
 large game's page embeds only the preflop; full flop hold'em's views of all
-1,755 board classes would take gigabytes)."""
+1,755 board classes would take gigabytes). Any explorer of `make_explorer`
+(a team game's page has no boards)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import json
 import re
 import threading
 
-from openspiel_cfrx.explore.analysis import Explorer
 from openspiel_cfrx.explore.page import board_json, page_html
 
 HOST = "127.0.0.1"  # never another interface: the page is for the person running it
@@ -18,7 +18,7 @@ BOARD_PATH = re.compile(r"/board/(\d+)\.json")
 KEEP_BOARDS = 64  # board views kept after they are served
 
 
-def make_server(explorer: Explorer, port: int = 0) -> http.server.HTTPServer:
+def make_server(explorer, port: int = 0) -> http.server.HTTPServer:
     """An HTTP server for `explorer` bound to 127.0.0.1:`port` (0: any free
     port, `server.server_address[1]`); one request at a time (the policies'
     readers are not shared between threads). Run `serve_forever()`."""
@@ -32,7 +32,7 @@ def make_server(explorer: Explorer, port: int = 0) -> http.server.HTTPServer:
             if path in ("/", "/index.html"):
                 return self._send(200, "text/html; charset=utf-8", page)
             match = BOARD_PATH.fullmatch(path)
-            if match is None or int(match.group(1)) >= len(explorer.tree.first_boards):
+            if match is None or int(match.group(1)) >= explorer.num_boards:
                 return self._send(404, "text/plain; charset=utf-8", b"not found\n")
             b = int(match.group(1))
             with lock:
@@ -58,7 +58,7 @@ def make_server(explorer: Explorer, port: int = 0) -> http.server.HTTPServer:
     return http.server.HTTPServer((HOST, int(port)), Handler)
 
 
-def serve(explorer: Explorer, port: int = 0, ready=print) -> None:
+def serve(explorer, port: int = 0, ready=print) -> None:
     """Serves `explorer` on 127.0.0.1 until interrupted (Ctrl-C);
     `ready(url)` is called once the server listens."""
     server = make_server(explorer, port)
