@@ -339,7 +339,7 @@ FLAG_VALUES = {
         "kappa": [*FLOAT_BAD, *FLOAT_HUGE, "0.5"], "openspiel_baselines": ["", "bogus", "cpp_cfr,cpp_cfr",
                                                                           "python_cfr", "cpp_cfr"],
         "baseline_seconds": [*FLOAT_BAD, "1e308"], "quiet": None, "seed": SEEDS, "device": DEVICES,
-        "output_dir": PATHS,
+        "output_dir": PATHS, "save_policy": [*PATHS, "<dir>/"],
     },
     "head_to_head": {
         "game": [*GAMES, "leduc_poker"], "deals": ["-1", "0", "1", "abc", "3"], "iterations": ["-1", "0", "abc", "2"],
@@ -371,6 +371,7 @@ FLAG_VALUES = {
         "chunk_boards": [*INT_BAD, *INT_HUGE, "1"], "checkpoint": ["<dir>", "/proc/x/c.npz", "<file>", "<missing>"],
         "checkpoint_minutes": [*FLOAT_BAD, "1e-300"], "fresh": None, "eval_every": [*INT_BAD, *INT_HUGE, "1"],
         "iterations": ["-1", "0", "abc", "2"], "seed": SEEDS, "device": DEVICES, "output_dir": PATHS,
+        "save_strategy": [*PATHS, "<dir>/"],
     },
 }  # fmt: skip
 OUTPUTS = {"benchmark": "benchmark.csv", "deep_cfr": "curve.csv", "cfr_mix": "curves.csv", "oftrl_cfr": "curves.csv",

@@ -8,6 +8,7 @@ policy file. Kuhn, Leduc and team games: tests/test_explore_games.py."""
 
 from __future__ import annotations
 
+import csv
 import os
 import sys
 import threading
@@ -297,3 +298,17 @@ def test_a_large_games_boards_come_from_the_server(browser, game):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_the_vector_cfr_example_saves_a_strategy_the_explorer_reads(tmp_path):
+    strategy = tmp_path / "tiny.npz"
+    run = example_runner.run([sys.executable, os.path.join(ROOT, "cfrx_examples", "poker_vector_cfr.py"), f"--game={TINY}",
+                              "--iterations=3", f"--output_dir={tmp_path / 'out'}", f"--save_strategy={strategy}"],
+                             cwd=TESTS, timeout=300)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    with open(tmp_path / "out" / "curve.csv", newline="") as f:
+        last = list(csv.DictReader(f))[-1]
+    game = pyspiel.load_game(TINY)
+    explorer = Explorer(game, [load_policy(game, str(strategy))])
+    assert int(last["iteration"]) == 3
+    assert explorer.analyses[0].nash_conv == pytest.approx(float(last["nash_conv"]), rel=1e-5)  # float32 in the file
