@@ -42,7 +42,8 @@ def game():
 
 @pytest.fixture(scope="module")
 def files(game, tmp_path_factory):
-    """A VectorCFR strategy (20 CFR+ iterations, suit-isomorphic tree) and a Deep CFR policy file."""
+    """A VectorCFR strategy (20 CFR+ iterations, suit-isomorphic tree), and a Deep CFR policy file and
+    full checkpoint (the same solver)."""
     from deep_cfr_settings import SMALL
 
     from openspiel_cfrx.deep import DeepCFRSolver
@@ -56,9 +57,10 @@ def files(game, tmp_path_factory):
     torch.set_num_threads(1)
     deep = DeepCFRSolver(game, seed=1, **{**SMALL, "num_iterations": 1})
     deep.solve()
-    checkpoint = str(folder / "policy.pt")
-    deep.save_policy(checkpoint)
-    return {"strategy": strategy, "deep": checkpoint}
+    policy_file, checkpoint = str(folder / "policy.pt"), str(folder / "checkpoint.pt")
+    deep.save_policy(policy_file)
+    deep.save_checkpoint(checkpoint)
+    return {"strategy": strategy, "deep": policy_file, "checkpoint": checkpoint}
 
 
 def _spec(name, files):
@@ -76,7 +78,7 @@ def _openspiel_policy(game, named):
 # ----------------------------------------------------------- the library
 
 
-@pytest.mark.parametrize("name", ["uniform", HASH, "strategy", "deep", "solve"])
+@pytest.mark.parametrize("name", ["uniform", HASH, "strategy", "deep", "checkpoint", "solve"])
 def test_node_gains_sum_to_the_exact_nash_conv(game, files, name):
     named = load_policy(game, _spec(name, files))
     explorer = Explorer(game, [named])
@@ -203,11 +205,11 @@ def test_the_program_writes_a_page_and_refuses_bad_input_in_one_line(tmp_path, f
 # ----------------------------------------------------------- the browser
 
 
-@pytest.fixture(scope="module", params=["compare", "solve", "deep"])
+@pytest.fixture(scope="module", params=["compare", "solve", "checkpoint"])
 def page(request, game, files):
     """(explorer, path, OpenSpiel policies) of an embedded page: the hash policy (A)
-    compared with uniform (B), the committed DCFR solve, or the Deep CFR policy file."""
-    specs = {"compare": [HASH, "uniform"], "solve": [SOLVE], "deep": [files["deep"]]}[request.param]
+    compared with uniform (B), the committed DCFR solve, or the Deep CFR checkpoint."""
+    specs = {"compare": [HASH, "uniform"], "solve": [SOLVE], "checkpoint": [files["checkpoint"]]}[request.param]
     explorer = Explorer(game, [load_policy(game, spec) for spec in specs], game_name=GAME)
     written = PageFile(explorer)
     yield explorer, written.path, [_openspiel_policy(game, named) for named in explorer.policies]
@@ -312,3 +314,13 @@ def test_the_vector_cfr_example_saves_a_strategy_the_explorer_reads(tmp_path):
     explorer = Explorer(game, [load_policy(game, str(strategy))])
     assert int(last["iteration"]) == 3
     assert explorer.analyses[0].nash_conv == pytest.approx(float(last["nash_conv"]), rel=1e-5)  # float32 in the file
+
+
+def test_a_deep_cfr_checkpoint_and_its_policy_file_are_the_same_policy(game, files):
+    """The explorer reads a full Deep CFR checkpoint as the policy its policy file holds."""
+    from_checkpoint, from_file = (load_policy(game, files[k]).policy for k in ("checkpoint", "deep"))
+    state = game.new_initial_state()
+    while state.is_chance_node():
+        state.apply_action(state.legal_actions()[0])
+    assert from_checkpoint.action_probabilities(state) == pytest.approx(from_file.action_probabilities(state), abs=1e-12)
+    assert poker_nash_conv(game, from_checkpoint) == pytest.approx(poker_nash_conv(game, from_file), abs=1e-9)
