@@ -1,11 +1,12 @@
-"""Algorithms behind one interface for equal-wall-clock benchmarks.
+"""The contenders of the equal-budget harness: OpenSpiel's algorithms and ours by name.
 
-A contender does one unit of work per `step()` (a CFR iteration, a batch of
-MCCFR iterations or NFSP episodes, a Deep CFR iteration) and exposes
-`policy()` returning something `openspiel_cfrx.nash_conv` accepts. Work needed
-to *produce* a policy (e.g. training OpenSpiel Deep CFR's strategy network)
-happens in `policy()` and is charged to the contender by the harness
-(`run_timed`), so curves compare usable policies at equal compute.
+Each is an `openspiel_cfrx.eval.harness.Contender`: one unit of work per
+`step()` (a CFR iteration, a batch of MCCFR iterations or NFSP episodes, a Deep
+CFR iteration), `policy()` returning something `openspiel_cfrx.nash_conv`
+accepts. Work needed to *produce* a policy (e.g. training OpenSpiel Deep CFR's
+strategy network) happens in `policy()` and is charged to the contender by the
+harness (`run_timed`, `run_budget`), so curves compare usable policies at
+equal compute.
 
 Registered names (`CONTENDERS`):
   ours:      cfr, cfr+, dcfr, lcfr, pcfr+, oftrl, deep_cfr, cfr_mix (team games)
@@ -14,31 +15,17 @@ Registered names (`CONTENDERS`):
 
 from __future__ import annotations
 
-import abc
-import dataclasses
-import time
 from collections.abc import Callable
 
 import numpy as np
 import pyspiel
 
-from openspiel_cfrx.eval.curves import CurvePoint, exact_exploitability
-
-
-class Contender(abc.ABC):
-    """One algorithm in the equal-budget harness: `step()` runs one unit of
-    its own compute, `policy()` returns what the exact evaluator scores."""
-
-    name: str = ""
-    nodes_touched: int | None = None  # None when the notion does not apply
-
-    @abc.abstractmethod
-    def step(self) -> None:
-        """One iteration (or batch of episodes) of the algorithm."""
-
-    @abc.abstractmethod
-    def policy(self):
-        """The current average policy (any form `openspiel_cfrx.nash_conv` takes)."""
+from openspiel_cfrx.eval.harness import (  # noqa: F401  (the harness's names, imported from here before it held them)
+    Contender,
+    TimedPoint,
+    log_times,
+    run_timed,
+)
 
 
 def openspiel_deep_cfr_iteration(solver) -> None:
@@ -470,64 +457,3 @@ def make_contender(name: str, game, seed: int = 0, **kwargs) -> Contender:
     if name not in CONTENDERS:
         raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(CONTENDERS)}")
     return CONTENDERS[name](game, seed, **kwargs)
-
-
-@dataclasses.dataclass
-class TimedPoint(CurvePoint):
-    nodes_touched: int | None = None
-
-
-def run_timed(
-    contender: Contender,
-    game,
-    seconds: float,
-    eval_times: list[float],
-    log: Callable[[str], None] | None = print,
-    max_steps: int = 0,
-    eval_every: int = 0,
-    into: list | None = None,
-    clock: Callable[[], float] = time.perf_counter,
-) -> list[TimedPoint]:
-    """Steps `contender` for `seconds` of its own compute (policy production
-    included, exact evaluation excluded), evaluating at the first step boundary
-    after each time in `eval_times` and at the end.
-
-    `max_steps` > 0 also stops after that many steps (whichever comes first);
-    `eval_every` > 0 also evaluates after every `eval_every`-th step. Each
-    point is also appended to `into` (if given) as soon as it is measured, so
-    a caller interrupted mid-run (Ctrl-C) still has them. `clock` measures the
-    compute: wall-clock (`time.perf_counter`) or the process's CPU time
-    (`time.process_time`, for runs that share the machine's cores)."""
-    points: list[TimedPoint] = []
-    pending = sorted(t for t in eval_times if t < seconds)
-    spent, steps = 0.0, 0
-    while True:
-        start = clock()
-        contender.step()
-        spent += clock() - start
-        steps += 1
-        done = spent >= seconds or (max_steps > 0 and steps >= max_steps)
-        every = eval_every > 0 and steps % eval_every == 0
-        if done or every or (pending and spent >= pending[0]):
-            while pending and spent >= pending[0]:
-                pending.pop(0)
-            start = clock()
-            pol = contender.policy()
-            spent += clock() - start
-            exploit, conv = exact_exploitability(game, pol)
-            points.append(
-                TimedPoint(contender.name, steps, spent, exploit, conv, contender.nodes_touched)
-            )
-            if into is not None:
-                into.append(points[-1])
-            if log is not None:
-                log(f"  {contender.name:<14} step {steps:>7} {spent:8.1f}s  "
-                    f"exploitability {exploit:.4e}")  # fmt: skip
-        if done:
-            return points
-
-
-def log_times(seconds: float, count: int = 12, first: float = 0.5) -> list[float]:
-    """Log-spaced evaluation times in (0, seconds)."""
-    first = min(first, seconds / 10)
-    return [float(t) for t in np.geomspace(first, seconds, count)[:-1]]
