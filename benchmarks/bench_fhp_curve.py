@@ -40,7 +40,6 @@ log y) and `<out_dir>/fhp_curve.md` (tables; the "Reading" is added by hand).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import math
@@ -51,15 +50,17 @@ import time
 
 import numpy as np
 import pyspiel
+from absl import flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # torch and `games` (which registers flop_holdem, hulh) are imported by main() once the arguments
 # have passed their checks: bad input is refused in about a second
 from benchmarks.common import (  # noqa: E402
-    OneLineArgumentParser,
     check_writable_dir,
+    define_checked,
     markdown_table,
+    parse_flags,
     usage_error,
     write_result,
 )
@@ -95,8 +96,8 @@ def _fractions(text: str) -> list[float]:
     except ValueError:
         values = []
     if not values or not all(0 < v <= 1 for v in values) or values != sorted(set(values)):  # NaN fails 0 < v
-        raise argparse.ArgumentTypeError(f"must be comma-separated numbers in (0, 1], increasing without repeats "
-                                         f"(fractions of the budget), e.g. 0.25,0.5,1; got {text!r}")  # fmt: skip
+        raise ValueError(f"must be comma-separated numbers in (0, 1], increasing without repeats "
+                         f"(fractions of the budget), e.g. 0.25,0.5,1; got {text!r}")  # fmt: skip
     return values
 
 
@@ -106,7 +107,7 @@ def _positive_seconds(text: str) -> float:
     except ValueError:
         value = math.nan
     if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a finite number of seconds > 0, got {text!r}")
+        raise ValueError(f"must be a finite number of seconds > 0, got {text!r}")
     return value
 
 
@@ -117,10 +118,9 @@ def _integer(low: int, meaning: str = ""):
         except ValueError:
             value = low - 1
         if value < low:
-            raise argparse.ArgumentTypeError(f"must be an integer >= {low}{meaning}, got {text!r}")
+            raise ValueError(f"must be an integer >= {low}{meaning}, got {text!r}")
         return value
 
-    parse.__name__ = f"integer >= {low}"
     return parse
 
 
@@ -130,80 +130,71 @@ def _seed_list(text: str) -> list[int]:
     except ValueError:
         seeds = [-1]
     if any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
-        raise argparse.ArgumentTypeError(f"must be comma-separated distinct integers >= 0, e.g. 0,1,2; got {text!r}")
+        raise ValueError(f"must be comma-separated distinct integers >= 0, e.g. 0,1,2; got {text!r}")
     return seeds
+
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
+FLAGS = flags.FlagValues()  # this program's own (tests import several programs into one process)
+flags.DEFINE_string("game", "", "default: the --preset's game, else flop_holdem(num_ranks=5,num_suits=2)", flag_values=FLAGS)
+flags.DEFINE_string("preset", "", "deep_cfr settings by name (openspiel_cfrx.presets: fhp_5x2, fhp_full); --deep_cfr "
+                    "JSON overrides single settings on top", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("algorithms", "deep_cfr,os_es_mccfr,os_nfsp", "comma-separated lines to run", flag_values=FLAGS)
+define_checked(FLAGS, "seconds", "300", "compute budget per algorithm", _positive_seconds, "float")
+define_checked(FLAGS, "iterations", "0", "> 0: run each algorithm for this many iterations (os_nfsp: episodes), "
+               "checkpoints at exactly --fractions of it (a step is cut short to land on a checkpoint), instead of "
+               "--seconds: equal-iteration comparisons, e.g. Figure 4's ablations, that other load on the machine "
+               "does not change", _integer(0, " (0: use --seconds)"), "int")  # fmt: skip
+define_checked(FLAGS, "fractions", "0.1,0.25,0.5,0.75,1", "checkpoints as fractions of --seconds (or --iterations): "
+               "increasing, in (0, 1]", _fractions, "list")  # fmt: skip
+define_checked(FLAGS, "mccfr-step", "2000", "MCCFR iterations per step", _integer(1), "int")
+define_checked(FLAGS, "mccfr-py-step", "200", "Python MCCFR iterations per step", _integer(1), "int")
+flags.DEFINE_bool("match-nodes", False, "checkpoint os_es_mccfr_py at deep_cfr's nodes touched (run deep_cfr first) "
+                  "instead of at seconds: the equal-nodes comparison", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("deep_cfr_from", "", "with --match-nodes: take deep_cfr's checkpoints (rows, nodes touched) from "
+                    "this earlier run's fhp_curve.csv instead of running it (leave deep_cfr out of --algorithms); the "
+                    "output CSV holds both, as a --match-nodes run's does", flag_values=FLAGS)  # fmt: skip
+define_checked(FLAGS, "nfsp-step", "500", "NFSP episodes per step", _integer(1), "int")
+flags.DEFINE_string("nfsp_preset", "leduc_defaults", "os_nfsp's settings (cfrx_examples.contenders.NFSP_PRESETS: "
+                    "leduc_defaults, fhp_tuned)", flag_values=FLAGS)  # fmt: skip
+define_checked(FLAGS, "vector-step", "1", "lossless_* / abstraction_* (vector CFR): iterations per step", _integer(1),
+               "int")  # fmt: skip
+flags.DEFINE_string("abstraction_variant", "lcfr", "abstraction_*: the solver of the abstract game: a VectorCFR "
+                    "variant (lcfr: full-width Linear CFR) or es_lmccfr (external-sampling Linear MCCFR, the paper's "
+                    "solver)", flag_values=FLAGS)  # fmt: skip
+define_checked(FLAGS, "es-step", "20000", "abstraction_* with es_lmccfr: MCCFR iterations per step", _integer(1), "int")
+flags.DEFINE_enum("abstract_nash_conv", "every", ["every", "last", "never"], "abstraction_*: at which checkpoints to "
+                  "also measure the NashConv inside the abstraction (a minute per point on 52-card flop hold'em)",
+                  flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("rows_from", "", "comma-separated earlier results drawn beside this run's lines: a CSV of this "
+                    "program or bench_full_fhp_nfsp.py (its rows; NAME=FILE.csv: drawn as line NAME), or NAME=PAGE.md "
+                    "(the first table of a results page with a 'NashConv (mbb/g)' column, as line NAME; lossless_* "
+                    "lines without a nodes column get the vector walks' count)", flag_values=FLAGS)  # fmt: skip
+define_checked(FLAGS, "seed", "0", "the seed (of every line)", _integer(0), "int")
+define_checked(FLAGS, "seeds", "", "comma-separated seeds: run every line once per seed (drawn as the mean with the "
+               "seeds' range as a band); default: --seed", _seed_list, "list")  # fmt: skip
+flags.DEFINE_string("deep_cfr", "{}", 'JSON overrides of the Deep CFR settings, e.g. \'{"regret_scale": "auto", '
+                    '"traversal_backend": "poker"}\' (one factor at a time for the plateau diagnosis)',
+                    flag_values=FLAGS)  # fmt: skip
+define_checked(FLAGS, "threads", "1", "torch threads", _integer(1), "int")
+flags.DEFINE_enum("clock", "wall", list(CLOCKS), "what --seconds and the seconds columns count: wall-clock seconds, "
+                  "or the process's CPU seconds (cpu: for runs that share the cores; one torch thread, no Ray "
+                  "workers)", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_enum("evaluator", "states", ["states", "engine"], "states: poker_nash_conv (every board; a network read "
+                  "from arrays, other policies through stand-ins for their states); engine: the public tree with suit "
+                  "isomorphism (network='suit_symmetric_mlp' Deep CFR only; the current iterate is then not "
+                  "evaluated)", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("out_dir", "benchmarks/results", "where the page and its folder go", flag_values=FLAGS)
+flags.DEFINE_string("page", "", "results page name (<out_dir>/<page>.md and <page>/); default full_fhp for "
+                    "flop_holdem, else fhp_curve", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("checkpoint", "", "deep_cfr: save the solver (memories, networks, the curve so far) here after "
+                    "every evaluated checkpoint; if the file exists, resume from it (same command); es_lmccfr "
+                    "abstraction lines: PATH.<line>.seed<k>.npz (+ .json) likewise", flag_values=FLAGS)  # fmt: skip
 
 
 def parse_args(argv=None):
-    """The arguments, each checked (`check_args`) before anything is computed:
+    """The flags, each checked (`check_args`) before anything is computed:
     bad input stops the program with one line naming it (`usage_error`)."""
-    parser = OneLineArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--game", default="", help="default: the --preset's game, else flop_holdem(num_ranks=5,num_suits=2)")
-    parser.add_argument("--preset", default="",
-                        help="deep_cfr settings by name (openspiel_cfrx.presets: fhp_5x2, fhp_full); --deep_cfr "
-                             "JSON overrides single settings on top")  # fmt: skip
-    parser.add_argument("--algorithms", default="deep_cfr,os_es_mccfr,os_nfsp")
-    parser.add_argument("--seconds", type=_positive_seconds, default=300.0, help="compute budget per algorithm")
-    parser.add_argument("--iterations", type=_integer(0, " (0: use --seconds)"), default=0,
-                        help="> 0: run each algorithm for this many iterations (os_nfsp: episodes), checkpoints "
-                             "at exactly --fractions of it (a step is cut short to land on a checkpoint), "
-                             "instead of --seconds: equal-iteration comparisons, e.g. Figure 4's "
-                             "ablations, that other load on the machine does not change")  # fmt: skip
-    parser.add_argument("--fractions", type=_fractions, default="0.1,0.25,0.5,0.75,1",
-                        help="checkpoints as fractions of --seconds (or --iterations): increasing, in (0, 1]")  # fmt: skip
-    parser.add_argument("--mccfr-step", type=_integer(1), default=2000, help="MCCFR iterations per step")
-    parser.add_argument("--mccfr-py-step", type=_integer(1), default=200, help="Python MCCFR iterations per step")
-    parser.add_argument("--match-nodes", action="store_true",
-                        help="checkpoint os_es_mccfr_py at deep_cfr's nodes touched (run deep_cfr first) "
-                             "instead of at seconds: the equal-nodes comparison")  # fmt: skip
-    parser.add_argument("--deep_cfr_from", default="",
-                        help="with --match-nodes: take deep_cfr's checkpoints (rows, nodes touched) from this "
-                             "earlier run's fhp_curve.csv instead of running it (leave deep_cfr out of "
-                             "--algorithms); the output CSV holds both, as a --match-nodes run's does")  # fmt: skip
-    parser.add_argument("--nfsp-step", type=_integer(1), default=500, help="NFSP episodes per step")
-    parser.add_argument("--nfsp_preset", default="leduc_defaults",
-                        help="os_nfsp's settings (cfrx_examples.contenders.NFSP_PRESETS: leduc_defaults, fhp_tuned)")
-    parser.add_argument("--vector-step", type=_integer(1), default=1,
-                        help="lossless_* / abstraction_* (vector CFR): iterations per step")
-    parser.add_argument("--abstraction_variant", default="lcfr",
-                        help="abstraction_*: the solver of the abstract game: a VectorCFR variant (lcfr: full-width "
-                             "Linear CFR) or es_lmccfr (external-sampling Linear MCCFR, the paper's solver)")
-    parser.add_argument("--es-step", type=_integer(1), default=20000,
-                        help="abstraction_* with es_lmccfr: MCCFR iterations per step")
-    parser.add_argument("--abstract_nash_conv", choices=("every", "last", "never"), default="every",
-                        help="abstraction_*: at which checkpoints to also measure the NashConv inside the "
-                             "abstraction (a minute per point on 52-card flop hold'em)")
-    parser.add_argument("--rows_from", default="",
-                        help="comma-separated earlier results drawn beside this run's lines: a CSV of this program "
-                             "or bench_full_fhp_nfsp.py (its rows; NAME=FILE.csv: drawn as line NAME), or "
-                             "NAME=PAGE.md (the first table of a results "
-                             "page with a 'NashConv (mbb/g)' column, as line NAME; lossless_* lines without a nodes "
-                             "column get the vector walks' count)")
-    parser.add_argument("--seed", type=_integer(0), default=0)
-    parser.add_argument("--seeds", type=_seed_list, default="",
-                        help="comma-separated seeds: run every line once per seed (drawn as the mean with the "
-                             "seeds' range as a band); default: --seed")
-    parser.add_argument("--deep_cfr", default="{}",
-                        help='JSON overrides of the Deep CFR settings, e.g. \'{"regret_scale": "auto", '
-                             '"traversal_backend": "poker"}\' (one factor at a time for the plateau diagnosis)')
-    parser.add_argument("--threads", type=_integer(1), default=1, help="torch threads")
-    parser.add_argument("--clock", choices=tuple(CLOCKS), default="wall",
-                        help="what --seconds and the seconds columns count: wall-clock seconds, or the process's "
-                             "CPU seconds (cpu: for runs that share the cores; one torch thread, no Ray workers)")
-    parser.add_argument("--evaluator", choices=("states", "engine"), default="states",
-                        help="states: poker_nash_conv (every board; a network read from arrays, other policies through "
-                             "stand-ins for their states); engine: the public tree "
-                             "with suit isomorphism (network='suit_symmetric_mlp' Deep CFR only; the current "
-                             "iterate is then not evaluated)")
-    parser.add_argument("--out_dir", default="benchmarks/results")
-    parser.add_argument("--page", default="",
-                        help="results page name (<out_dir>/<page>.md and <page>/); default full_fhp for "
-                             "flop_holdem, else fhp_curve")  # fmt: skip
-    parser.add_argument("--checkpoint", default="",
-                        help="deep_cfr: save the solver (memories, networks, the curve so far) here after every "
-                             "evaluated checkpoint; if the file exists, resume from it (same command); es_lmccfr "
-                             "abstraction lines: PATH.<line>.seed<k>.npz (+ .json) likewise")  # fmt: skip
-    args = parser.parse_args(argv)
+    args = parse_flags(FLAGS, argv, __doc__.split("\n\n")[0])
     check_args(args)
     return args
 
@@ -389,8 +380,6 @@ def _check_checkpoints(args) -> None:
                     usage_error(f"--checkpoint: {path}.json (the curve beside {path}) is missing or corrupt ({e}); "
                                 "delete both to start that line over")  # fmt: skip
 
-
-CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time}
 
 
 class Runner:

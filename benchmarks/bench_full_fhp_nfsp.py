@@ -37,7 +37,6 @@ refused.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import csv
 import os
@@ -47,11 +46,12 @@ import time
 import numpy as np
 import pyspiel
 import torch
+from absl import flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers flop_holdem)
-from benchmarks.common import markdown_table, write_result  # noqa: E402
+from benchmarks.common import markdown_table, parse_flags, usage_error, write_result  # noqa: E402
 from cfrx_examples.contenders import NFSP_PRESETS, make_contender  # noqa: E402
 from openspiel_cfrx.deep.threads import usable_cpus  # noqa: E402
 
@@ -59,25 +59,30 @@ FIELDS = ["algorithm", "seed", "steps", "steps_unit", "solver_seconds", "policy_
           "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds", "nodes_touched"]  # fmt: skip
 
 
+FLAGS = flags.FlagValues()  # this program's own (tests import several programs into one process)
+flags.DEFINE_string("game", "flop_holdem", "the game", flag_values=FLAGS)
+flags.DEFINE_float("seconds", 3600.0, "NFSP training budget (its own compute)", flag_values=FLAGS)
+flags.DEFINE_enum("clock", "wall", ["wall", "cpu"], "what --seconds and the seconds column count: wall-clock seconds "
+                  "of the training steps, or the process's CPU seconds (one torch thread), for a run that shares the "
+                  "cores with other work", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("fractions", "1", "checkpoints, as fractions of --seconds", flag_values=FLAGS)
+flags.DEFINE_integer("episodes_per_step", 1000, "self-play episodes between clock checks", flag_values=FLAGS)
+flags.DEFINE_string("nfsp_preset", "leduc_defaults", "NFSP settings by name (cfrx_examples.contenders.NFSP_PRESETS)",
+                    flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_integer("seed", 0, "the seed", flag_values=FLAGS)
+flags.DEFINE_integer("threads", 1, "torch threads while training", flag_values=FLAGS)
+flags.DEFINE_integer("eval_threads", 0, "torch threads for the exact evaluation (not timed); 0: the usable CPUs",
+                     flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("out_dir", None, "checkpoints and nfsp.csv (resumable)", flag_values=FLAGS)
+flags.mark_flag_as_required("out_dir", flag_values=FLAGS)
+flags.DEFINE_string("output", "", "also write this results page (markdown) from nfsp.csv", flag_values=FLAGS)
+
+
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--game", default="flop_holdem")
-    parser.add_argument("--seconds", type=float, default=3600.0, help="NFSP training budget (its own compute)")
-    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                        help="what --seconds and the seconds column count: wall-clock seconds of the training "
-                             "steps, or the process's CPU seconds (one torch thread), for a run that shares "
-                             "the cores with other work")  # fmt: skip
-    parser.add_argument("--fractions", default="1", help="checkpoints, as fractions of --seconds")
-    parser.add_argument("--episodes_per_step", type=int, default=1000, help="self-play episodes between clock checks")
-    parser.add_argument("--nfsp_preset", default="leduc_defaults", choices=sorted(NFSP_PRESETS),
-                        help="NFSP settings by name (cfrx_examples.contenders.NFSP_PRESETS)")  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads while training")
-    parser.add_argument("--eval_threads", type=int, default=0,
-                        help="torch threads for the exact evaluation (not timed); 0: the usable CPUs")
-    parser.add_argument("--out_dir", required=True, help="checkpoints and nfsp.csv (resumable)")
-    parser.add_argument("--output", default="", help="also write this results page (markdown) from nfsp.csv")
-    return parser.parse_args(argv)
+    args = parse_flags(FLAGS, argv, __doc__.split("\n\n")[0])
+    if args.nfsp_preset not in NFSP_PRESETS:
+        usage_error(f"--nfsp_preset={args.nfsp_preset!r} is not a preset; choose from {', '.join(sorted(NFSP_PRESETS))}")
+    return args
 
 
 def checkpoint_path(out_dir: str, k: int) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
 import os
@@ -10,7 +9,11 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from types import SimpleNamespace
 from typing import NoReturn
+
+from absl import flags
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOAD_AT_START = os.getloadavg()[0]
@@ -23,18 +26,50 @@ FHP_STATE_DEEP_CFR = dict(game="flop_holdem(num_ranks=5,num_suits=2)", traversal
 
 def usage_error(message: str) -> NoReturn:
     """Stops a benchmark program on bad input with one line on stderr,
-    `error: <message>; see --help`, and exit status 2 (argparse's), before it
+    `error: <message>; see --help`, and exit status 2 (a usage error's), before it
     computes anything."""
     print(f"error: {message}; see --help", file=sys.stderr, flush=True)
     sys.exit(2)
 
 
-class OneLineArgumentParser(argparse.ArgumentParser):
-    """argparse whose errors are one line (`usage_error`) instead of the usage
-    dump followed by the message; `--help` is unchanged."""
+class _Checked(flags.ArgumentParser):
+    """An absl flag parser from a function of the text (`define_checked`)."""
 
-    def error(self, message: str) -> NoReturn:
-        usage_error(message)
+    def __init__(self, parse: Callable[[str], object], kind: str):
+        self._parse_text, self._kind = parse, kind
+
+    def parse(self, argument):
+        return self._parse_text(argument) if isinstance(argument, str) else argument
+
+    def flag_type(self) -> str:
+        return self._kind
+
+
+def define_checked(flag_values: flags.FlagValues, name: str, default: str, help: str,
+                   parse: Callable[[str], object], kind: str = "string") -> None:  # fmt: skip
+    """An absl flag whose text `parse` turns into its value, raising ValueError
+    with what is wrong (absl's message: `flag --<name>=<text>: <what>`)."""
+    flags.DEFINE(_Checked(parse, kind), name, default, help, flag_values=flag_values)
+
+
+def parse_flags(flag_values: flags.FlagValues, argv: list[str] | None, description: str) -> SimpleNamespace:
+    """A benchmark program's absl flags (defined on its own `flag_values`, so
+    that programs imported together keep their own), parsed from `argv` (None:
+    sys.argv[1:]) into a namespace (a dashed name such as `--mccfr-step` is
+    `args.mccfr_step`). `--help` prints them and exits; a bad flag or a stray
+    argument stops the program with one line (`usage_error`)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if any(a in ("--help", "-h", "--helpfull") for a in argv):
+        print(f"{description}\n\nflags:\n{flag_values.get_help(include_special_flags=False)}")
+        sys.exit(0)
+    flag_values.unparse_flags()
+    try:
+        rest = flag_values([sys.argv[0], *argv])[1:]
+    except flags.Error as e:
+        usage_error(str(e))
+    if rest:
+        usage_error(f"unexpected arguments: {' '.join(rest)} (every setting is a --flag)")
+    return SimpleNamespace(**{name.replace("-", "_"): value for name, value in flag_values.flag_values_dict().items()})
 
 
 def check_writable_dir(path: str, flag: str) -> None:
