@@ -72,6 +72,57 @@ def parse_flags(flag_values: flags.FlagValues, argv: list[str] | None, descripti
     return SimpleNamespace(**{name.replace("-", "_"): value for name, value in flag_values.flag_values_dict().items()})
 
 
+# Flag parsers for `define_checked`: each turns a flag's text into its value or raises ValueError saying what
+# is wrong.
+
+
+def budget_fractions(text: str) -> list[float]:
+    """Checkpoints as fractions of a budget: increasing numbers in (0, 1]."""
+    try:
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or not all(0 < v <= 1 for v in values) or values != sorted(set(values)):  # NaN fails 0 < v
+        raise ValueError(f"must be comma-separated numbers in (0, 1], increasing without repeats "
+                         f"(fractions of the budget), e.g. 0.25,0.5,1; got {text!r}")  # fmt: skip
+    return values
+
+
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"must be a finite number of seconds > 0, got {text!r}")
+    return value
+
+
+def integer_at_least(low: int, meaning: str = ""):
+    """The parser of an integer >= `low` (`meaning`: said after the bound in the error)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise ValueError(f"must be an integer >= {low}{meaning}, got {text!r}")
+        return value
+
+    return parse
+
+
+def distinct_seeds(text: str) -> list[int]:
+    """Comma-separated distinct seeds >= 0 (empty: none)."""
+    try:
+        seeds = [int(x) for x in text.split(",")] if text else []
+    except ValueError:
+        seeds = [-1]
+    if any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
+        raise ValueError(f"must be comma-separated distinct integers >= 0, e.g. 0,1,2; got {text!r}")
+    return seeds
+
 def check_writable_dir(path: str, flag: str) -> None:
     """Creates directory `path` (with its parents) and writes and deletes a
     probe file in it, so that a program whose results cannot be written stops
@@ -102,10 +153,10 @@ def time_call(fn, repeat: int, warmup: int = 1) -> float:
 
 
 def markdown_table(headers: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    for row in rows:
-        lines.append("| " + " | ".join(str(c) for c in row) + " |")
-    return "\n".join(lines)
+    """`openspiel_cfrx.eval.report.markdown_table` (imported on first use: the argument checks stay light)."""
+    from openspiel_cfrx.eval.report import markdown_table as table
+
+    return table(headers, rows)
 
 
 def generated_header(command: str | None = None) -> str:
