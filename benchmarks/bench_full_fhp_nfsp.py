@@ -54,6 +54,7 @@ import games  # noqa: E402,F401  (registers flop_holdem)
 from benchmarks.common import markdown_table, parse_flags, usage_error, write_result  # noqa: E402
 from cfrx_examples.contenders import NFSP_PRESETS, make_contender  # noqa: E402
 from openspiel_cfrx.deep.threads import usable_cpus  # noqa: E402
+from openspiel_cfrx.eval.harness import Measurement, run_budget  # noqa: E402
 
 FIELDS = ["algorithm", "seed", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds", "nash_conv_chips",
           "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds", "nodes_touched"]  # fmt: skip
@@ -90,24 +91,26 @@ def checkpoint_path(out_dir: str, k: int) -> str:
 
 
 def train(game, args, fractions) -> None:
-    """Phase 1: self-play to each checkpoint, saving the average networks there."""
+    """Phase 1: self-play to each checkpoint (the harness's `run_budget`), saving the average networks there."""
     contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=args.episodes_per_step,
                                **NFSP_PRESETS[args.nfsp_preset])  # fmt: skip
     clock = time.perf_counter if args.clock == "wall" else time.process_time
-    spent, episodes, k = 0.0, 0, 0
-    while k < len(fractions):
-        start = clock()
-        contender.step()
-        spent += clock() - start
-        episodes += args.episodes_per_step
-        while k < len(fractions) and spent >= fractions[k] * args.seconds:
-            contender.save_average_networks(checkpoint_path(args.out_dir, k), episodes=episodes, seconds=spent,
+    saved = []  # checkpoints written: one file per fraction, even when one step passes several
+
+    def measure(m: Measurement) -> None:
+        episodes = m.steps * args.episodes_per_step
+        while len(saved) < len(fractions) and m.spent >= fractions[len(saved)] * args.seconds:
+            k = len(saved)
+            contender.save_average_networks(checkpoint_path(args.out_dir, k), episodes=episodes, seconds=m.spent,
                                             preset=args.nfsp_preset, seed=args.seed, clock=args.clock)  # fmt: skip
-            print(f"  checkpoint {k}: {episodes:,} episodes, {contender.nodes_touched:,} nodes, {spent:.0f} s",
+            print(f"  checkpoint {k}: {episodes:,} episodes, {contender.nodes_touched:,} nodes, {m.spent:.0f} s",
                   flush=True)  # fmt: skip
-            k += 1
-        if episodes % (50 * args.episodes_per_step) == 0:
-            print(f"  nfsp {episodes:,} episodes, {spent:.0f} s", flush=True)
+            saved.append(k)
+        if m.steps % 50 == 0:
+            print(f"  nfsp {episodes:,} episodes, {m.spent:.0f} s", flush=True)
+
+    run_budget(contender, measure, [f * args.seconds for f in fractions], eval_every=50, clock=clock,
+               accumulate_policy=False, log=None)  # fmt: skip
 
 
 def average_networks(game, args, path: str) -> tuple[list[torch.nn.Module], dict]:

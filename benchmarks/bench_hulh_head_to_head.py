@@ -230,13 +230,12 @@ def train_nfsp(game, args) -> tuple[object, dict]:
         info = {"episodes": saved["episodes"], "seconds": saved["seconds"], "loaded": args.nfsp_load}
         print(f"  nfsp: {info}", flush=True)
         return contender.policy(), info
-    spent, episodes = 0.0, 0
-    while spent < args.nfsp_seconds:
-        start = time.perf_counter()
-        contender.step()
-        spent += time.perf_counter() - start
-        episodes += args.nfsp_step
-    info = {"episodes": episodes, "seconds": spent}
+    from openspiel_cfrx.eval.harness import run_budget
+
+    # the harness's budget loop, measured once, at the end: (steps, solver seconds)
+    (steps, spent), = run_budget(contender, lambda m: (m.steps, m.spent), [], seconds=args.nfsp_seconds,
+                                 accumulate_policy=False, log=None)  # fmt: skip
+    info = {"episodes": steps * args.nfsp_step, "seconds": spent}
     if args.nfsp_save:
         contender.save_average_networks(args.nfsp_save, **info)
     print(f"  nfsp: {info}", flush=True)
