@@ -20,7 +20,7 @@ both best-response gains, mbb/g = chips x 10); evaluation time is excluded.
   not accumulated, as a run stopped there would pay it once).
 * `os_es_mccfr`: `pyspiel.ExternalSamplingMCCFRSolver` (C++), `--mccfr-step`
   iterations per step; its `average_policy()` call is charged likewise.
-* `os_nfsp`: OpenSpiel's PyTorch NFSP through `cfrx_examples.contenders`
+* `os_nfsp`: OpenSpiel's PyTorch NFSP through `openspiel_cfrx.contenders`
   (Leduc example hyperparameters, 128-unit nets), `--nfsp-step` episodes per
   step; the average network is the policy (evaluated in batches by the
   contender's `batch_action_probabilities`, `nfsp.NFSP._act`'s masking and softmax).
@@ -120,7 +120,7 @@ flags.DEFINE_string("deep_cfr_from", "", "with --match-nodes: take deep_cfr's ch
                     "this earlier run's fhp_curve.csv instead of running it (leave deep_cfr out of --algorithms); the "
                     "output CSV holds both, as a --match-nodes run's does", flag_values=FLAGS)  # fmt: skip
 define_checked(FLAGS, "nfsp-step", "500", "NFSP episodes per step", integer_at_least(1), "int")
-flags.DEFINE_string("nfsp_preset", "leduc_defaults", "os_nfsp's settings (cfrx_examples.contenders.NFSP_PRESETS: "
+flags.DEFINE_string("nfsp_preset", "leduc_defaults", "os_nfsp's settings (openspiel_cfrx.contenders.NFSP_PRESETS: "
                     "leduc_defaults, fhp_tuned)", flag_values=FLAGS)  # fmt: skip
 define_checked(FLAGS, "vector-step", "1", "lossless_* / abstraction_* (vector CFR): iterations per step", integer_at_least(1),
                "int")  # fmt: skip

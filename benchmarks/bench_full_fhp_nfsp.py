@@ -1,7 +1,7 @@
 """Full flop hold'em: OpenSpiel's NFSP beside the Deep CFR run of `full_fhp.md`
 (the paper's Figure 2 compares the two on this game).
 
-Phase 1 trains OpenSpiel's PyTorch NFSP (`cfrx_examples.contenders`' `os_nfsp` on
+Phase 1 trains OpenSpiel's PyTorch NFSP (`openspiel_cfrx.contenders`' `os_nfsp` on
 `information_state_tensor`, with the settings of `--nfsp_preset`: by default
 `leduc_defaults`, the Leduc example's hyperparameters and one hidden layer of
 128 units; `fhp_tuned` is the best of `sweep_nfsp_fhp.py` on 5x2 flop
@@ -52,7 +52,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers flop_holdem)
 from benchmarks.common import markdown_table, parse_flags, usage_error, write_result  # noqa: E402
-from cfrx_examples.contenders import NFSP_PRESETS, make_contender  # noqa: E402
+from openspiel_cfrx.contenders import NFSP_PRESETS, make_contender  # noqa: E402
 from openspiel_cfrx.deep.threads import usable_cpus  # noqa: E402
 from openspiel_cfrx.eval.harness import Measurement, run_budget  # noqa: E402
 
@@ -68,7 +68,7 @@ flags.DEFINE_enum("clock", "wall", ["wall", "cpu"], "what --seconds and the seco
                   "cores with other work", flag_values=FLAGS)  # fmt: skip
 flags.DEFINE_string("fractions", "1", "checkpoints, as fractions of --seconds", flag_values=FLAGS)
 flags.DEFINE_integer("episodes_per_step", 1000, "self-play episodes between clock checks", flag_values=FLAGS)
-flags.DEFINE_string("nfsp_preset", "leduc_defaults", "NFSP settings by name (cfrx_examples.contenders.NFSP_PRESETS)",
+flags.DEFINE_string("nfsp_preset", "leduc_defaults", "NFSP settings by name (openspiel_cfrx.contenders.NFSP_PRESETS)",
                     flag_values=FLAGS)  # fmt: skip
 flags.DEFINE_integer("seed", 0, "the seed", flag_values=FLAGS)
 flags.DEFINE_integer("threads", 1, "torch threads while training", flag_values=FLAGS)

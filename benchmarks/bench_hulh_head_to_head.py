@@ -8,7 +8,7 @@ Trains, on full heads-up limit hold'em (`hulh`, Brown et al. 2019 rules),
   advantage-network training; duplicate merging off, i.e. the paper's
   sampled minibatches), then its average-strategy network once (timed and
   reported separately);
-* OpenSpiel's PyTorch NFSP (`cfrx_examples.contenders`, Leduc example
+* OpenSpiel's PyTorch NFSP (`openspiel_cfrx.contenders`, Leduc example
   hyperparameters, 128-unit nets, `information_state_tensor` input) for
   `--nfsp-seconds` of self-play episodes;
 
@@ -222,7 +222,7 @@ def train_deep_cfr(game, args) -> tuple[object, dict]:
 
 
 def train_nfsp(game, args) -> tuple[object, dict]:
-    from cfrx_examples.contenders import make_contender
+    from openspiel_cfrx.contenders import make_contender
 
     contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=args.nfsp_step)
     if args.nfsp_load:

@@ -4,7 +4,7 @@ The Deep CFR paper (Brown et al. 2019, Figure 2 and its footnote 4) reports
 NFSP's best result in flop hold'em "across a sweep of hyperparameters", with
 the same model as Deep CFR's. This program runs such a sweep on
 `flop_holdem(num_ranks=5,num_suits=2)` with OpenSpiel's PyTorch NFSP
-(`cfrx_examples.contenders` `os_nfsp`, every setting passed to `nfsp.NFSP`):
+(`openspiel_cfrx.contenders` `os_nfsp`, every setting passed to `nfsp.NFSP`):
 
 1. `sweep`: every configuration of `GRID` (OpenSpiel's Leduc defaults, the
    base `hs` = Heinrich & Silver 2016's Limit Texas Hold'em settings scaled
@@ -56,7 +56,7 @@ from benchmarks.common import (  # noqa: E402
     usage_error,
     write_result,
 )
-from cfrx_examples.contenders import NFSP_PRESETS, make_contender, nfsp_settings  # noqa: E402
+from openspiel_cfrx.contenders import NFSP_PRESETS, make_contender, nfsp_settings  # noqa: E402
 
 # Heinrich & Silver 2016's Limit Texas Hold'em settings, scaled to 5x2 flop hold'em and this sweep's
 # budget: anticipatory parameter 0.1, SGD with RL rate 0.1 and SL rate 0.005, epsilon 0.08 decaying

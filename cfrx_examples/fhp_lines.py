@@ -6,7 +6,7 @@ episodes, cut to `step_limit` so that exact checkpoints land), charges the
 seconds of producing its policy (`timed_policy`) and measures it exactly
 (`evaluate`: `poker_nash_conv` over every board, or the public tree with suit
 isomorphism): our Deep CFR, OpenSpiel's C++ and Python ES-MCCFR, OpenSpiel's
-NFSP (`cfrx_examples.contenders`' presets), vector CFR on the public tree
+NFSP (`openspiel_cfrx.contenders`' presets), vector CFR on the public tree
 (lossless or on a k-means card abstraction), external-sampling Linear MCCFR
 on the abstraction, and a user's policy (`policy:<module>:<function>`).
 """
@@ -41,7 +41,7 @@ def line_problem(name: str, args) -> str | None:
     options it reads), or None."""
     if name in FIXED_LINES:
         if name == "os_nfsp":
-            from cfrx_examples.contenders import NFSP_PRESETS
+            from openspiel_cfrx.contenders import NFSP_PRESETS
 
             if args.nfsp_preset not in NFSP_PRESETS:
                 return f"--nfsp_preset={args.nfsp_preset!r} is not a preset; choose from {', '.join(NFSP_PRESETS)}"
@@ -216,7 +216,7 @@ class NFSPLine(Line):
     name, steps_unit = "os_nfsp", "episodes"
 
     def __init__(self, game, seed, per_step, preset="leduc_defaults", checkpoints=()):
-        from cfrx_examples.contenders import NFSP_PRESETS, make_contender
+        from openspiel_cfrx.contenders import NFSP_PRESETS, make_contender
 
         if preset not in NFSP_PRESETS:
             raise SystemExit(f"--nfsp_preset={preset!r} is not a preset; choose from {', '.join(NFSP_PRESETS)}")
