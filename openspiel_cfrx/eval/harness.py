@@ -132,7 +132,7 @@ def run_budget(
         done = (seconds is not None and state.spent >= seconds) or (max_steps > 0 and steps >= max_steps)
         done = done or (seconds is None and reached and all(progress >= p for p in pending))
         if not (done or reached or (eval_every > 0 and steps % eval_every == 0)):
-            if progress_every is not None and time.monotonic() - said >= progress_every and log is not None:
+            if pending and progress_every is not None and time.monotonic() - said >= progress_every and log is not None:
                 said = time.monotonic()
                 unit = {"nodes": "nodes", "steps": contender.steps_unit, "seconds": "s"}[by]
                 log(f"  {contender.name:<12} {progress:>12,.0f} of {pending[0]:,.0f} {unit} to the next checkpoint "
