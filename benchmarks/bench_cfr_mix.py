@@ -33,7 +33,6 @@ node is reported instead, with the memory it would need.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import os
 import random
@@ -46,9 +45,10 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import numpy as np  # noqa: E402
 import pyspiel  # noqa: E402
 import torch  # noqa: E402
+from absl import flags  # noqa: E402
 
 import games  # noqa: E402, F401
-from benchmarks.common import markdown_table, write_result  # noqa: E402
+from benchmarks.common import markdown_table, parse_flags, usage_error, write_result  # noqa: E402
 from games.nest_worst_case import nest_team_worst_case  # noqa: E402
 from games.team_goofspiel_worst_case import exact_goofspiel_team_worst_case  # noqa: E402
 from openspiel_cfrx import team  # noqa: E402
@@ -788,36 +788,37 @@ def assemble(out: str) -> None:
     write_result(os.path.join(out, "cfr_mix.md"), "CFR-MIX benchmark", intro + "\n\n" + "\n\n".join(sections))
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--parts", default=",".join(p for p in PART_ORDER if p != "goofspiel_3c2p2r"),
-                        help=f"comma-separated parts, from: {', '.join(PART_ORDER)}")  # fmt: skip
-    parser.add_argument("--quick", action="store_true", help="budgets / 10 (smoke test)")
-    parser.add_argument("--budget_factor", type=float, default=1.0,
-                        help="multiply every part's CPU budget (e.g. 4 for longer curves)")  # fmt: skip
-    parser.add_argument("--seeds", default="0",
-                        help="comma-separated solver seeds of the scale parts (one run per seed, same evaluation)")
-    parser.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"),
-                        help="results folder")  # fmt: skip
-    parser.add_argument("--statements_from", default="",
-                        help="train nothing: recompute the statements section of this recorded page from its tables "
-                             "and write it back")  # fmt: skip
-    args = parser.parse_args()
+FLAGS = flags.FlagValues()  # this program's own (tests import several programs into one process)
+flags.DEFINE_string("parts", ",".join(p for p in PART_ORDER if p != "goofspiel_3c2p2r"),
+                    f"comma-separated parts, from: {', '.join(PART_ORDER)}", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_bool("quick", False, "budgets / 10 (smoke test)", flag_values=FLAGS)
+flags.DEFINE_float("budget_factor", 1.0, "multiply every part's CPU budget (e.g. 4 for longer curves)",
+                   flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("seeds", "0", "comma-separated solver seeds of the scale parts (one run per seed, same evaluation)",
+                    flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("out", os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"), "results folder",
+                    flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("statements_from", "", "train nothing: recompute the statements section of this recorded page "
+                    "from its tables and write it back", flag_values=FLAGS)  # fmt: skip
+
+
+def main(argv=None):
+    args = parse_flags(FLAGS, argv, __doc__)
     if args.statements_from:
         print(statements_from_page(args.statements_from))
         return
     if not args.budget_factor > 0:
-        parser.error(f"--budget_factor must be > 0, got {args.budget_factor}")
+        usage_error(f"--budget_factor must be > 0, got {args.budget_factor}")
     try:
         args.seeds = [int(x) for x in args.seeds.split(",") if x.strip()]
     except ValueError:
-        parser.error(f"--seeds must be comma-separated integers, got {args.seeds!r}")
+        usage_error(f"--seeds must be comma-separated integers, got {args.seeds!r}")
     if not args.seeds:
-        parser.error("--seeds is empty; give e.g. --seeds=0,1,2")
+        usage_error("--seeds is empty; give e.g. --seeds=0,1,2")
     torch.set_num_threads(1)
     for name in args.parts.split(","):
         if name not in PARTS:
-            parser.error(f"unknown part {name!r}; choose from {', '.join(PART_ORDER)}")
+            usage_error(f"unknown part {name!r}; choose from {', '.join(PART_ORDER)}")
     for name in args.parts.split(","):
         start = time.process_time()
         PARTS[name](args)

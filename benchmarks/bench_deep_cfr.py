@@ -36,7 +36,7 @@ from absl import app, flags
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import markdown_table, write_result  # noqa: E402
-from cfrx_examples.contenders import (  # noqa: E402
+from openspiel_cfrx.contenders import (  # noqa: E402
     DEEP_CFR_HARNESS_SCHEDULE,
     DEEP_CFR_HARNESS_SETTINGS,
     openspiel_deep_cfr_iteration,

@@ -52,11 +52,13 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from absl import flags  # noqa: E402
+
 from benchmarks.common import (  # noqa: E402
-    OneLineArgumentParser,
     check_writable_dir,
     markdown_table,
     mean_and_interval,
+    parse_flags,
     usage_error,
     write_result,
 )
@@ -668,29 +670,29 @@ def _run_locked(args, row: Row, seed: int, folder: str) -> int:
     return rc
 
 
+FLAGS = flags.FlagValues()  # this program's own (tests import several programs into one process)
+flags.DEFINE_float("seconds", 600.0, "solver CPU seconds per run", flag_values=FLAGS)
+flags.DEFINE_integer("jobs", 1, "runs at a time (each one torch thread; CPU-second budgets)", flag_values=FLAGS)
+flags.DEFINE_enum("grid", "ledger", sorted(GRIDS), "ledger: BASE vs fhp_5x2's settings, one at a time "
+                  "(deep_cfr_ledger.md); figures: the paper's Figures 3-4 against BASE, a verdict per statement "
+                  "(deep_cfr_figures.md); the grids share BASE and their common rows' runs", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("rows", "", "comma-separated rows of the grid (default all; base always)", flag_values=FLAGS)
+flags.DEFINE_string("seeds", "0,1,2", "comma-separated seeds", flag_values=FLAGS)
+flags.DEFINE_string("fractions", "0.05,0.1,0.25,0.5,1", "checkpoints as fractions of --seconds, ending at 1 (the early "
+                    "ones give the rows that iterate faster than BASE a point at BASE's final node count)",
+                    flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("out_dir", "out/deep_cfr_ledger", "the runs' folders", flag_values=FLAGS)
+flags.DEFINE_string("output", "", "the results page (default: the grid's page in benchmarks/results)", flag_values=FLAGS)
+flags.DEFINE_bool("quick", False, f"plumbing check: {QUICK_GAME}, 5 s per run, seed 0, SGD steps / {QUICK_SGD_SCALE} "
+                  "more, out/deep_cfr_ledger_quick", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("docs", "", "also copy the page's tables into this docs file's marked block (docs/deep_cfr.md)",
+                    flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_bool("plan", False, "print the grid and its CPU hours; run nothing", flag_values=FLAGS)
+flags.DEFINE_bool("no_run", False, "write the page from the runs on disk; run nothing", flag_values=FLAGS)
+
+
 def parse_args(argv=None):
-    parser = OneLineArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--seconds", type=float, default=600.0, help="solver CPU seconds per run")
-    parser.add_argument("--jobs", type=int, default=1, help="runs at a time (each one torch thread; CPU-second budgets)")
-    parser.add_argument("--grid", default="ledger", choices=sorted(GRIDS),
-                        help="ledger: BASE vs fhp_5x2's settings, one at a time (deep_cfr_ledger.md); figures: the "
-                             "paper's Figures 3-4 against BASE, a verdict per statement (deep_cfr_figures.md); the "
-                             "grids share BASE and their common rows' runs")  # fmt: skip
-    parser.add_argument("--rows", default="", help="comma-separated rows of the grid (default all; base always)")
-    parser.add_argument("--seeds", default="0,1,2", help="comma-separated seeds")
-    parser.add_argument("--fractions", default="0.05,0.1,0.25,0.5,1",
-                        help="checkpoints as fractions of --seconds, ending at 1 (the early ones give the rows that "
-                             "iterate faster than BASE a point at BASE's final node count)")  # fmt: skip
-    parser.add_argument("--out_dir", default="out/deep_cfr_ledger", help="the runs' folders")
-    parser.add_argument("--output", default="", help="the results page (default: the grid's page in benchmarks/results)")
-    parser.add_argument("--quick", action="store_true",
-                        help=f"plumbing check: {QUICK_GAME}, 5 s per run, seed 0, SGD steps / {QUICK_SGD_SCALE} more, "
-                             "out/deep_cfr_ledger_quick")  # fmt: skip
-    parser.add_argument("--docs", default="",
-                        help="also copy the page's tables into this docs file's marked block (docs/deep_cfr.md)")
-    parser.add_argument("--plan", action="store_true", help="print the grid and its CPU hours; run nothing")
-    parser.add_argument("--no_run", action="store_true", help="write the page from the runs on disk; run nothing")
-    args = parser.parse_args(argv)
+    args = parse_flags(FLAGS, argv, __doc__.split("\n\n")[0])
     given = set(argv if argv is not None else sys.argv[1:])
     if args.quick:
         if not any(a.startswith("--seconds") for a in given):

@@ -1,7 +1,7 @@
 """Full flop hold'em: OpenSpiel's NFSP beside the Deep CFR run of `full_fhp.md`
 (the paper's Figure 2 compares the two on this game).
 
-Phase 1 trains OpenSpiel's PyTorch NFSP (`cfrx_examples.contenders`' `os_nfsp` on
+Phase 1 trains OpenSpiel's PyTorch NFSP (`openspiel_cfrx.contenders`' `os_nfsp` on
 `information_state_tensor`, with the settings of `--nfsp_preset`: by default
 `leduc_defaults`, the Leduc example's hyperparameters and one hidden layer of
 128 units; `fhp_tuned` is the best of `sweep_nfsp_fhp.py` on 5x2 flop
@@ -37,7 +37,6 @@ refused.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import csv
 import os
@@ -47,37 +46,44 @@ import time
 import numpy as np
 import pyspiel
 import torch
+from absl import flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers flop_holdem)
-from benchmarks.common import markdown_table, write_result  # noqa: E402
-from cfrx_examples.contenders import NFSP_PRESETS, make_contender  # noqa: E402
+from benchmarks.common import markdown_table, parse_flags, usage_error, write_result  # noqa: E402
+from openspiel_cfrx.contenders import NFSP_PRESETS, make_contender  # noqa: E402
 from openspiel_cfrx.deep.threads import usable_cpus  # noqa: E402
+from openspiel_cfrx.eval.harness import Measurement, run_budget  # noqa: E402
 
 FIELDS = ["algorithm", "seed", "steps", "steps_unit", "solver_seconds", "policy_seconds", "seconds", "nash_conv_chips",
           "nash_conv_mbb", "br_gain_p0", "br_gain_p1", "eval_seconds", "nodes_touched"]  # fmt: skip
 
 
+FLAGS = flags.FlagValues()  # this program's own (tests import several programs into one process)
+flags.DEFINE_string("game", "flop_holdem", "the game", flag_values=FLAGS)
+flags.DEFINE_float("seconds", 3600.0, "NFSP training budget (its own compute)", flag_values=FLAGS)
+flags.DEFINE_enum("clock", "wall", ["wall", "cpu"], "what --seconds and the seconds column count: wall-clock seconds "
+                  "of the training steps, or the process's CPU seconds (one torch thread), for a run that shares the "
+                  "cores with other work", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("fractions", "1", "checkpoints, as fractions of --seconds", flag_values=FLAGS)
+flags.DEFINE_integer("episodes_per_step", 1000, "self-play episodes between clock checks", flag_values=FLAGS)
+flags.DEFINE_string("nfsp_preset", "leduc_defaults", "NFSP settings by name (openspiel_cfrx.contenders.NFSP_PRESETS)",
+                    flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_integer("seed", 0, "the seed", flag_values=FLAGS)
+flags.DEFINE_integer("threads", 1, "torch threads while training", flag_values=FLAGS)
+flags.DEFINE_integer("eval_threads", 0, "torch threads for the exact evaluation (not timed); 0: the usable CPUs",
+                     flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("out_dir", None, "checkpoints and nfsp.csv (resumable)", flag_values=FLAGS)
+flags.mark_flag_as_required("out_dir", flag_values=FLAGS)
+flags.DEFINE_string("output", "", "also write this results page (markdown) from nfsp.csv", flag_values=FLAGS)
+
+
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--game", default="flop_holdem")
-    parser.add_argument("--seconds", type=float, default=3600.0, help="NFSP training budget (its own compute)")
-    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
-                        help="what --seconds and the seconds column count: wall-clock seconds of the training "
-                             "steps, or the process's CPU seconds (one torch thread), for a run that shares "
-                             "the cores with other work")  # fmt: skip
-    parser.add_argument("--fractions", default="1", help="checkpoints, as fractions of --seconds")
-    parser.add_argument("--episodes_per_step", type=int, default=1000, help="self-play episodes between clock checks")
-    parser.add_argument("--nfsp_preset", default="leduc_defaults", choices=sorted(NFSP_PRESETS),
-                        help="NFSP settings by name (cfrx_examples.contenders.NFSP_PRESETS)")  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads while training")
-    parser.add_argument("--eval_threads", type=int, default=0,
-                        help="torch threads for the exact evaluation (not timed); 0: the usable CPUs")
-    parser.add_argument("--out_dir", required=True, help="checkpoints and nfsp.csv (resumable)")
-    parser.add_argument("--output", default="", help="also write this results page (markdown) from nfsp.csv")
-    return parser.parse_args(argv)
+    args = parse_flags(FLAGS, argv, __doc__.split("\n\n")[0])
+    if args.nfsp_preset not in NFSP_PRESETS:
+        usage_error(f"--nfsp_preset={args.nfsp_preset!r} is not a preset; choose from {', '.join(sorted(NFSP_PRESETS))}")
+    return args
 
 
 def checkpoint_path(out_dir: str, k: int) -> str:
@@ -85,24 +91,26 @@ def checkpoint_path(out_dir: str, k: int) -> str:
 
 
 def train(game, args, fractions) -> None:
-    """Phase 1: self-play to each checkpoint, saving the average networks there."""
+    """Phase 1: self-play to each checkpoint (the harness's `run_budget`), saving the average networks there."""
     contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=args.episodes_per_step,
                                **NFSP_PRESETS[args.nfsp_preset])  # fmt: skip
     clock = time.perf_counter if args.clock == "wall" else time.process_time
-    spent, episodes, k = 0.0, 0, 0
-    while k < len(fractions):
-        start = clock()
-        contender.step()
-        spent += clock() - start
-        episodes += args.episodes_per_step
-        while k < len(fractions) and spent >= fractions[k] * args.seconds:
-            contender.save_average_networks(checkpoint_path(args.out_dir, k), episodes=episodes, seconds=spent,
+    saved = []  # checkpoints written: one file per fraction, even when one step passes several
+
+    def measure(m: Measurement) -> None:
+        episodes = m.steps * args.episodes_per_step
+        while len(saved) < len(fractions) and m.spent >= fractions[len(saved)] * args.seconds:
+            k = len(saved)
+            contender.save_average_networks(checkpoint_path(args.out_dir, k), episodes=episodes, seconds=m.spent,
                                             preset=args.nfsp_preset, seed=args.seed, clock=args.clock)  # fmt: skip
-            print(f"  checkpoint {k}: {episodes:,} episodes, {contender.nodes_touched:,} nodes, {spent:.0f} s",
+            print(f"  checkpoint {k}: {episodes:,} episodes, {contender.nodes_touched:,} nodes, {m.spent:.0f} s",
                   flush=True)  # fmt: skip
-            k += 1
-        if episodes % (50 * args.episodes_per_step) == 0:
-            print(f"  nfsp {episodes:,} episodes, {spent:.0f} s", flush=True)
+            saved.append(k)
+        if m.steps % 50 == 0:
+            print(f"  nfsp {episodes:,} episodes, {m.spent:.0f} s", flush=True)
+
+    run_budget(contender, measure, [f * args.seconds for f in fractions], eval_every=50, clock=clock,
+               accumulate_policy=False, log=None)  # fmt: skip
 
 
 def average_networks(game, args, path: str) -> tuple[list[torch.nn.Module], dict]:

@@ -8,7 +8,7 @@ Trains, on full heads-up limit hold'em (`hulh`, Brown et al. 2019 rules),
   advantage-network training; duplicate merging off, i.e. the paper's
   sampled minibatches), then its average-strategy network once (timed and
   reported separately);
-* OpenSpiel's PyTorch NFSP (`cfrx_examples.contenders`, Leduc example
+* OpenSpiel's PyTorch NFSP (`openspiel_cfrx.contenders`, Leduc example
   hyperparameters, 128-unit nets, `information_state_tensor` input) for
   `--nfsp-seconds` of self-play episodes;
 
@@ -33,7 +33,6 @@ says how far such agents get, not what Deep CFR or NFSP reach.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import sys
@@ -41,12 +40,13 @@ import time
 
 import pyspiel
 import torch
+from absl import flags
 from open_spiel.python import policy as policy_lib
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers flop_holdem, hulh)
-from benchmarks.common import markdown_table, write_result  # noqa: E402
+from benchmarks.common import markdown_table, parse_flags, write_result  # noqa: E402
 from openspiel_cfrx.eval.head_to_head import always_call, always_raise, play_match  # noqa: E402
 from openspiel_cfrx.poker.lbr import LocalBestResponse  # noqa: E402
 
@@ -107,59 +107,51 @@ def statements_from_page(path: str) -> str:
     return section
 
 
+FLAGS = flags.FlagValues()  # this program's own (tests import several programs into one process)
+flags.DEFINE_string("game", "hulh", "the game", flag_values=FLAGS)
+flags.DEFINE_float("deep-seconds", 180.0, "Deep CFR iteration budget", flag_values=FLAGS)
+flags.DEFINE_float("nfsp-seconds", 180.0, "NFSP training budget", flag_values=FLAGS)
+flags.DEFINE_enum("network", "poker", ["poker", "suit_symmetric_mlp", "mlp"], "Deep CFR network: poker = Appendix C "
+                  "(width --dim); the MLPs take --layers", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_integer("dim", 64, "Appendix C network width d", flag_values=FLAGS)
+flags.DEFINE_string("layers", "128,128", "MLP hidden widths (--network=*mlp)", flag_values=FLAGS)
+flags.DEFINE_enum("traversal-backend", "state", ["state", "poker"], "Deep CFR traversals: pyspiel states, or the "
+                  "poker backend (arrays of deals)", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_integer("traversals", 250, "traversals per player per iteration", flag_values=FLAGS)
+flags.DEFINE_integer("sgd-steps", 100, "advantage SGD steps per iteration", flag_values=FLAGS)
+flags.DEFINE_integer("batch", 1024, "advantage and strategy batch size", flag_values=FLAGS)
+flags.DEFINE_string("regret-scale", "1", 'DeepCFRSolver regret_scale: a number (1 = raw chip regrets, the paper) or '
+                    '"auto"', flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_integer("memory", 4_000_000, "entries per Deep CFR memory", flag_values=FLAGS)
+flags.DEFINE_bool("fine-tune", False, "fine-tune the advantage networks each iteration instead of retraining them "
+                  "from scratch (reinitialize_advantage_networks=False; Figure 4's 'continue' arm)",
+                  flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_integer("policy-steps", 300, "average-network SGD steps", flag_values=FLAGS)
+flags.DEFINE_integer("nfsp-step", 1000, "NFSP episodes between clock checks", flag_values=FLAGS)
+flags.DEFINE_string("pairs", DEFAULT_PAIRS, "comma-separated A:B pairs", flag_values=FLAGS)
+flags.DEFINE_integer("deals", 1000, "duplicate deals per pair", flag_values=FLAGS)
+flags.DEFINE_string("lbr-agents", "deep_cfr,nfsp,call,raise", "agents whose local best response value is estimated "
+                    "('' for none)", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_integer("lbr-deals", 200, "duplicate deals per LBR estimate", flag_values=FLAGS)
+flags.DEFINE_integer("lbr-completions", 100, "board completions per LBR win probability (sampled above this: the "
+                     "flop)", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_integer("seed", 0, "the seed", flag_values=FLAGS)
+flags.DEFINE_integer("threads", 1, "torch threads", flag_values=FLAGS)
+flags.DEFINE_string("save", "", "also save the Deep CFR checkpoint here", flag_values=FLAGS)
+flags.DEFINE_string("save-policy", "", "also save the Deep CFR policy file here (average network only: small, for "
+                    "later matches with --deep-load)", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("deep-load", "", "play a saved Deep CFR checkpoint or policy file instead of training one",
+                    flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("nfsp-save", "", "also save NFSP's average networks here", flag_values=FLAGS)
+flags.DEFINE_string("nfsp-load", "", "play NFSP's average networks saved by --nfsp-save instead of training it",
+                    flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("out", "", "write the markdown report here", flag_values=FLAGS)
+flags.DEFINE_string("statements_from", "", "train nothing: recompute the Table 1 statements section of this recorded "
+                    "page from its 'Earlier settings' table and write it back", flag_values=FLAGS)  # fmt: skip
+
+
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--game", default="hulh")
-    parser.add_argument(
-        "--deep-seconds", type=float, default=180.0, help="Deep CFR iteration budget"
-    )
-    parser.add_argument("--nfsp-seconds", type=float, default=180.0, help="NFSP training budget")
-    parser.add_argument("--network", default="poker", choices=("poker", "suit_symmetric_mlp", "mlp"),
-                        help="Deep CFR network: poker = Appendix C (width --dim); the MLPs take --layers")  # fmt: skip
-    parser.add_argument("--dim", type=int, default=64, help="Appendix C network width d")
-    parser.add_argument("--layers", default="128,128", help="MLP hidden widths (--network=*mlp)")
-    parser.add_argument("--traversal-backend", default="state", choices=("state", "poker"),
-                        help="Deep CFR traversals: pyspiel states, or the poker backend (arrays of deals)")  # fmt: skip
-    parser.add_argument(
-        "--traversals", type=int, default=250, help="traversals per player per iteration"
-    )
-    parser.add_argument(
-        "--sgd-steps", type=int, default=100, help="advantage SGD steps per iteration"
-    )
-    parser.add_argument("--batch", type=int, default=1024, help="advantage and strategy batch size")
-    parser.add_argument("--regret-scale", default="1",
-                        help='DeepCFRSolver regret_scale: a number (1 = raw chip regrets, the paper) or "auto"')
-    parser.add_argument("--memory", type=int, default=4_000_000, help="entries per Deep CFR memory")
-    parser.add_argument("--fine-tune", action="store_true",
-                        help="fine-tune the advantage networks each iteration instead of retraining them from "
-                             "scratch (reinitialize_advantage_networks=False; Figure 4's 'continue' arm)")  # fmt: skip
-    parser.add_argument("--policy-steps", type=int, default=300, help="average-network SGD steps")
-    parser.add_argument(
-        "--nfsp-step", type=int, default=1000, help="NFSP episodes between clock checks"
-    )
-    parser.add_argument("--pairs", default=DEFAULT_PAIRS, help="comma-separated A:B pairs")
-    parser.add_argument("--deals", type=int, default=1000, help="duplicate deals per pair")
-    parser.add_argument("--lbr-agents", default="deep_cfr,nfsp,call,raise",
-                        help="agents whose local best response value is estimated ('' for none)")  # fmt: skip
-    parser.add_argument("--lbr-deals", type=int, default=200, help="duplicate deals per LBR estimate")
-    parser.add_argument("--lbr-completions", type=int, default=100,
-                        help="board completions per LBR win probability (sampled above this: the flop)")  # fmt: skip
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=1, help="torch threads")
-    parser.add_argument("--save", default="", help="also save the Deep CFR checkpoint here")
-    parser.add_argument("--save-policy", default="",
-                        help="also save the Deep CFR policy file here (average network only: small, for later "
-                             "matches with --deep-load)")  # fmt: skip
-    parser.add_argument("--deep-load", default="",
-                        help="play a saved Deep CFR checkpoint or policy file instead of training one")  # fmt: skip
-    parser.add_argument("--nfsp-save", default="", help="also save NFSP's average networks here")
-    parser.add_argument("--nfsp-load", default="",
-                        help="play NFSP's average networks saved by --nfsp-save instead of training it")  # fmt: skip
-    parser.add_argument("--out", default="", help="write the markdown report here")
-    parser.add_argument("--statements_from", default="",
-                        help="train nothing: recompute the Table 1 statements section of this recorded page from "
-                             "its 'Earlier settings' table and write it back")  # fmt: skip
-    return parser.parse_args(argv)
+    return parse_flags(FLAGS, argv, __doc__.split("\n\n")[0])
 
 
 def train_deep_cfr(game, args) -> tuple[object, dict]:
@@ -230,7 +222,7 @@ def train_deep_cfr(game, args) -> tuple[object, dict]:
 
 
 def train_nfsp(game, args) -> tuple[object, dict]:
-    from cfrx_examples.contenders import make_contender
+    from openspiel_cfrx.contenders import make_contender
 
     contender = make_contender("os_nfsp", game, seed=args.seed, episodes_per_step=args.nfsp_step)
     if args.nfsp_load:
@@ -238,13 +230,12 @@ def train_nfsp(game, args) -> tuple[object, dict]:
         info = {"episodes": saved["episodes"], "seconds": saved["seconds"], "loaded": args.nfsp_load}
         print(f"  nfsp: {info}", flush=True)
         return contender.policy(), info
-    spent, episodes = 0.0, 0
-    while spent < args.nfsp_seconds:
-        start = time.perf_counter()
-        contender.step()
-        spent += time.perf_counter() - start
-        episodes += args.nfsp_step
-    info = {"episodes": episodes, "seconds": spent}
+    from openspiel_cfrx.eval.harness import run_budget
+
+    # the harness's budget loop, measured once, at the end: (steps, solver seconds)
+    (steps, spent), = run_budget(contender, lambda m: (m.steps, m.spent), [], seconds=args.nfsp_seconds,
+                                 accumulate_policy=False, log=None)  # fmt: skip
+    info = {"episodes": steps * args.nfsp_step, "seconds": spent}
     if args.nfsp_save:
         contender.save_average_networks(args.nfsp_save, **info)
     print(f"  nfsp: {info}", flush=True)

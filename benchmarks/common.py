@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import math
 import os
@@ -10,7 +9,11 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from types import SimpleNamespace
 from typing import NoReturn
+
+from absl import flags
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOAD_AT_START = os.getloadavg()[0]
@@ -23,19 +26,102 @@ FHP_STATE_DEEP_CFR = dict(game="flop_holdem(num_ranks=5,num_suits=2)", traversal
 
 def usage_error(message: str) -> NoReturn:
     """Stops a benchmark program on bad input with one line on stderr,
-    `error: <message>; see --help`, and exit status 2 (argparse's), before it
+    `error: <message>; see --help`, and exit status 2 (a usage error's), before it
     computes anything."""
     print(f"error: {message}; see --help", file=sys.stderr, flush=True)
     sys.exit(2)
 
 
-class OneLineArgumentParser(argparse.ArgumentParser):
-    """argparse whose errors are one line (`usage_error`) instead of the usage
-    dump followed by the message; `--help` is unchanged."""
+class _Checked(flags.ArgumentParser):
+    """An absl flag parser from a function of the text (`define_checked`)."""
 
-    def error(self, message: str) -> NoReturn:
-        usage_error(message)
+    def __init__(self, parse: Callable[[str], object], kind: str):
+        self._parse_text, self._kind = parse, kind
 
+    def parse(self, argument):
+        return self._parse_text(argument) if isinstance(argument, str) else argument
+
+    def flag_type(self) -> str:
+        return self._kind
+
+
+def define_checked(flag_values: flags.FlagValues, name: str, default: str, help: str,
+                   parse: Callable[[str], object], kind: str = "string") -> None:  # fmt: skip
+    """An absl flag whose text `parse` turns into its value, raising ValueError
+    with what is wrong (absl's message: `flag --<name>=<text>: <what>`)."""
+    flags.DEFINE(_Checked(parse, kind), name, default, help, flag_values=flag_values)
+
+
+def parse_flags(flag_values: flags.FlagValues, argv: list[str] | None, description: str) -> SimpleNamespace:
+    """A benchmark program's absl flags (defined on its own `flag_values`, so
+    that programs imported together keep their own), parsed from `argv` (None:
+    sys.argv[1:]) into a namespace (a dashed name such as `--mccfr-step` is
+    `args.mccfr_step`). `--help` prints them and exits; a bad flag or a stray
+    argument stops the program with one line (`usage_error`)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if any(a in ("--help", "-h", "--helpfull") for a in argv):
+        print(f"{description}\n\nflags:\n{flag_values.get_help(include_special_flags=False)}")
+        sys.exit(0)
+    flag_values.unparse_flags()
+    try:
+        rest = flag_values([sys.argv[0], *argv])[1:]
+    except flags.Error as e:
+        usage_error(str(e))
+    if rest:
+        usage_error(f"unexpected arguments: {' '.join(rest)} (every setting is a --flag)")
+    return SimpleNamespace(**{name.replace("-", "_"): value for name, value in flag_values.flag_values_dict().items()})
+
+
+# Flag parsers for `define_checked`: each turns a flag's text into its value or raises ValueError saying what
+# is wrong.
+
+
+def budget_fractions(text: str) -> list[float]:
+    """Checkpoints as fractions of a budget: increasing numbers in (0, 1]."""
+    try:
+        values = [float(x) for x in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or not all(0 < v <= 1 for v in values) or values != sorted(set(values)):  # NaN fails 0 < v
+        raise ValueError(f"must be comma-separated numbers in (0, 1], increasing without repeats "
+                         f"(fractions of the budget), e.g. 0.25,0.5,1; got {text!r}")  # fmt: skip
+    return values
+
+
+def positive_seconds(text: str) -> float:
+    """A finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise ValueError(f"must be a finite number of seconds > 0, got {text!r}")
+    return value
+
+
+def integer_at_least(low: int, meaning: str = ""):
+    """The parser of an integer >= `low` (`meaning`: said after the bound in the error)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = low - 1
+        if value < low:
+            raise ValueError(f"must be an integer >= {low}{meaning}, got {text!r}")
+        return value
+
+    return parse
+
+
+def distinct_seeds(text: str) -> list[int]:
+    """Comma-separated distinct seeds >= 0 (empty: none)."""
+    try:
+        seeds = [int(x) for x in text.split(",")] if text else []
+    except ValueError:
+        seeds = [-1]
+    if any(s < 0 for s in seeds) or len(set(seeds)) != len(seeds):
+        raise ValueError(f"must be comma-separated distinct integers >= 0, e.g. 0,1,2; got {text!r}")
+    return seeds
 
 def check_writable_dir(path: str, flag: str) -> None:
     """Creates directory `path` (with its parents) and writes and deletes a
@@ -67,10 +153,10 @@ def time_call(fn, repeat: int, warmup: int = 1) -> float:
 
 
 def markdown_table(headers: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-    for row in rows:
-        lines.append("| " + " | ".join(str(c) for c in row) + " |")
-    return "\n".join(lines)
+    """`openspiel_cfrx.eval.report.markdown_table` (imported on first use: the argument checks stay light)."""
+    from openspiel_cfrx.eval.report import markdown_table as table
+
+    return table(headers, rows)
 
 
 def generated_header(command: str | None = None) -> str:

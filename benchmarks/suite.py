@@ -21,7 +21,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from benchmarks.common import OneLineArgumentParser  # noqa: E402
+from absl import flags  # noqa: E402
+
+from benchmarks.common import parse_flags, usage_error  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUICK = "benchmarks/results/quick"
@@ -145,24 +147,27 @@ PROGRAMS = {
                       [f"--output={FULL}/careless_user.md"]),
 }  # fmt: skip
 
+FLAGS = flags.FlagValues()
+flags.DEFINE_enum("tier", "quick", ["quick", "full"], "quick: reduced budgets (results/quick/); full: the committed "
+                  "settings (results/)", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_string("only", "", f"run only these, comma-separated, by name: {', '.join(PROGRAMS)}", flag_values=FLAGS)
+flags.DEFINE_bool("dry_run", False, "print the commands without running them", flag_values=FLAGS)
+flags.DEFINE_alias("dry-run", "dry_run", flag_values=FLAGS)
+
+
 def parse_args(argv=None):
     """--tier, --only and --dry_run, checked before any program runs: a bad
     value is one line (`error: ...; see --help`, exit status 2)."""
-    parser = OneLineArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tier", choices=("quick", "full"), default="quick",
-                        help="quick: reduced budgets (results/quick/); full: the committed settings (results/)")
-    parser.add_argument("--only", default="", help=f"run only these, comma-separated, by name: {', '.join(PROGRAMS)}")
-    parser.add_argument("--dry_run", "--dry-run", action="store_true", help="print the commands without running them")
-    args = parser.parse_args(argv)
+    args = parse_flags(FLAGS, argv, __doc__.split("\n\n")[0])
     args.only = [n.strip() for n in args.only.split(",") if n.strip()]
     unknown = [n for n in args.only if n not in PROGRAMS]
     if unknown:
-        parser.error(f"unknown --only {', '.join(unknown)}; choose from {', '.join(PROGRAMS)}")
+        usage_error(f"unknown --only {', '.join(unknown)}; choose from {', '.join(PROGRAMS)}")
     if args.tier == "quick":
         full_only = [n for n in args.only if PROGRAMS[n][1] is None]
         if full_only:
-            parser.error(f"--only {', '.join(full_only)}: no quick tier (the quick run of the same program covers "
-                         "it); run it with --tier=full")  # fmt: skip
+            usage_error(f"--only {', '.join(full_only)}: no quick tier (the quick run of the same program covers "
+                        "it); run it with --tier=full")  # fmt: skip
     return args
 
 

@@ -4,7 +4,7 @@ The Deep CFR paper (Brown et al. 2019, Figure 2 and its footnote 4) reports
 NFSP's best result in flop hold'em "across a sweep of hyperparameters", with
 the same model as Deep CFR's. This program runs such a sweep on
 `flop_holdem(num_ranks=5,num_suits=2)` with OpenSpiel's PyTorch NFSP
-(`cfrx_examples.contenders` `os_nfsp`, every setting passed to `nfsp.NFSP`):
+(`openspiel_cfrx.contenders` `os_nfsp`, every setting passed to `nfsp.NFSP`):
 
 1. `sweep`: every configuration of `GRID` (OpenSpiel's Leduc defaults, the
    base `hs` = Heinrich & Silver 2016's Limit Texas Hold'em settings scaled
@@ -35,7 +35,6 @@ t-interval) and the chosen settings; its `## Reading` is kept on rerun.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import os
@@ -45,12 +44,19 @@ import time
 import numpy as np
 import pyspiel
 import torch
+from absl import flags
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import games  # noqa: E402,F401  (registers flop_holdem)
-from benchmarks.common import markdown_table, mean_and_interval, write_result  # noqa: E402
-from cfrx_examples.contenders import NFSP_PRESETS, make_contender, nfsp_settings  # noqa: E402
+from benchmarks.common import (  # noqa: E402
+    markdown_table,
+    mean_and_interval,
+    parse_flags,
+    usage_error,
+    write_result,
+)
+from openspiel_cfrx.contenders import NFSP_PRESETS, make_contender, nfsp_settings  # noqa: E402
 
 # Heinrich & Silver 2016's Limit Texas Hold'em settings, scaled to 5x2 flop hold'em and this sweep's
 # budget: anticipatory parameter 0.1, SGD with RL rate 0.1 and SL rate 0.005, epsilon 0.08 decaying
@@ -89,27 +95,32 @@ FIELDS = ["stage", "config", "seed", "budget", "episodes", "train_seconds", "cpu
           "br_gain_p0", "br_gain_p1", "eval_seconds", "nodes_touched", "load", "settings", "failed"]  # fmt: skip
 
 
+FLAGS = flags.FlagValues()  # this program's own (tests import several programs into one process)
+flags.DEFINE_string("game", GAME_5X2, "the game", flag_values=FLAGS)
+flags.DEFINE_integer("episodes", 40_000, "self-play episodes per run", flag_values=FLAGS)
+flags.DEFINE_integer("points", 5, "log-spaced evaluation points (the last = --episodes)", flag_values=FLAGS)
+flags.DEFINE_integer("episodes_per_step", 500, "episodes between evaluation checks", flag_values=FLAGS)
+flags.DEFINE_string("configs", "", f"comma-separated subset of {', '.join(GRID)} (default all)", flag_values=FLAGS)
+flags.DEFINE_integer("top", 2, "configurations rerun on more seeds", flag_values=FLAGS)
+flags.DEFINE_integer("seeds", 3, "seeds of the top configurations (0 .. seeds-1)", flag_values=FLAGS)
+flags.DEFINE_bool("baseline_seeds", True, "also run leduc_defaults on every seed (--nobaseline_seeds, or "
+                  "--no-baseline_seeds: not)", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_bool("combine", True, "add the `combined` configuration (every change that beat hs; --nocombine or "
+                  "--no-combine: not)", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_bool("quick", False, f"{' and '.join(QUICK_CONFIGS)} only, 2,000 episodes, 3 points, 2 seeds, no combined",
+                  flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_bool("report_only", False, "run nothing: write the page from the runs already in --out_dir",
+                  flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_integer("threads", 1, "torch threads", flag_values=FLAGS)
+flags.DEFINE_string("out_dir", None, "nfsp_sweep.csv (resumable)", flag_values=FLAGS)
+flags.mark_flag_as_required("out_dir", flag_values=FLAGS)
+flags.DEFINE_string("output", "", "write this results page (markdown)", flag_values=FLAGS)
+_NEGATIONS = {"--no-baseline_seeds": "--nobaseline_seeds", "--no-combine": "--nocombine"}  # the argparse spelling
+
+
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--game", default=GAME_5X2)
-    parser.add_argument("--episodes", type=int, default=40_000, help="self-play episodes per run")
-    parser.add_argument("--points", type=int, default=5, help="log-spaced evaluation points (the last = --episodes)")
-    parser.add_argument("--episodes_per_step", type=int, default=500, help="episodes between evaluation checks")
-    parser.add_argument("--configs", default="", help=f"comma-separated subset of {', '.join(GRID)} (default all)")
-    parser.add_argument("--top", type=int, default=2, help="configurations rerun on more seeds")
-    parser.add_argument("--seeds", type=int, default=3, help="seeds of the top configurations (0 .. seeds-1)")
-    parser.add_argument("--baseline_seeds", action=argparse.BooleanOptionalAction, default=True,
-                        help="also run leduc_defaults on every seed")  # fmt: skip
-    parser.add_argument("--combine", action=argparse.BooleanOptionalAction, default=True,
-                        help="add the `combined` configuration (every change that beat hs)")  # fmt: skip
-    parser.add_argument("--quick", action="store_true",
-                        help=f"{' and '.join(QUICK_CONFIGS)} only, 2,000 episodes, 3 points, 2 seeds, no combined")
-    parser.add_argument("--report_only", action="store_true",
-                        help="run nothing: write the page from the runs already in --out_dir")  # fmt: skip
-    parser.add_argument("--threads", type=int, default=1, help="torch threads")
-    parser.add_argument("--out_dir", required=True, help="nfsp_sweep.csv (resumable)")
-    parser.add_argument("--output", default="", help="write this results page (markdown)")
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_flags(FLAGS, [_NEGATIONS.get(a, a) for a in argv], __doc__.split("\n\n")[0])
     if args.quick:
         args.configs, args.episodes, args.points, args.seeds, args.top, args.combine = (
             ",".join(QUICK_CONFIGS), 2000, 3, 2, 1, False)  # fmt: skip
@@ -117,12 +128,12 @@ def parse_args(argv=None):
     args.configs = [c for c in args.configs.split(",") if c] or list(GRID)
     unknown = [c for c in args.configs if c not in GRID]
     if unknown:
-        parser.error(f"unknown --configs {', '.join(unknown)}; choose from {', '.join(GRID)}")
+        usage_error(f"unknown --configs {', '.join(unknown)}; choose from {', '.join(GRID)}")
     for key in ("episodes", "points", "episodes_per_step", "seeds", "threads"):
         if getattr(args, key) < 1:
-            parser.error(f"--{key} must be >= 1, got {getattr(args, key)}")
+            usage_error(f"--{key} must be >= 1, got {getattr(args, key)}")
     if args.episodes % args.episodes_per_step:
-        parser.error(f"--episodes ({args.episodes}) must be a multiple of --episodes_per_step ({args.episodes_per_step})")
+        usage_error(f"--episodes ({args.episodes}) must be a multiple of --episodes_per_step ({args.episodes_per_step})")
     return args
 
 

@@ -41,13 +41,8 @@ from cfrx_examples._common import (
     usage_error,
     write_results,
 )
-from cfrx_examples.contenders import (
-    CONTENDERS,
-    log_times,
-    make_contender,
-    run_timed,
-)
-from openspiel_cfrx.eval import plot_curves
+from openspiel_cfrx.contenders import CONTENDERS, make_contender
+from openspiel_cfrx.eval import log_times, plot_curves, run_timed
 from openspiel_cfrx.eval.report import machine_header
 
 FLAGS = flags.FLAGS

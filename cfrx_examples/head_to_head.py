@@ -80,7 +80,7 @@ def build_policy(spec: str, game, seed: int):
         solver.run(int(arg or FLAGS.iterations))
         return solver.average_policy()
     if name == "nfsp":
-        from cfrx_examples.contenders import make_contender
+        from openspiel_cfrx.contenders import make_contender
 
         contender = make_contender("os_nfsp", game, seed=seed, episodes_per_step=int(arg or 1000))
         contender.step()

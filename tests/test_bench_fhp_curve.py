@@ -155,18 +155,18 @@ def test_an_external_sampling_line_killed_after_a_checkpoint_resumes_to_the_same
 
     main(command[:-1])
     whole = curve()
-    step = bench_fhp_curve.AbstractMCCFRRunner.step
+    step = bench_fhp_curve.AbstractMCCFRLine.step
 
     def killed(self):
         if self.steps == 1000:  # after the first checkpoint was saved
             raise KeyboardInterrupt
         step(self)
 
-    monkeypatch.setattr(bench_fhp_curve.AbstractMCCFRRunner, "step", killed)
+    monkeypatch.setattr(bench_fhp_curve.AbstractMCCFRLine, "step", killed)
     with pytest.raises(KeyboardInterrupt):
         main(command)
     assert (tmp_path / "ckpt.abstraction_100.seed0.npz").exists()
-    monkeypatch.setattr(bench_fhp_curve.AbstractMCCFRRunner, "step", step)
+    monkeypatch.setattr(bench_fhp_curve.AbstractMCCFRLine, "step", step)
     capsys.readouterr()
     main(command)
     out = capsys.readouterr().out

@@ -62,6 +62,7 @@ LAYERS = {
     "neural_poker": 4, "cfr_mix": 4,
     "": 5,  # openspiel_cfrx/__init__.py: the front door
     "explore": 5,  # the strategy explorer (a page on top of poker and deep), beside the front door
+    "contenders": 5,  # the equal-budget harness's contenders by name (builds every solver), beside the front door
 }  # fmt: skip
 
 

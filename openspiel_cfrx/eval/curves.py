@@ -1,7 +1,9 @@
-"""Convergence curves: run a solver, evaluate exactly at checkpoints, write CSV / PNG.
+"""Convergence curves: CSV / PNG of the points the harness measures.
 
-Seconds in a curve count only the solver's own work (evaluation excluded), so
-curves of different solvers compare at equal compute.
+The points and the loops that measure them (`run_curve`, `run_timed`,
+`run_budget`) are `openspiel_cfrx.eval.harness`'s, imported here too. Seconds
+in a curve count only the solver's own work (evaluation excluded), so curves of
+different solvers compare at equal compute.
 """
 
 from __future__ import annotations
@@ -9,75 +11,14 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
-import math
 import os
-import time
-from collections.abc import Callable, Iterable
 
-import numpy as np
-
-from openspiel_cfrx.tree import get_tree, strategy_from_policy
-from openspiel_cfrx.tree.sequence_form import best_response
-
-
-@dataclasses.dataclass
-class CurvePoint:
-    solver: str
-    iteration: int
-    seconds: float
-    exploitability: float  # (sum of best-response values - utility sum) / 2
-    nash_conv: float
-
-
-def log_checkpoints(iterations: int, per_decade: int = 8, every: int | None = None) -> list[int]:
-    """Roughly log-spaced iteration numbers in [1, iterations] (always includes
-    the last); or every `every` iterations when given."""
-    if every:
-        points = set(range(every, iterations + 1, every))
-    else:
-        count = max(2, int(per_decade * math.log10(max(iterations, 10))) + 1)
-        points = {int(round(v)) for v in np.logspace(0, math.log10(iterations), count)}
-    points.add(iterations)
-    return sorted(p for p in points if 1 <= p <= iterations)
-
-
-def exact_exploitability(game, average_policy) -> tuple[float, float]:
-    """(exploitability, nash_conv) of any policy our evaluator accepts."""
-    tree = get_tree(game)
-    result = best_response(tree, strategy_from_policy(tree, average_policy))
-    exploit = float((result.best_response_values.sum() - game.utility_sum()) / 2)
-    return exploit, result.nash_conv
-
-
-def run_curve(
-    name: str,
-    game,
-    step: Callable[[], None],
-    average_policy: Callable[[], object],
-    iterations: int,
-    checkpoints: Iterable[int],
-    time_budget: float | None = None,
-    log: Callable[[str], None] | None = print,
-) -> list[CurvePoint]:
-    """Calls `step()` `iterations` times, evaluating `average_policy()` exactly
-    at each checkpoint. Stops early once `time_budget` solver-seconds are spent
-    (evaluating that last point)."""
-    checkpoints = set(checkpoints)
-    points: list[CurvePoint] = []
-    elapsed = 0.0
-    for it in range(1, iterations + 1):
-        start = time.perf_counter()
-        step()
-        elapsed += time.perf_counter() - start
-        over_budget = time_budget is not None and elapsed >= time_budget
-        if it in checkpoints or it == iterations or over_budget:
-            exploit, conv = exact_exploitability(game, average_policy())
-            points.append(CurvePoint(name, it, elapsed, exploit, conv))
-            if log is not None and (it == iterations or over_budget or len(points) % 5 == 0):
-                log(f"  {name:<28} it {it:>6}  {elapsed:8.2f}s  exploitability {exploit:.3e}")
-        if over_budget:
-            break
-    return points
+from openspiel_cfrx.eval.harness import (  # noqa: F401  (this module's names before the harness held them)
+    CurvePoint,
+    exact_exploitability,
+    log_checkpoints,
+    run_curve,
+)
 
 
 def write_csv(points: list[CurvePoint], path: str) -> None:

@@ -1,4 +1,4 @@
-"""Run metadata for result files: machine, versions, exact command."""
+"""Run metadata for result files: machine, versions, exact command; markdown tables."""
 
 from __future__ import annotations
 
@@ -35,3 +35,11 @@ def machine_header(command: str | None = None) -> str:
             f"- command: `{command}`",
         ]
     )
+
+
+def markdown_table(headers: list[str], rows: list[list]) -> str:
+    """A markdown table: a header row, then one row per list of cells (each `str()`-ed)."""
+    lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    for row in rows:
+        lines.append("| " + " | ".join(str(c) for c in row) + " |")
+    return "\n".join(lines)
