@@ -19,6 +19,9 @@ results/cfr_mix/reading.md if present). Parts:
                            (--seeds: one run per seed)
   nest_15x15_references    hand-written pursuers (chase, intercept) under the
                            scale part's evaluation, for scale
+  nest_15x15_controls      why learning stops there: one setting changed at a
+                           time, and a supervised fit of CFR-MIX's network to
+                           the intercept team
 
 Budgets are process CPU seconds (time.process_time, torch on 1 thread), so
 that other jobs on a shared machine do not change what a variant gets;
@@ -58,7 +61,7 @@ from openspiel_cfrx.eval.team_best_response import sampled_team_worst_case  # no
 
 ALL_VARIANTS = ["cfr_mix", "cfr_mix_no_sharing", "deep_cfr_mix", "independent", "double_neural_joint", "deep_cfr"]
 PART_ORDER = ["goofspiel_3c2p2r", "goofspiel_6c4p2r", "nest_3x3_2", "nest_5x5_4", "scale_goofspiel_10c6p2r",
-              "scale_nest_15x15_4", "nest_15x15_references"]  # fmt: skip
+              "scale_nest_15x15_4", "nest_15x15_references", "nest_15x15_controls"]  # fmt: skip
 
 
 class _OutOfBudget(Exception):
@@ -614,6 +617,137 @@ def part_nest_15x15_references(args):
         f.write("\n".join(lines) + "\n")
 
 
+# NEST 15x15/4 controls: one setting changed at a time from the scale part's (seed = the first of --seeds)
+NEST_CONTROLS = {
+    "scale part's settings": {},
+    "16 traversals per iteration (x4)": dict(traversals=16),
+    "200 Adam steps per fit (x5)": dict(train_steps=200),
+    "memory 20,000 (x10)": dict(memory_capacity=20_000),
+    "Deep CFR + MIX backbone (no fed-back target)": dict(variant="deep_cfr_mix"),
+    "64 joint actions per infoset (x8)": dict(joint_cap=64),
+}
+IMITATION_STEPS, IMITATION_BATCH = 3000, 512
+
+
+class _CurrentIterate:
+    """A CFR-MIX solver's current strategy (RM+ on its regret networks) where the evaluator reads the average."""
+
+    def __init__(self, solver):
+        self.solver, self.views, self.infoset_encoding = solver, solver.views, solver.infoset_encoding
+
+    def strategies_from_tensors(self, player, features, agent_features, legal_mask):
+        return self.solver.strategies_from_tensors(player, features, agent_features, legal_mask, average=False)
+
+    def agent_strategies(self, states):
+        return self.solver.agent_strategies(states, average=False)
+
+
+class _Recorder:
+    """A team policy that records every decision the evaluator asks it for (inputs, legal mask, answer)."""
+
+    infoset_encoding = "compact"
+
+    def __init__(self, policy):
+        self.policy, self.rows = policy, []
+
+    def agent_strategies(self, states):
+        answers = self.policy.agent_strategies(states)
+        for state, answer in zip(states, answers, strict=True):
+            mask = np.zeros(np.shape(answer), dtype=bool)
+            for agent, legal in enumerate(state._legal):
+                mask[agent, legal] = True
+            self.rows.append((state._features, state._agent_features, mask, answer))
+        return answers
+
+
+class _FittedTeam:
+    """An agent network read as CFR-MIX reads its average network: RM+ on its non-negative outputs."""
+
+    infoset_encoding = "compact"
+
+    def __init__(self, net, views):
+        self.net, self.views = net, views
+
+    @torch.inference_mode()
+    def strategies_from_tensors(self, player, features, agent_features, legal_mask):
+        from openspiel_cfrx.cfr_mix.team_policy import regret_matching_plus
+
+        out = self.net(torch.as_tensor(np.asarray(features, np.float32)),
+                       torch.as_tensor(np.asarray(agent_features, np.float32)))  # fmt: skip
+        return regret_matching_plus(out.numpy().astype(np.float64), legal_mask)
+
+
+def imitate(game, teacher, views, evaluate, hidden, seed: int = 0):
+    """Supervised control: fit CFR-MIX's team network (same inputs, sizes, sharing) to `teacher`'s strategies on
+    the decisions the evaluator visits on other starts (seed 5), then evaluate the fit like CFR-MIX."""
+    from openspiel_cfrx.cfr_mix.agent_network import AgentNetwork
+
+    recorder = _Recorder(teacher)
+    nest_team_worst_case(game, recorder, num_starts=64, num_particles=4, num_eval_games=32, max_slack=0, seed=5)
+    x, xa, mask, y = (torch.as_tensor(np.stack(column).astype(np.float32)) for column in zip(*recorder.rows, strict=True))
+    mask = mask.bool()
+    torch.manual_seed(seed)
+    net = AgentNetwork(x.shape[1], xa.shape[2], xa.shape[1], y.shape[2], hidden, True, "mlp")
+    optimizer, rng = torch.optim.Adam(net.parameters(), lr=1e-3), torch.Generator().manual_seed(seed)
+    start = time.process_time()
+    for _ in range(IMITATION_STEPS):
+        idx = torch.randint(0, x.shape[0], (IMITATION_BATCH,), generator=rng)
+        loss = ((net(x[idx], xa[idx]) - y[idx]) ** 2)[mask[idx]].mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return evaluate(_FittedTeam(net, views)), len(recorder.rows), time.process_time() - start
+
+
+def part_nest_15x15_controls(args):
+    """Why CFR-MIX stops near uniform on NEST 15x15/4: one change at a time, and a supervised fit of its network."""
+    game_string = "nest(rows=15,cols=15,num_pursuers=4)"
+    game = pyspiel.load_game(game_string)
+    base = dict(budget=300, traversals=4, train_steps=40, joint_cap=8, memory_capacity=2000, infoset_encoding="compact")
+    budget, seed = base["budget"] * args.budget_factor / (10 if args.quick else 1), args.seeds[0]
+
+    def evaluate(policy):
+        r = nest_team_worst_case(game, policy, num_starts=64, num_particles=4, num_eval_games=32, max_slack=0, seed=17)
+        return f"{r.value:.4f} +- {r.ci95:.3f}"
+
+    untrained = make_solver(game, "cfr_mix", base, seed)  # the uniform strategy, where every row starts
+    rows = [["uniform (the start)", "0", "0", evaluate(untrained), ""]]
+    fitted, decisions, seconds = imitate(game, NestHeuristicTeam(game, "intercept"), untrained.views, evaluate,
+                                         (64, 64), seed)  # fmt: skip
+    print("nest_15x15_controls: supervised fit", fitted, flush=True)
+    for label, change in NEST_CONTROLS.items():
+        cfg = {**base, **change}
+        solver, spent, iteration = make_solver(game, cfg.get("variant", "cfr_mix"), cfg, seed), 0.0, 0
+        while spent < budget:
+            start = time.process_time()
+            solver.run_iteration()
+            spent, iteration = spent + time.process_time() - start, iteration + 1
+        rows.append([label, f"{iteration}", f"{spent:.0f}", evaluate(solver), evaluate(_CurrentIterate(solver))])
+        print("nest_15x15_controls", rows[-1], flush=True)
+    rows.append([f"supervised fit of the same network to the intercept team ({decisions:,} recorded decisions, "
+                 f"{IMITATION_STEPS:,} Adam steps of {IMITATION_BATCH})", "", f"{seconds:.0f}", fitted, ""])  # fmt: skip
+    rows.append(["intercept team itself (the target)", "", "", evaluate(NestHeuristicTeam(game, "intercept")), ""])
+    folder = os.path.join(args.out, "cfr_mix", "nest_15x15_controls")
+    os.makedirs(folder, exist_ok=True)
+    lines = [
+        "## Why learning stops on NEST 15x15, 4 pursuers: controls\n",
+        f"`{game_string}`, seed {seed}, {budget:.0f} s CPU per row; each row changes one setting of the scale part "
+        "(4 traversals/player/iteration, 40 Adam steps, joint_cap 8, memory 2,000, compact inputs, 64x64 shared "
+        "network). Team utility against the evader's best shortest path per start (the scale part's evaluation: the "
+        "same 64 sampled starts, 95% CI over starts). The deployed average network and the current iterate (RM+ on "
+        "the regret network) are both evaluated. The last rows fit the same network, on the same inputs, by "
+        "supervised regression to the hand-written intercept team's strategies at the decisions the evaluator visits "
+        "on another sample of starts: it tells whether the network can represent a team that good.",
+        "",
+        markdown_table(["team", "iterations", "CPU s", "average (held-out, 95% CI)", "current iterate (held-out, 95% CI)"],
+                       rows),  # fmt: skip
+        "",
+        f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: `{_command()}`.",
+    ]
+    with open(os.path.join(folder, "section.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 PARTS = {
     "goofspiel_3c2p2r": part_goofspiel_3c2p2r,
     "goofspiel_6c4p2r": part_goofspiel_6c4p2r,
@@ -622,6 +756,7 @@ PARTS = {
     "scale_goofspiel_10c6p2r": part_scale_goofspiel,
     "scale_nest_15x15_4": part_scale_nest,
     "nest_15x15_references": part_nest_15x15_references,
+    "nest_15x15_controls": part_nest_15x15_controls,
 }
 
 
