@@ -3,7 +3,8 @@ title and the data): `TEMPLATE` for poker (rank x rank grids for flop hold'em,
 a card list for Kuhn and Leduc: `layout` in the data), `TEAM_TEMPLATE` for
 team games. Plain DOM code, no libraries, nothing from the network."""
 
-TEMPLATE = r"""<!doctype html>
+# the start of both pages: document head and the header bar's style
+_HEAD = r"""<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -14,7 +15,9 @@ TEMPLATE = r"""<!doctype html>
 body { font: 13px/1.4 system-ui, sans-serif; margin: 0; color: #1f2328; background: #fafafa; }
 header { padding: 8px 14px; background: #24292f; color: #fff; }
 header h1 { font-size: 15px; margin: 0 0 4px; }
-header .pol { margin: 2px 0; }
+"""
+
+TEMPLATE = _HEAD + r"""header .pol { margin: 2px 0; }
 #main { display: flex; align-items: flex-start; }
 #tree { width: 300px; max-height: calc(100vh - 90px); overflow: auto; padding: 8px; border-right: 1px solid #ddd; }
 #tree .tn { display: flex; justify-content: space-between; padding: 1px 4px; border-radius: 3px; white-space: nowrap; }
@@ -399,18 +402,7 @@ render();
 </html>
 """
 
-TEAM_TEMPLATE = r"""<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
-<title>__TITLE__</title>
-<style>
-body { font: 13px/1.4 system-ui, sans-serif; margin: 0; color: #1f2328; background: #fafafa; }
-header { padding: 8px 14px; background: #24292f; color: #fff; }
-header h1 { font-size: 15px; margin: 0 0 4px; }
-#main { display: flex; align-items: flex-start; }
+TEAM_TEMPLATE = _HEAD + r"""#main { display: flex; align-items: flex-start; }
 #list { width: 360px; max-height: calc(100vh - 80px); overflow: auto; padding: 8px; border-right: 1px solid #ddd; }
 #list h2 { font-size: 13px; margin: 8px 0 4px; }
 #list a { display: block; padding: 1px 4px; border-radius: 3px; color: inherit; text-decoration: none; white-space: nowrap;
