@@ -208,7 +208,7 @@ def test_settings_differences_names_each_changed_setting():
     game = pyspiel.load_game("kuhn_poker")
     a = DeepCFRSolver(game, num_traversals=20, policy_network_layers=(8,), advantage_network_layers=(8,))
     b = DeepCFRSolver(game, num_traversals=40, policy_network_layers=(8,), advantage_network_layers=(8,),
-                      average_policy="sd_cfr")  # fmt: skip
+                      averaging={"average_policy": "sd_cfr"})  # fmt: skip
     record = a.settings.to_record()
     assert settings_differences(record, record) == {}
     assert settings_differences(record, b.settings.to_record()) == {
@@ -235,7 +235,10 @@ def test_load_keeps_the_checkpoint_settings_and_loads_files_without_them(tmp_pat
     assert other.checkpoint_settings == solver.settings.to_record()
     assert checkpoint_lib.settings_differences(other.checkpoint_settings, other.settings.to_record()) == {
         "openspiel.num_traversals": (4, 8)}
-    payload = torch.load(path, weights_only=True)
+    payload = torch.load(path, weights_only=True)  # as written before checkpoints held a settings record
+    payload["config"] = {"game": payload.pop("game"), "policy_network_layers": [4], "advantage_network_layers": [4],
+                         "network": "mlp", "memory": "reservoir", "memory_capacity": 10**6,
+                         "strategy_memory_capacity": 10**6, "average_policy": "network"}  # fmt: skip
     del payload["settings"]
     payload["sha256"] = checkpoint_lib.payload_digest(payload)
     torch.save(payload, path)
