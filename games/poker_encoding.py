@@ -386,7 +386,7 @@ class PokerNetworkEncoder(PokerEncoder):
     `encoder(state, player)` returns the `network_tensor` as a Python list
     (the traversal hot path: one history replay, no numpy), `feature_size` is
     its length and `network_layout` tells the network how to split it.
-    `DeepCFRSolver(game, network="poker")` builds one automatically.
+    `DeepCFRSolver(game, network=NetworkSettings(family="poker"))` builds one automatically.
     """
 
     name = "poker_network_tensor"

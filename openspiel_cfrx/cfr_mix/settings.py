@@ -12,8 +12,9 @@ rate, memory capacity, device, seed) and the rest as optional groups:
 
 A group may also be a dict of its fields (`traversal={"joint_cap": 128}`).
 Each group validates itself on construction with one line naming
-`Group.field`, the rule and the value. `CFRMixSettings` is the whole run configuration: what `CFRMixSolver.settings`
-holds and checkpoints record (`to_record`, with `SCHEMA`).
+`Group.field`, the rule and the value. `CFRMixSettings` is the whole run
+configuration: what `CFRMixSolver.settings` holds and checkpoints record
+(`to_record`, with `SCHEMA`).
 """
 
 from __future__ import annotations

@@ -194,13 +194,13 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         probe, work = settings.traversal, settings.workers
         super().__init__(game, num_iterations=num_iterations, seed=seed,
                          schedule=settings.training.schedule, reporting=reporting)  # fmt: skip
-        self.variant, config = variant, settings.flags
-        self._config = config
+        self.variant, flags = variant, settings.flags
+        self._flags = flags
         apply_num_threads(work.num_threads, (*regret_network_layers, *policy_network_layers), device)
         self._device = torch.device(device)
         self._adversary_declared, adversary_actions = _adversary_width(game)
         self.infoset_encoding = infoset_encoding = settings.network.infoset_encoding
-        self._views, self.feature_size = team_views(game, config["team_view"], adversary_actions, infoset_encoding)
+        self._views, self.feature_size = team_views(game, flags["team_view"], adversary_actions, infoset_encoding)
         self._num_traversals, self._joint_cap = int(num_traversals), int(probe.joint_cap)
         self._steps, self._batch_size = (int(regret_train_steps), int(policy_train_steps)), int(batch_size)
         self._anchor_ratio = float(settings.accumulation.anchor_ratio)
@@ -208,7 +208,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         self._alternating = bool(probe.alternating_updates)
         self._reinitialize = settings.reinitializes_regret_networks
         self._build_models(self.feature_size)
-        local = functools.partial(ProbeSampler, game, self._views, config["regret_targets"], self._joint_cap,
+        local = functools.partial(ProbeSampler, game, self._views, flags["regret_targets"], self._joint_cap,
                                   int(probe.batch_size))  # fmt: skip
         if work.num_workers == 1:
             self._sampler = local(self.py_rng)
@@ -225,11 +225,11 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         s, training = self.settings, self.settings.training
         self._regret_models, self._policy_models = [], []
         for p, view in enumerate(self._views):
-            if self._config["regret_targets"] == "independent" and view.num_agents > 1:
+            if self._flags["regret_targets"] == "independent" and view.num_agents > 1:
                 regret_pairs = sum(view.num_actions)
             else:
                 regret_pairs = min(self._joint_cap, math.prod(view.num_actions))
-            share = self._config["share"] if p == team_lib.TEAM_PLAYER else True
+            share = self._flags["share"] if p == team_lib.TEAM_PLAYER else True
 
             def model(layers, pairs, seed_offset, rescale=True, view=view, share=share):
                 return TeamModel(view, feature_size, layers, share, s.network.family,
@@ -278,7 +278,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         accumulation of r^ = (sum of sampled regrets) / K, or the Deep CFR refit."""
         model = self._regret_models[player]
         steps = self.schedule.train_steps(self._steps[0], t)
-        if self._config["backbone"] == "deep_cfr":
+        if self._flags["backbone"] == "deep_cfr":
             rows, targets, valid = model.packer.pack(record.regret_queries, record.regret_pairs, record.regret_values)
             return model.refit(rows, targets, valid, t, steps, self._batch_size, self.np_rng, 2.0 / t,
                                reinitialize=self._reinitialize)  # fmt: skip

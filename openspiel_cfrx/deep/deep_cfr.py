@@ -284,8 +284,8 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         return loss
 
     def save_policy(self, path: str, extra=None) -> None:
-        """Writes a policy file: `config` and the average-policy network (trained
-        first if M_Pi changed since), without the memories, advantage networks
+        """Writes a policy file: the game, `settings.to_record()` and the
+        average-policy network (trained first if M_Pi changed since), without the memories, advantage networks
         and optimiser state of a checkpoint. `DeepCFRSolver.from_checkpoint(path)`
         rebuilds a solver that plays and evaluates that average strategy (head
         to head, LBR, NashConv) but cannot train. A full HULH checkpoint is

@@ -93,10 +93,7 @@ class _Group:
         if value is None:
             return default
         if isinstance(value, Mapping):
-            unknown = [name for name in value if name not in {f.name for f in dataclasses.fields(cls)}]
-            if unknown:
-                raise TypeError(unknown_field_message(cls, unknown[0]))
-            return dataclasses.replace(default, **value)
+            return dataclasses.replace(default, **value)  # (an unknown field: `__new__`'s one line)
         if not isinstance(value, cls):
             first = dataclasses.fields(cls)[0].name
             hint = (f"; {group}={value!r} is spelled {group}={cls.__name__}({first}={value!r}) since "
