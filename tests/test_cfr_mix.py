@@ -317,7 +317,7 @@ def test_bfloat16_training_learns_and_mixes_in_float32(tiny_game, monkeypatch):
     tree = openspiel_cfrx.get_tree(tiny_game)
     assert openspiel_cfrx.nash_conv(tiny_game, solver.strategy_array(tree)) < 0.26
     assert openspiel_cfrx.nash_conv(tiny_game, solver.current_policy_array(tree)) < 0.15
-    with pytest.raises(ValueError, match="training_precision"):
+    with pytest.raises(ValueError, match=r"MixTrainingSettings\.precision"):
         CFRMixSolver(tiny_game, training={"precision": "float16"})
 
 

@@ -188,7 +188,14 @@ def test_checkpoint_without_recorded_settings_resumes_with_a_note(tmp_path):
     _run("deep_cfr.py", *DEEP_CFR, "--iterations=1", *folders)
     path = tmp_path / "ckpt" / "deep_cfr.pt"
     payload = torch.load(path, weights_only=True)
-    payload["settings"] = None  # as written before checkpoints recorded the run configuration
+    record, capacity = payload["settings"], payload["settings"]["openspiel"]["memory_capacity"]
+    # as written before checkpoints recorded the run configuration: only the shapes (`config`)
+    payload["config"] = {"game": payload.pop("game"), "network": record["network"]["family"],
+                         "memory": record["memory"]["kind"], "memory_capacity": capacity,
+                         "strategy_memory_capacity": record["memory"]["strategy_capacity"] or capacity,
+                         "average_policy": record["averaging"]["average_policy"],
+                         **{k: record["openspiel"][k] for k in ("policy_network_layers", "advantage_network_layers")}}
+    payload["settings"] = None
     payload["extra"] = {"rows": payload["extra"]["rows"]}
     payload["sha256"] = checkpoint_lib.payload_digest(payload)
     torch.save(payload, path)
