@@ -94,12 +94,12 @@ def make_solver(game, variant: str, cfg: dict, seed: int = 0):
                              num_traversals=cfg.get("deep_cfr_traversals", cfg["traversals"]),
                              advantage_network_train_steps=cfg["train_steps"],
                              policy_network_train_steps=cfg["train_steps"], memory_capacity=100_000, seed=seed,
-                             num_threads=1)  # fmt: skip
+                             workers={"num_threads": 1})  # fmt: skip
     return CFRMixSolver(game, variant=variant, num_traversals=cfg["traversals"], regret_network_layers=hidden,
                         policy_network_layers=hidden, regret_train_steps=cfg["train_steps"],
-                        policy_train_steps=cfg["train_steps"], joint_cap=cfg.get("joint_cap", 64),
+                        policy_train_steps=cfg["train_steps"], traversal={"joint_cap": cfg.get("joint_cap", 64)},
                         memory_capacity=cfg.get("memory_capacity", 20_000),
-                        infoset_encoding=cfg.get("infoset_encoding", "tensor"), seed=seed)  # fmt: skip
+                        network={"infoset_encoding": cfg.get("infoset_encoding", "tensor")}, seed=seed)  # fmt: skip
 
 
 def knuth_traversal_nodes(game, traverser: int, paths: int, seed: int) -> float:

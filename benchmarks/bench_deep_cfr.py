@@ -45,6 +45,7 @@ from openspiel_cfrx.deep import (
     DeepCFRSolver,  # noqa: E402
     Schedule,  # noqa: E402
 )
+from openspiel_cfrx.presets import merge_settings  # noqa: E402
 from openspiel_cfrx.tree import nash_conv  # noqa: E402
 
 FLAGS = flags.FLAGS
@@ -64,12 +65,12 @@ flags.DEFINE_string("output_dir", "benchmarks/results", "Where results go.")
 # merged gradient steps (aggregate_duplicates, default) with a larger learning
 # rate than the paper's minibatch 1e-3, annealed over each retraining run.
 OURS_LEDUC = dict(
-    {k: v for k, v in DEEP_CFR_HARNESS_SETTINGS.items() if k != "average_policy"},
+    {k: v for k, v in DEEP_CFR_HARNESS_SETTINGS.items() if k != "averaging"},  # the average: a policy network
     policy_network_train_steps=1000,
     batch_size_strategy=2048,
     memory_capacity=int(4e6),
-    keep_iteration_networks=True,
-    schedule=Schedule(**DEEP_CFR_HARNESS_SCHEDULE),
+    averaging={"keep_iteration_networks": True},
+    training={"schedule": Schedule(**DEEP_CFR_HARNESS_SCHEDULE)},
 )
 
 # OpenSpiel's cfrx_examples/deep_cfr_pytorch.py settings.
@@ -123,7 +124,7 @@ def throughput(game, rows):
     theirs = _openspiel_solver(game, 10, FLAGS.seed)
     vectorized = DeepCFRSolver(game, advantage_network_layers=(64,), policy_network_layers=(64,),
                                num_traversals=300, advantage_network_train_steps=50, batch_size_advantage=256,
-                               seed=FLAGS.seed, traversal_backend="vectorized")  # fmt: skip
+                               seed=FLAGS.seed, traversal={"backend": "vectorized"})  # fmt: skip
     ours.run_iteration()  # trained networks on both sides (not the uniform start)
     vectorized.run_iteration()
     _openspiel_iteration(theirs)
@@ -252,22 +253,22 @@ ABLATION_BASE = dict(
     advantage_network_layers=(64, 64),
     policy_network_layers=(64, 64),
     num_traversals=1000,
-    traversal_backend="vectorized",
+    traversal={"backend": "vectorized"},
     learning_rate=1e-2,
     advantage_network_train_steps=100,
     batch_size_advantage=1024,
     policy_network_train_steps=1000,
     batch_size_strategy=1024,
     memory_capacity=20_000,  # ~6k samples per player per iteration: full after ~4 iterations
-    keep_iteration_networks=True,
+    averaging={"keep_iteration_networks": True},
 )
 ABLATIONS = {
     "baseline (paper: linear, retrain, argmax, reservoir)": {},
-    "uniform weighting": dict(linear_weighting=False),
+    "uniform weighting": dict(averaging={"linear_weighting": False}),
     "fine-tune instead of retrain": dict(reinitialize_advantage_networks=False),
-    "uniform fallback (standard RM)": dict(regret_matching_fallback="uniform"),
-    "sliding-window memory": dict(memory="sliding_window"),
-    "sampled minibatches (no merging; ours, not the paper's)": dict(aggregate_duplicates=False),
+    "uniform fallback (standard RM)": dict(traversal={"regret_matching_fallback": "uniform"}),
+    "sliding-window memory": dict(memory={"kind": "sliding_window"}),
+    "sampled minibatches (no merging; ours, not the paper's)": dict(memory={"aggregate_duplicates": False}),
 }
 
 
@@ -276,7 +277,7 @@ def ablations(game, out_dir):
     chosen = [n for n in ABLATIONS if not FLAGS.ablations or any(a in n for a in FLAGS.ablations)]
     for name in chosen:
         solver = DeepCFRSolver(game, num_iterations=FLAGS.ablation_iterations, seed=FLAGS.seed,
-                               **{**ABLATION_BASE, **ABLATIONS[name]})  # fmt: skip
+                               **merge_settings(ABLATION_BASE, ABLATIONS[name]))  # fmt: skip
         start = time.perf_counter()
         solver.solve()
         seconds = time.perf_counter() - start

@@ -62,7 +62,13 @@ from benchmarks.common import (  # noqa: E402
     usage_error,
     write_result,
 )
-from openspiel_cfrx.presets import DEEP_CFR_PRESETS, bfloat16_is_fast, paper_preset  # noqa: E402
+from openspiel_cfrx.presets import (  # noqa: E402
+    DEEP_CFR_PRESETS,
+    bfloat16_is_fast,
+    merge_settings,
+    paper_preset,
+    trains_in_bfloat16,
+)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CURVE = os.path.join(ROOT, "benchmarks", "bench_fhp_curve.py")
@@ -80,7 +86,7 @@ MIN_ITERATIONS = 3  # a row whose estimated iteration costs more than budget / M
 STEP_FIELDS = ("advantage_network_train_steps", "policy_network_train_steps")
 
 PAPER = dict(paper_preset(GAME).kwargs)
-BASE = dict(PAPER, **{k: PAPER[k] // SGD_SCALE for k in STEP_FIELDS})
+BASE = merge_settings(PAPER, {k: PAPER[k] // SGD_SCALE for k in STEP_FIELDS})
 FHP_5X2 = dict(DEEP_CFR_PRESETS["fhp_5x2"].kwargs)
 
 
@@ -106,7 +112,7 @@ class Row:
     whole_preset: bool = False
 
     def settings(self) -> dict:
-        return dict(FHP_5X2) if self.whole_preset else dict(BASE, **self.change)
+        return dict(FHP_5X2) if self.whole_preset else merge_settings(BASE, self.change)
 
 
 LEDGER = (
@@ -122,17 +128,17 @@ LEDGER = (
         "150 steps x batch 2,048 (the average network keeps BASE's: fhp_5x2 trains none)",
         dict(advantage_network_train_steps=150, batch_size_advantage=2048)),
     Row("mlp", "Appendix C network, width 96", "MLP on the information-state tensor, 256x256 (average 128x128)",
-        dict(network="mlp", advantage_network_layers=(256, 256), policy_network_layers=(128, 128),
+        dict(network={"family": "mlp"}, advantage_network_layers=(256, 256), policy_network_layers=(128, 128),
              memory_capacity=NETWORK_MEMORY), MEMORY_NOTE),
     Row("suit_symmetric", "Appendix C network, width 96", "suit-symmetric MLP 256x256 / 128x128 (fhp_full's kind)",
-        dict(network="suit_symmetric_mlp", advantage_network_layers=(256, 256), policy_network_layers=(128, 128),
+        dict(network={"family": "suit_symmetric_mlp"}, advantage_network_layers=(256, 256), policy_network_layers=(128, 128),
              memory_capacity=NETWORK_MEMORY), MEMORY_NOTE),
     Row("sd_cfr", "average-strategy network trained on M_Pi", "SD-CFR: the exact mixture of the kept iterates",
-        dict(average_policy="sd_cfr")),
+        dict(averaging={"average_policy": "sd_cfr"})),
     Row("uniform_average", "average weighted linearly (t), as the regrets", "average weighted uniformly (regrets keep t)",
-        dict(average_weighting="uniform")),
-    Row("pot_regrets", "raw sampled regrets", "regrets divided by the pot at their node", dict(regret_scale="pot")),
-    Row("bfloat16", "float32 training", "bfloat16 autocast", dict(training_precision="bfloat16")),
+        dict(averaging={"average_weighting": "uniform"})),
+    Row("pot_regrets", "raw sampled regrets", "regrets divided by the pot at their node", dict(training={"regret_scale": "pot"})),
+    Row("bfloat16", "float32 training", "bfloat16 autocast", dict(training={"precision": "bfloat16"})),
     Row("memory_2m", "reservoir memories of 40M infosets", "2M", dict(memory_capacity=2_000_000)),
     Row("traversals_5000", "10,000 traversals per player and iteration", "5,000", dict(num_traversals=5000)),
     Row("all_fhp_5x2", "all of the above as published", "the fhp_5x2 preset itself", {}, whole_preset=True),
@@ -143,7 +149,7 @@ LEDGER = (
 # budget: the paper cut its traversals to 10,000 per iteration so the window filled "after about 50 iterations"
 # (footnote 6); BASE adds ~40,000-60,000 entries per advantage memory and ~155,000 strategy entries per
 # iteration on 5x2, so 150,000 / 450,000 fill after ~3 of its ~8 iterations (the page shows the sizes).
-SMALL_MEMORY = dict(memory_capacity=150_000, strategy_memory_capacity=450_000)
+SMALL_MEMORY = dict(memory_capacity=150_000, memory={"strategy_capacity": 450_000})
 FIG3_SGD = f"Figure 3 middle: advantage SGD steps per iteration (BASE {4000 // SGD_SCALE}, the paper 4,000)"
 FIG3_WIDTH = "Figure 3 right: hidden dimension of the model (BASE 96, the paper-sized FHP network)"
 
@@ -162,14 +168,14 @@ FIGURES = (
     Row("width_48", FIG3_WIDTH, "48 (both networks)", _width(48)),
     Row("width_192", FIG3_WIDTH, "192 (both networks)", _width(192)),
     Row("linear_off", "Figure 4 left: linear weighting (Section 5.3)", "off: regrets and average weighted uniformly",
-        dict(linear_weighting=False)),
+        dict(averaging={"linear_weighting": False})),
     next(r for r in LEDGER if r.name == "fine_tune"),
     Row("uniform_fallback", "Figure 4 left: the highest-regret action when no regret is positive (Section 3)",
-        "uniform (standard regret matching)", dict(regret_matching_fallback="uniform")),
+        "uniform (standard regret matching)", dict(traversal={"regret_matching_fallback": "uniform"})),
     Row("reservoir_small", "Figure 4 right: reservoir memories", "reservoir, 150,000 per advantage memory, 450,000 "
         "strategy (full after ~3 iterations)", dict(SMALL_MEMORY)),
     Row("window_small", "Figure 4 right: reservoir memories", "sliding window, the same capacities",
-        dict(SMALL_MEMORY, memory="sliding_window")),
+        merge_settings(SMALL_MEMORY, {"memory": {"kind": "sliding_window"}})),
 )  # fmt: skip
 GRIDS = {"ledger": LEDGER, "figures": FIGURES}
 OUTPUTS = {"ledger": "benchmarks/results/deep_cfr_ledger.md", "figures": "benchmarks/results/deep_cfr_figures.md"}
@@ -186,7 +192,7 @@ def iteration_seconds(settings: dict) -> float | None:
     """Estimated CPU s of one iteration (both advantage networks + traversals)
     for the Appendix C network, from paper_iteration.md's step cost scaled by
     batch; None for other networks (not measured there)."""
-    if settings.get("network") != "poker":
+    if settings["network"]["family"] != "poker":
         return None
     return 2 * settings["advantage_network_train_steps"] * step_seconds(settings) + TRAVERSAL_SECONDS * settings["num_traversals"] / 10_000
 
@@ -212,8 +218,8 @@ def run_settings(row: Row, quick: bool = False) -> dict:
     settings; the fhp_5x2 row falls back to float32 where presets do
     (`deep_cfr_preset`); --quick divides the SGD steps by QUICK_SGD_SCALE."""
     settings = row.settings()
-    if row.whole_preset and settings.get("training_precision") == "bfloat16" and not bfloat16_is_fast():
-        settings["training_precision"] = "float32"
+    if row.whole_preset and trains_in_bfloat16(settings) and not bfloat16_is_fast():
+        settings = merge_settings(settings, {"training": {"precision": "float32"}})
     if quick:
         for k in STEP_FIELDS:
             settings[k] = max(1, settings[k] // QUICK_SGD_SCALE)
@@ -580,8 +586,8 @@ def plan_text(args, rows: list[Row]) -> str:
         settings = run_settings(row, args.quick)
         cost = iteration_seconds(settings) or 0.0
         policy = (len(args.fractions.split(",")) * settings["policy_network_train_steps"] * STEP_SECONDS *
-                  settings["batch_size_strategy"] / 10_000 if settings["average_policy"] == "network" and
-                  settings["network"] == "poker" else 0.0)  # fmt: skip
+                  settings["batch_size_strategy"] / 10_000 if settings["averaging"]["average_policy"] == "network"
+                  and settings["network"]["family"] == "poker" else 0.0)  # fmt: skip
         runs += len(args.seeds)
         extra += len(args.seeds) * (cost + policy + 20.0)
         lines.append(f"  {row.name:<16} {len(args.seeds)} seeds x {args.seconds:g} s")

@@ -42,6 +42,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from benchmarks.common import FHP_STATE_DEEP_CFR, case_in_fresh_process, print_and_write  # noqa: E402
 from openspiel_cfrx.neural_poker.poker_network import PAPER_FHP_DIM  # noqa: E402
+from openspiel_cfrx.presets import merge_settings  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output", "", "Markdown file for the table (printed anyway).")
@@ -65,19 +66,21 @@ flags.DEFINE_float("baseline_rate", 0.0, "In-process nodes/s measured earlier on
 
 # The committed 5x2 FHP Deep CFR settings (benchmarks/results/fhp_curve.md) and Leduc at the example's defaults.
 WORKLOADS = {
-    "leduc (tree)": dict(game="leduc_poker", traversal_backend="tree", num_traversals=2000,
+    "leduc (tree)": dict(game="leduc_poker", traversal={"backend": "tree"}, num_traversals=2000,
                          advantage_network_layers=(32, 32), policy_network_layers=(32, 32),
                          advantage_network_train_steps=100, batch_size_advantage=2048),
     "5x2 FHP (state)": FHP_STATE_DEEP_CFR,
     # Full FHP at the paper's settings (Section 5.2 and Appendix C: the card/bet network at the paper's size,
     # K = 10,000, advantage networks retrained with 4,000 SGD steps of batch 10,000, 40M-entry memories).
-    "full FHP (paper)": dict(game="flop_holdem", network="poker", traversal_backend="poker", num_traversals=10_000,
+    "full FHP (paper)": dict(game="flop_holdem", network={"family": "poker"}, traversal={"backend": "poker"},
+                             num_traversals=10_000,
                              advantage_network_layers=(PAPER_FHP_DIM,), policy_network_layers=(PAPER_FHP_DIM,),
                              advantage_network_train_steps=4_000, batch_size_advantage=10_000,
                              memory_capacity=40_000_000),
     # Full FHP at the settings of the committed 60-minute run (benchmarks/results/full_fhp.md).
-    "full FHP (full_fhp.md)": dict(game="flop_holdem", network="suit_symmetric_mlp", traversal_backend="poker",
-                                   num_traversals=5_000, regret_scale="auto", advantage_network_layers=(128, 128),
+    "full FHP (full_fhp.md)": dict(game="flop_holdem", network={"family": "suit_symmetric_mlp"},
+                                   traversal={"backend": "poker"}, num_traversals=5_000,
+                                   training={"regret_scale": "auto"}, advantage_network_layers=(128, 128),
                                    advantage_network_train_steps=150, reinitialize_advantage_networks=False,
                                    policy_network_layers=(128, 128)),
 }  # fmt: skip
@@ -92,20 +95,20 @@ def run_case(case: dict) -> dict:
     import games  # noqa: F401  registers flop_holdem
     from openspiel_cfrx.deep import DeepCFRSolver
 
-    settings = dict(WORKLOADS[case["workload"]])
+    settings = merge_settings(WORKLOADS[case["workload"]], {"workers": {"num_workers": case["workers"]},
+                              "training": {"precision": case.get("training_precision", "float32")}})
     if case.get("num_traversals"):
         settings["num_traversals"] = case["num_traversals"]
     if case.get("train_steps"):
         settings["advantage_network_train_steps"] = case["train_steps"]
     if case.get("traversal_batch_size"):
-        settings["traversal_batch_size"] = case["traversal_batch_size"]
+        settings = merge_settings(settings, {"traversal": {"batch_size": case["traversal_batch_size"]}})
     if case.get("threads"):
         torch.set_num_threads(case["threads"])
     game = pyspiel.load_game(settings.pop("game"))
     settings.setdefault("memory_capacity", 2_000_000)
-    solver = DeepCFRSolver(game, num_iterations=1 + case["iterations"], seed=0, num_workers=case["workers"],
-                           device=case.get("device", "cpu"),
-                           training_precision=case.get("training_precision", "float32"), **settings)  # fmt: skip
+    solver = DeepCFRSolver(game, num_iterations=1 + case["iterations"], seed=0, device=case.get("device", "cpu"),
+                           **settings)  # fmt: skip
     if case.get("min_share") and case["workers"] > 1:
         solver.sampler.min_share = case["min_share"]
     if case.get("queued") and case["workers"] > 1:

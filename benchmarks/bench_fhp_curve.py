@@ -8,9 +8,9 @@ budget, `--fractions`) the average policy is evaluated exactly with
 `openspiel_cfrx.poker.poker_nash_conv` (NashConv = sum of
 both best-response gains, mbb/g = chips x 10); evaluation time is excluded.
 
-* `deep_cfr`: our `DeepCFRSolver`, `traversal_backend="state"` (walks pyspiel
+* `deep_cfr`: our `DeepCFRSolver`, `traversal={"backend": "state"}` (walks pyspiel
   states: the game is too large to extract), MLP on
-  `information_state_tensor` (the `network="poker"` Appendix C net was ~10x
+  `information_state_tensor` (the `network={"family": "poker"}` Appendix C net was ~10x
   slower per SGD step on this CPU, see fhp_curve.md), duplicate merging on (it
   falls back to sampled minibatches once a memory holds more distinct infosets
   than a batch). A step is one Deep CFR iteration. Its average policy is the
@@ -82,6 +82,7 @@ from cfrx_examples.fhp_lines import (  # noqa: E402,F401  (the lines, by their n
     uniform_nash_conv_mbb,
 )
 from openspiel_cfrx.eval.harness import RunState, run_budget  # noqa: E402
+from openspiel_cfrx.presets import merge_settings  # noqa: E402  (torch-free)
 
 PROGRESS_EVERY_S = 60.0  # run_one: a progress line this often between checkpoints
 
@@ -94,8 +95,8 @@ DEEP_CFR_SETTINGS = dict(
     policy_network_train_steps=1000,
     batch_size_strategy=2048,
     memory_capacity=2_000_000,
-    traversal_backend="state",
-    network="mlp",
+    traversal={"backend": "state"},
+    network={"family": "mlp"},
 )
 
 
@@ -138,8 +139,10 @@ flags.DEFINE_string("rows_from", "", "comma-separated earlier results drawn besi
 define_checked(FLAGS, "seed", "0", "the seed (of every line)", integer_at_least(0), "int")
 define_checked(FLAGS, "seeds", "", "comma-separated seeds: run every line once per seed (drawn as the mean with the "
                "seeds' range as a band); default: --seed", distinct_seeds, "list")  # fmt: skip
-flags.DEFINE_string("deep_cfr", "{}", 'JSON overrides of the Deep CFR settings, e.g. \'{"regret_scale": "auto", '
-                    '"traversal_backend": "poker"}\' (one factor at a time for the plateau diagnosis)',
+flags.DEFINE_string("deep_cfr", "{}", 'JSON overrides of the Deep CFR settings in the solver\'s shape: OpenSpiel\'s '
+                    'arguments by name, each settings group an object of its fields laid over the group\'s current '
+                    'fields, e.g. \'{"num_traversals": 5000, "training": {"regret_scale": "auto"}, "traversal": '
+                    '{"backend": "poker"}}\' (one factor at a time for the plateau diagnosis)',
                     flag_values=FLAGS)  # fmt: skip
 define_checked(FLAGS, "threads", "1", "torch threads", integer_at_least(1), "int")
 flags.DEFINE_enum("clock", "wall", list(CLOCKS), "what --seconds and the seconds columns count: wall-clock seconds, "
@@ -222,7 +225,7 @@ def _deep_cfr_settings(args) -> tuple[dict, dict]:
             preset = deep_cfr_preset(args.preset)
         except ValueError as e:
             usage_error(f"--preset: {e}")
-        settings.update(preset.kwargs)
+        settings = merge_settings(settings, preset.kwargs)
         args.game = args.game or preset.game
     try:
         overrides = json.loads(args.deep_cfr)
@@ -235,11 +238,13 @@ def _deep_cfr_settings(args) -> tuple[dict, dict]:
     if reserved:
         usage_error(f"--deep_cfr sets {reserved[0]!r}, which this program sets itself (--game, --seed/--seeds, "
                     "--seconds/--iterations); drop it from the JSON")  # fmt: skip
-    settings.update(overrides)
-    if args.evaluator == "engine" and "deep_cfr" in args.lines and settings.get("network") != "suit_symmetric_mlp":
+    settings = merge_settings(settings, overrides)
+    network = settings.get("network")
+    family = network.get("family") if isinstance(network, dict) else None
+    if args.evaluator == "engine" and "deep_cfr" in args.lines and family != "suit_symmetric_mlp":
         usage_error(f"--evaluator=engine evaluates a Deep CFR policy whose network is suit-symmetric, got "
-                    f"network={settings.get('network')!r}; add --deep_cfr='{{\"network\": \"suit_symmetric_mlp\"}}' "
-                    "or use --evaluator=states")  # fmt: skip
+                    f"network family {family!r}; add --deep_cfr='{{\"network\": {{\"family\": "
+                    "\"suit_symmetric_mlp\"}}}}' or use --evaluator=states")  # fmt: skip
     return settings, overrides
 
 
@@ -251,17 +256,25 @@ def deep_cfr_settings_problem(settings: dict) -> str | None:
     import inspect
 
     from openspiel_cfrx.deep import DeepCFRSolver
-    from openspiel_cfrx.deep.settings import GROUPS, OPENSPIEL_RULES, DeepCFRSettings
+    from openspiel_cfrx.deep.settings import (
+        GROUPS,
+        OPENSPIEL_RULES,
+        DeepCFRSettings,
+        unknown_keyword_message,
+    )
 
-    parameters = inspect.signature(DeepCFRSolver.__init__).parameters
-    given = {name: p.default for name, p in parameters.items() if p.default is not inspect.Parameter.empty}
-    given.update({k: v for k, v in settings.items() if k in parameters})
-    flat = {k: v for k, v in settings.items() if k not in parameters}
+    parameters = [name for name in inspect.signature(DeepCFRSolver.__init__).parameters if name != "self"]
+    unknown = [name for name in settings if name not in parameters[1:]]
+    if unknown:
+        return (unknown_keyword_message("DeepCFRSolver", unknown[0], GROUPS, parameters) + "; the settings are "
+                "DeepCFRSolver's keyword arguments, each group an object of its fields (docs/deep_cfr.md)")  # fmt: skip
+    given = {name: p.default for name, p in inspect.signature(DeepCFRSolver.__init__).parameters.items()
+             if p.default is not inspect.Parameter.empty}  # fmt: skip
+    given.update(settings)
     try:
-        DeepCFRSettings.resolve({n: given[n] for n in OPENSPIEL_RULES}, {n: given[n] for n in GROUPS}, flat)
+        DeepCFRSettings.resolve({n: given[n] for n in OPENSPIEL_RULES}, {n: given[n] for n in GROUPS})
     except (TypeError, ValueError) as e:
-        unknown = isinstance(e, TypeError) and "unexpected keyword" in str(e)
-        return str(e) + ("; the settings are DeepCFRSolver's keyword arguments (docs/deep_cfr.md)" if unknown else "")
+        return str(e)
     return None
 
 

@@ -2,7 +2,7 @@
 
 Trains, on full heads-up limit hold'em (`hulh`, Brown et al. 2019 rules),
 
-* our `DeepCFRSolver(network="poker")` (Appendix C card/bet network, width
+* our `DeepCFRSolver(network=NetworkSettings(family="poker"))` (Appendix C card/bet network, width
   `--dim`; or `--network=suit_symmetric_mlp` / `mlp` with `--layers`) for
   `--deep-seconds` of iterations (traversals on `--traversal-backend` +
   advantage-network training; duplicate merging off, i.e. the paper's
@@ -167,8 +167,8 @@ def train_deep_cfr(game, args) -> tuple[object, dict]:
     layers = (args.dim,) if args.network == "poker" else tuple(int(w) for w in args.layers.split(","))
     solver = DeepCFRSolver(
         game,
-        network=args.network,
-        traversal_backend=args.traversal_backend,
+        network={"family": args.network},
+        traversal={"backend": args.traversal_backend},
         advantage_network_layers=layers,
         policy_network_layers=layers,
         num_iterations=10**9,
@@ -179,8 +179,8 @@ def train_deep_cfr(game, args) -> tuple[object, dict]:
         batch_size_strategy=args.batch,
         memory_capacity=args.memory,
         reinitialize_advantage_networks=not args.fine_tune,
-        aggregate_duplicates=False,
-        regret_scale=args.regret_scale if args.regret_scale == "auto" else float(args.regret_scale),
+        memory={"aggregate_duplicates": False},
+        training={"regret_scale": args.regret_scale if args.regret_scale == "auto" else float(args.regret_scale)},
         seed=args.seed,
     )
     spent = 0.0

@@ -50,7 +50,7 @@ def _first_iteration_cpu_seconds(game, kwargs: dict, steps: int) -> tuple[float,
     from openspiel_cfrx import DeepCFRSolver
 
     solver = DeepCFRSolver(game, **{**kwargs, "advantage_network_train_steps": steps, "num_iterations": 1},
-                           seed=FLAGS.seed, num_threads=FLAGS.threads, verbose=False)  # fmt: skip
+                           seed=FLAGS.seed, workers={"num_threads": FLAGS.threads})  # fmt: skip
     start = time.process_time()
     stats = solver.run_iteration()
     return time.process_time() - start, int(stats["nodes"])

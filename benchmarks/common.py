@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LOAD_AT_START = os.getloadavg()[0]
 
 # The committed 5x2 FHP Deep CFR settings (benchmarks/results/fhp_curve.md), state backend.
-FHP_STATE_DEEP_CFR = dict(game="flop_holdem(num_ranks=5,num_suits=2)", traversal_backend="state",
+FHP_STATE_DEEP_CFR = dict(game="flop_holdem(num_ranks=5,num_suits=2)", traversal={"backend": "state"},
                           num_traversals=1500, advantage_network_layers=(64, 64), policy_network_layers=(64, 64),
                           advantage_network_train_steps=150, batch_size_advantage=2048)  # fmt: skip
 

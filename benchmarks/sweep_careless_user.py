@@ -205,10 +205,9 @@ def latest_cases(tmp: str) -> list[Case]:
         _case("deep_cfr", "the help's 4x2 flop hold'em, exactly evaluated", example(
             "deep_cfr", "--game=flop_holdem(num_ranks=4,num_suits=2)", "--iterations=1", f"--output_dir={tmp}/d4"),
             "ok", r"NashConv"),
-        _case("api", "checkpoint written before a setting existed", api(
-            "from openspiel_cfrx.deep.checkpoint import _check_config\n"
-            "_check_config('old.pt', {'game': 'g'}, {'game': 'g', 'keep_iteration_networks': False})"), "error",
-            r"predates that setting"),
+        _case("api", "a group given the old way, as its main field's name", api(
+            "ox.DeepCFRSolver(pyspiel.load_game('kuhn_poker'), network='poker')"), "error",
+            r"network='poker' is spelled network=NetworkSettings\(family='poker'\)"),
         _case("api", "load_game('KUHN_POKER')", api("ox.load_game('KUHN_POKER')"), "error",
               r"did you mean kuhn_poker"),
         _case("poker_vector_cfr", "sizes and rates in sensible units", example(

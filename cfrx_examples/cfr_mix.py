@@ -127,20 +127,20 @@ def make_solver(game, variant: str, traversals: int, hidden, train_steps: int, j
                 device: str = "cpu", infoset_encoding: str = "tensor", workers: dict | None = None):
     """(step(), policy) for a variant name (CFRMixSolver variants or "deep_cfr");
     `workers`: num_workers / ray_address of the solver."""
-    workers = workers or {}
+    workers = {"num_threads": 1, **(workers or {})}  # one torch thread, as CFRMixSolver's default
     check_variant(variant, infoset_encoding)
     if variant == "deep_cfr":
         from openspiel_cfrx.deep import DeepCFRSolver
 
         solver = DeepCFRSolver(game, policy_network_layers=hidden, advantage_network_layers=hidden,
                                num_traversals=traversals, advantage_network_train_steps=train_steps,
-                               policy_network_train_steps=train_steps, seed=seed, num_threads=1,
-                               device=device, **workers)  # fmt: skip
+                               policy_network_train_steps=train_steps, seed=seed, device=device,
+                               workers=workers)  # fmt: skip
         return solver.run_iteration, solver
     solver = CFRMixSolver(game, variant=variant, num_traversals=traversals, regret_network_layers=hidden,
                           policy_network_layers=hidden, regret_train_steps=train_steps,
-                          policy_train_steps=train_steps, joint_cap=joint_cap, seed=seed,
-                          device=device, infoset_encoding=infoset_encoding, **workers)  # fmt: skip
+                          policy_train_steps=train_steps, traversal={"joint_cap": joint_cap}, seed=seed,
+                          device=device, network={"infoset_encoding": infoset_encoding}, workers=workers)  # fmt: skip
     return solver.run_iteration, solver
 
 

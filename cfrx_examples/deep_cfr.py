@@ -98,9 +98,9 @@ flags.DEFINE_enum("traversal_backend", "vectorized", ["vectorized", "tree", "sta
 flags.DEFINE_integer("threads", 1, "torch CPU threads (torch.set_num_threads).")
 flags.DEFINE_string("regret_scale", "1", "Sampled regrets are stored divided by this (> 0), 'auto' (the game's "
                     "largest |utility|) or 'pot' (each by the pot at its node; --traversal_backend=poker); regret "
-                    "matching is invariant to it (DeepCFRSolver(regret_scale=...)).")
+                    "matching is invariant to it (DeepCFRSolver(training=TrainingSettings(regret_scale=...))).")
 flags.DEFINE_enum("average_weighting", None, ["linear", "uniform"], "The average strategy's weights w_t: t or 1 "
-                  "(default: as the regrets', t; DeepCFRSolver(average_weighting=...)).")
+                  "(default: as the regrets', t; DeepCFRSolver(averaging=AveragingSettings(average_weighting=...))).")
 flags.DEFINE_string("preset", "", "Named settings (openspiel_cfrx.presets): kuhn_demo, fhp_5x2, fhp_full (behind "
                     "committed results), paper_fhp, paper_hulh (the published method, Brown et al. 2019, on its "
                     "games) and paper (the published method on --game): the solver's settings and, unless --game "
@@ -170,16 +170,16 @@ def _solver_settings() -> dict:
         num_iterations=FLAGS.iterations,
         num_traversals=FLAGS.traversals,
         learning_rate=FLAGS.learning_rate,
-        schedule=Schedule(learning_rate=FLAGS.learning_rate_schedule),
         batch_size_advantage=FLAGS.batch,
         batch_size_strategy=FLAGS.batch,
         memory_capacity=FLAGS.memory,
         policy_network_train_steps=FLAGS.policy_steps,
         advantage_network_train_steps=FLAGS.advantage_steps,
-        network=FLAGS.network,
-        traversal_backend=FLAGS.traversal_backend,
-        regret_scale=_regret_scale(FLAGS.regret_scale),
-        average_weighting=FLAGS.average_weighting,
+        training={"schedule": Schedule(learning_rate=FLAGS.learning_rate_schedule),
+                  "regret_scale": _regret_scale(FLAGS.regret_scale)},
+        network={"family": FLAGS.network},
+        traversal={"backend": FLAGS.traversal_backend},
+        averaging={"average_weighting": FLAGS.average_weighting},
     )
 
 
@@ -227,10 +227,11 @@ def _check_flags():
 def _make_solver(game):
     """The solver of the flags; the game's tree extracted once up front where it is used."""
     from openspiel_cfrx.deep import DeepCFRSolver
+    from openspiel_cfrx.presets import merge_settings
     from openspiel_cfrx.tree import TreeTooLargeError, get_tree
 
     settings = _solver_settings()
-    if FLAGS.evaluate or settings.get("traversal_backend", "vectorized") not in ("state", "poker"):
+    if FLAGS.evaluate or settings.get("traversal", {}).get("backend", "vectorized") not in ("state", "poker"):
         try:
             get_tree(game)  # extracted once up front (evaluations and tree backends reuse it)
         except TreeTooLargeError as e:
@@ -239,16 +240,14 @@ def _make_solver(game):
                 "limit poker; openspiel_cfrx.nash_conv evaluates flop hold'em policies on the poker engine)"
             )
     try:
+        run = {"workers": {"num_threads": FLAGS.threads, **worker_settings()},
+               "averaging": {"keep_iteration_networks": FLAGS.sd_cfr}}
         return DeepCFRSolver(
             game,
-            **settings,
+            **merge_settings(settings, run),
             device=FLAGS.device,
             seed=FLAGS.seed,
-            num_threads=FLAGS.threads,
-            keep_iteration_networks=FLAGS.sd_cfr,
-            **worker_settings(),
-            log_every=0 if FLAGS.progress else 1,
-            verbose=False,  # absl already shows the logging lines
+            reporting={"log_every": 0 if FLAGS.progress else 1},  # not verbose: absl already shows the log lines
         )
     except ValueError as e:
         sys.exit(f"error: {e}")
@@ -278,8 +277,8 @@ def _resume(solver, checkpoint: str, config) -> bool:
 
 def _iteration_scalars(solver, stats: dict, seconds: float) -> dict:
     """What --tensorboard_dir logs after every iteration: losses, nodes, speed, memory fill."""
-    capacity = solver.config["memory_capacity"]
-    strategy_capacity = solver.config.get("strategy_memory_capacity") or capacity
+    capacity = solver.settings.openspiel["memory_capacity"]
+    strategy_capacity = solver.settings.memory.strategy_capacity or capacity
     losses = stats.get("advantage_loss") or [None, None]
     return {"advantage_loss_p0": losses[0], "advantage_loss_p1": losses[1], "nodes_touched": solver.nodes_touched,
             "iterations_per_second": 1.0 / seconds if seconds > 0 else None,

@@ -429,7 +429,7 @@ def evaluate(game, pol, evaluator: str):
     nets = getattr(pol, "policy_network", None)
     if not getattr(nets, "suit_symmetric", False):
         raise SystemExit("--evaluator=engine evaluates a Deep CFR policy whose network is suit-symmetric "
-                         "(--deep_cfr='{\"network\": \"suit_symmetric_mlp\", ...}')")  # fmt: skip
+                         "(--deep_cfr='{\"network\": {\"family\": \"suit_symmetric_mlp\"}, ...}')")  # fmt: skip
     start = time.perf_counter()
     tree = PublicTree(game)  # suit isomorphism: one board per class
     strategy = NetworkStrategy(tree, InformationStateTensors(game, tree), pol.probabilities_from_tensors,

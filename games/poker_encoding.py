@@ -386,7 +386,7 @@ class PokerNetworkEncoder(PokerEncoder):
     `encoder(state, player)` returns the `network_tensor` as a Python list
     (the traversal hot path: one history replay, no numpy), `feature_size` is
     its length and `network_layout` tells the network how to split it.
-    `DeepCFRSolver(game, network="poker")` builds one automatically.
+    `DeepCFRSolver(game, network=NetworkSettings(family="poker"))` builds one automatically.
     """
 
     name = "poker_network_tensor"
@@ -405,19 +405,17 @@ def poker_network_options(game: pyspiel.Game, chip_scale: float = 1.0 / BIG_BLIN
 
         solver = DeepCFRSolver(game, **poker_network_options(game, dim=96))
 
-    Returns {"network": "poker", "encoder": PokerNetworkEncoder(game),
-    "network_options": layout + `options`} (options: `dim`, `card_skips`, see
+    Returns {"network": {"family": "poker", "encoder": PokerNetworkEncoder(game),
+    "options": layout + `options`}} (the network settings group as a dict;
+    options: `dim`, `card_skips`, see
     `openspiel_cfrx.neural_poker.poker_network.PokerNetwork`). Raises ValueError when
     `game` is not a `flop_holdem` / `hulh` variant.
     """
     encoder = PokerNetworkEncoder(game, chip_scale=chip_scale)
-    return {
-        "network": "poker",
-        "encoder": encoder,
-        "network_options": {**encoder.network_layout.as_options(), **options},
-    }
+    options = {**encoder.network_layout.as_options(), **options}
+    return {"network": {"family": "poker", "encoder": encoder, "options": options}}
 
 
-# DeepCFRSolver(game, network="poker") reads its input through this registry
+# DeepCFRSolver(game, network=NetworkSettings(family="poker")) reads its input through this registry
 # (openspiel_cfrx never imports games).
 register_input_encoder("poker", PokerNetworkEncoder)

@@ -74,7 +74,7 @@ class _MCCFRContender(Contender):
 # an `nfsp.NFSP` constructor argument (those it hands on to its inner `dqn.DQN` included) except
 # `hidden` (`hidden_layers_sizes`, both networks), `reward_scale` (rewards are divided by it
 # before the agents see them; 1 = the game's chips) and `suit_symmetric` (poker games: every network
-# reads its input through `SuitCanonical`, as Deep CFR's `network="suit_symmetric_mlp"` does; the
+# reads its input through `SuitCanonical`, as Deep CFR's `network={"family": "suit_symmetric_mlp"}` does; the
 # policy is then exactly suit-symmetric and is evaluated on the isomorphic tree). `gradient_clipping` clips the average (SL) network's
 # gradients only: `nfsp.NFSP` keeps that argument and its DQN gets none. The epsilon schedule, learn_every
 # of the DQN and the target-network period count the DQN's own steps (best-response episodes only).
@@ -403,11 +403,11 @@ DEEP_CFR_HARNESS_SETTINGS = dict(
     advantage_network_layers=(64, 64, 64),
     policy_network_layers=(64, 64, 64),
     num_traversals=10000,
-    traversal_backend="vectorized",
+    traversal={"backend": "vectorized"},
     learning_rate=1e-2,
     advantage_network_train_steps=250,
     batch_size_advantage=2048,
-    average_policy="sd_cfr",
+    averaging={"average_policy": "sd_cfr"},
 )
 DEEP_CFR_HARNESS_SCHEDULE = dict(
     traversals_ramp=40, traversals_initial=3000, train_steps_ramp=40, train_steps_initial=100, learning_rate="cosine"
@@ -416,11 +416,11 @@ DEEP_CFR_HARNESS_SCHEDULE = dict(
 
 def _deep_cfr(game, seed, **kwargs):
     from openspiel_cfrx.deep import DeepCFRSolver, Schedule
+    from openspiel_cfrx.presets import merge_settings
 
     schedule = {**DEEP_CFR_HARNESS_SCHEDULE, **{k: kwargs.pop(k) for k in list(kwargs) if k in DEEP_CFR_HARNESS_SCHEDULE}}
-    params = dict(num_iterations=10**9, seed=seed, num_threads=None, schedule=Schedule(**schedule),
-                  **DEEP_CFR_HARNESS_SETTINGS)  # fmt: skip
-    params.update(kwargs)
+    params = merge_settings(dict(num_iterations=10**9, seed=seed, workers={"num_threads": None},
+                                 training={"schedule": Schedule(**schedule)}), DEEP_CFR_HARNESS_SETTINGS, kwargs)  # fmt: skip
     return _DeepContender("deep_cfr", DeepCFRSolver(game, **params), game)
 
 

@@ -34,7 +34,7 @@ def input_encoder(network: str, game):
     if factory is None:
         raise ValueError(
             f"network={network!r} needs an input encoder that a game package registers "
-            f"(`import games` registers 'poker' for flop_holdem / hulh), or an explicit encoder="
+            f"(`import games` registers 'poker' for flop_holdem / hulh), or an explicit NetworkSettings(encoder=...)"
         )
     return factory(game)
 
@@ -48,7 +48,7 @@ class InformationStateTensorEncoder:
         if not game.get_type().provides_information_state_tensor:
             raise ValueError(
                 f"game '{game.get_type().short_name}' has no information_state_tensor; "
-                "pass encoder=<callable(state, player) -> list of floats> with a feature_size attribute"
+                "pass NetworkSettings(encoder=<callable(state, player) -> list of floats>) with a feature_size attribute"
             )
         self.feature_size = int(np.prod(game.information_state_tensor_shape()))
 

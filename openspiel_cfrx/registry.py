@@ -2,7 +2,7 @@
 
 A layer offers a registry (`deep.networks.NETWORKS`, `sampling.SAMPLERS`);
 modules above it register their entries into it when imported. So that a
-solver can be asked for `network="poker"` without the caller importing the
+solver can be asked for the network family "poker" without the caller importing the
 module that defines it, and without the solver's layer importing a layer
 above it, the built-in entries of higher layers are declared here by module
 path, the way Python's entry points declare a distribution's plugins: the
@@ -38,6 +38,10 @@ class Registry(Generic[T]):
 
     def register(self, name: str, entry: T) -> None:
         self._entries[name] = entry
+
+    def register_all(self, entries: dict[str, T]) -> None:
+        """Registers every name -> entry of `entries`, in order."""
+        self._entries.update(entries)
 
     def names(self) -> list[str]:
         """Registered and declared names, in registration order then declaration order."""

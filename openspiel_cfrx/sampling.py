@@ -7,7 +7,7 @@ traversals for one traverser at iteration t against the current strategies
 and hands back what they produced as arrays, chunk by chunk (`Samples`); the
 solver inserts each chunk into its memories before the next one is drawn
 (Deep CFR, Algorithm 2 of Brown et al. 2019). Backends register a factory by
-name in `SAMPLERS`; `DeepCFRSolver(traversal_backend=name)` builds one with
+name in `SAMPLERS`; `DeepCFRSolver(traversal=TraversalSettings(backend=name))` builds one with
 `make_sampler`.
 
 The current strategies reach a sampler as a `StrategyFn`:
@@ -43,7 +43,7 @@ class Samples:
     nodes: histories touched.
     advantage_pot: per traverser visit, the chips both players have put in at
       its node [n], from samplers that know them (the "poker" backend); None
-      elsewhere. `DeepCFRSolver(regret_scale="pot")` divides by it.
+      elsewhere. `TrainingSettings(regret_scale="pot")` divides by it.
     """
 
     advantage_features: np.ndarray
@@ -100,11 +100,11 @@ SAMPLERS: Registry[SamplerFactory] = Registry("traversal backend")
 
 
 def register_sampler(name: str, factory: SamplerFactory) -> None:
-    """Makes `traversal_backend=name` available to `DeepCFRSolver`."""
+    """Makes `TraversalSettings(backend=name)` available to `DeepCFRSolver`."""
     SAMPLERS.register(name, factory)
 
 
 def make_sampler(backend: str, game, encoder, num_actions: int, batch_size: int,
                  py_rng: random.Random, np_rng: np.random.Generator) -> Sampler:  # fmt: skip
-    """The sampler of a `traversal_backend` name (`SAMPLERS`)."""
+    """The sampler of a traversal backend name (`SAMPLERS`)."""
     return SAMPLERS.get(backend)(game, encoder, num_actions, batch_size, py_rng, np_rng)

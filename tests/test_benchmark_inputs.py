@@ -137,7 +137,7 @@ def test_fhp_curve_bad_algorithms(algorithms, pattern, tmp_path):
         (["--algorithms=os_es_mccfr,os_es_mccfr_py", "--match-nodes"],
          r"--match-nodes needs deep_cfr listed before os_es_mccfr_py"),
         (["--algorithms=os_es_mccfr", "--evaluator=engine"], r"--evaluator=engine evaluates .* not os_es_mccfr"),
-        (["--algorithms=deep_cfr", "--evaluator=engine"], r"network is suit-symmetric, got network='mlp'"),
+        (["--algorithms=deep_cfr", "--evaluator=engine"], r"network is suit-symmetric, got network family 'mlp'"),
         (["--algorithms=deep_cfr", "--seeds=0,1", "--checkpoint=x"], r"--checkpoint holds one deep_cfr run"),
         (["--preset=nope"], r"--preset: unknown Deep CFR preset 'nope'"),
     ],
@@ -157,6 +157,10 @@ def test_fhp_curve_lines_and_the_options_they_read(args, pattern, tmp_path):
         ('"num_traversals"', r"--deep_cfr must be a JSON object .* got str"),
         ('{"num_traversal": 10}', r"unexpected keyword argument 'num_traversal'; did you mean 'num_traversals'\?"),
         ('{"num_traversals": 0}', r"--deep_cfr: num_traversals must be an int >= 1, got 0"),
+        ('{"traversal_backend": "poker"}', r"traversal_backend is spelled traversal=TraversalSettings\(backend=\.\.\.\) "
+                                           r"since 0\.3\.0"),
+        ('{"traversal": {"backnd": "poker"}}', r"--deep_cfr: TraversalSettings has no field 'backnd'; did you mean "
+                                               r"'backend'\?"),
         ('{"seed": 3}', r"--deep_cfr sets 'seed', which this program sets itself"),
     ],
 )

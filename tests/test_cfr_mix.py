@@ -24,7 +24,7 @@ TINY_GOOFSPIEL = "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)"
 # Evader at the centre 0 of a star with exits 1, 2, 3; pursuers start at 4
 # (next to 1, 2) and 5 (next to 2, 3); one step.
 STAR_NEST = "nest(edges=0-1;0-2;0-3;1-4;2-4;2-5;3-5,num_pursuers=2,horizon=1,exits=1;2;3,pursuer_starts=4;5,evader_start=0)"
-FAST = dict(num_traversals=20, regret_train_steps=20, policy_train_steps=20, num_threads=1)
+FAST = dict(num_traversals=20, regret_train_steps=20, policy_train_steps=20, workers={"num_threads": 1})
 
 
 @pytest.fixture(scope="module")
@@ -261,11 +261,11 @@ def test_deep_cfr_mix_fine_tunes_by_default_and_learns(tiny_game):
     solver = CFRMixSolver(tiny_game, **settings)
     solver.solve()
     assert openspiel_cfrx.nash_conv(tiny_game, solver) < 0.3
-    scratch = CFRMixSolver(tiny_game, reinitialize_regret_networks=True, **settings)
+    scratch = CFRMixSolver(tiny_game, training={"reinitialize_regret_networks": True}, **settings)
     scratch.solve()
     assert openspiel_cfrx.nash_conv(tiny_game, scratch) > 0.5
     with pytest.raises(ValueError, match="reinitialize_regret_networks must be True, False or None"):
-        CFRMixSolver(tiny_game, reinitialize_regret_networks="yes")
+        CFRMixSolver(tiny_game, training={"reinitialize_regret_networks": "yes"})
 
 
 @pytest.mark.parametrize(
@@ -274,10 +274,10 @@ def test_deep_cfr_mix_fine_tunes_by_default_and_learns(tiny_game):
         # Algorithm 1's simultaneous order (both players traverse against theta^t,
         # then both train); measured, seed 1: average 0.23 / current 0.06,
         # alternating 0.18 / 0.06.
-        ({"alternating_updates": False}, 0.35),
+        ({"traversal": {"alternating_updates": False}}, 0.35),
         # Regret networks keep their first target scale (the audit's "Target
         # scale" row, measured in cfr_mix_factors.md).
-        pytest.param({"rescale_regret_targets": False}, None, marks=pytest.mark.slow),
+        pytest.param({"training": {"rescale_regret_targets": False}}, None, marks=pytest.mark.slow),
     ],
 )
 def test_update_options_change_the_run_and_still_learn(tiny_game, default_run, option, average_bound):
@@ -295,7 +295,7 @@ def test_update_options_change_the_run_and_still_learn(tiny_game, default_run, o
 
 @pytest.mark.slow  # bfloat16 is emulated on CPUs without AMX / AVX-512 BF16
 def test_bfloat16_training_learns_and_mixes_in_float32(tiny_game, monkeypatch):
-    """training_precision="bfloat16": the agent networks train under bfloat16
+    """training={"precision": "bfloat16"}: the agent networks train under bfloat16
     autocast, their parameters stay float32, and the mixing layer's product
     (eq. 4) takes float32 values. Measured (seeds 1, 2): average 0.19 / 0.24,
     current 0.06 / 0.04 (float32: 0.19 / 0.25, 0.07 / 0.05)."""
@@ -309,7 +309,7 @@ def test_bfloat16_training_learns_and_mixes_in_float32(tiny_game, monkeypatch):
 
     monkeypatch.setattr(team_model, "mix", mix)
     solver = CFRMixSolver(tiny_game, num_iterations=12, num_traversals=30, regret_train_steps=60,
-                          policy_train_steps=60, seed=1, training_precision="bfloat16")  # fmt: skip
+                          policy_train_steps=60, seed=1, training={"precision": "bfloat16"})  # fmt: skip
     solver.solve()
     assert mixed == {torch.float32}
     nets = [solver.regret_network(p) for p in (0, 1)] + [solver.policy_network(p) for p in (0, 1)]
@@ -317,8 +317,8 @@ def test_bfloat16_training_learns_and_mixes_in_float32(tiny_game, monkeypatch):
     tree = openspiel_cfrx.get_tree(tiny_game)
     assert openspiel_cfrx.nash_conv(tiny_game, solver.strategy_array(tree)) < 0.26
     assert openspiel_cfrx.nash_conv(tiny_game, solver.current_policy_array(tree)) < 0.15
-    with pytest.raises(ValueError, match="training_precision"):
-        CFRMixSolver(tiny_game, training_precision="float16")
+    with pytest.raises(ValueError, match=r"MixTrainingSettings\.precision"):
+        CFRMixSolver(tiny_game, training={"precision": "float16"})
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (run on a lent device machine)")
@@ -341,7 +341,7 @@ def test_cuda_training_replays_a_captured_step_and_learns(tiny_game):
 
 def test_rescale_regret_targets_must_be_a_bool(tiny_game):
     with pytest.raises(ValueError, match="rescale_regret_targets"):
-        CFRMixSolver(tiny_game, rescale_regret_targets="yes")
+        CFRMixSolver(tiny_game, training={"rescale_regret_targets": "yes"})
 
 
 def test_sampled_worst_case_brackets_exact_value(tiny_game):
@@ -362,7 +362,7 @@ def tree_adversary_infosets(game) -> int:
 # --------------------------------------------------------------- checkpoints
 TINY_NETS = dict(num_traversals=8, regret_train_steps=5, policy_train_steps=5, batch_size=32,
                  regret_network_layers=(8,), policy_network_layers=(8,), memory_capacity=16,
-                 num_threads=1, seed=3)  # fmt: skip
+                 workers={"num_threads": 1}, seed=3)  # fmt: skip
 
 
 def _all_outputs(solver, game) -> list[np.ndarray]:
@@ -454,15 +454,15 @@ def test_corrupt_and_mismatched_checkpoints_give_clear_errors(tiny_game, tmp_pat
 
 
 def test_compact_infoset_encoding_on_nest(tmp_path):
-    """infoset_encoding="compact": the networks see the game's compact input in
+    """network={"infoset_encoding": "compact"}: the networks see the game's compact input in
     traversals, the policy API and the NEST evaluator; checkpoints record it."""
     from games.nest_worst_case import nest_team_worst_case
     from openspiel_cfrx.deep import CheckpointError
 
     game = pyspiel.load_game("nest(rows=3,cols=3,num_pursuers=2)")
-    solver = CFRMixSolver(game, num_iterations=2, infoset_encoding="compact", **TINY_NETS)
+    solver = CFRMixSolver(game, num_iterations=2, network={"infoset_encoding": "compact"}, **TINY_NETS)
     size = game.compact_information_state_size()
-    assert solver.config["infoset_encoding"] == "compact" and solver.config["feature_sizes"] == [size, size]
+    assert solver.settings.network.infoset_encoding == "compact" and solver.feature_size == size
     # Team agents take the game's compact agent features (agent observation + relative distances).
     assert game.compact_agent_feature_size() > game.agent_observation_size()
     assert solver.regret_network(0).nets[0].layers[0].in_features == size + game.compact_agent_feature_size()
@@ -481,7 +481,7 @@ def test_compact_infoset_encoding_on_nest(tmp_path):
     assert -1.0 <= result.value <= 1.0
     path = str(tmp_path / "compact.pt")
     solver.save_checkpoint(path)
-    resumed = CFRMixSolver(game, num_iterations=2, infoset_encoding="compact", **TINY_NETS)
+    resumed = CFRMixSolver(game, num_iterations=2, network={"infoset_encoding": "compact"}, **TINY_NETS)
     resumed.load_checkpoint(path)
     assert resumed.iteration == 2
     with pytest.raises(CheckpointError, match="infoset_encoding: the checkpoint has 'compact', this solver 'tensor'"):
@@ -496,9 +496,9 @@ def test_compact_infoset_encoding_on_nest(tmp_path):
     with pytest.raises(CheckpointError, match="format 'openspiel_cfrx.CFRMixSolver/9'"):
         CFRMixSolver(game, **TINY_NETS).load_checkpoint(path)
     with pytest.raises(ValueError, match="compact_information_state_size"):
-        CFRMixSolver(pyspiel.load_game(TINY_GOOFSPIEL), infoset_encoding="compact")
+        CFRMixSolver(pyspiel.load_game(TINY_GOOFSPIEL), network={"infoset_encoding": "compact"})
     with pytest.raises(ValueError, match="infoset_encoding must be one of"):
-        CFRMixSolver(game, infoset_encoding="dense")
+        CFRMixSolver(game, network={"infoset_encoding": "dense"})
 
 
 def test_solver_rebuilt_from_checkpoint_plays_the_same_policy_and_schedule_ramps(tiny_game, tmp_path):
@@ -513,6 +513,6 @@ def test_solver_rebuilt_from_checkpoint_plays_the_same_policy_and_schedule_ramps
     tree = openspiel_cfrx.get_tree(tiny_game)
     np.testing.assert_array_equal(rebuilt.strategy_array(tree), solver.strategy_array(tree))
     # A traversal ramp runs fewer traversals (so touches fewer nodes) at iteration 1.
-    ramped = CFRMixSolver(tiny_game, num_iterations=1, schedule=Schedule(traversals_ramp=8), **TINY_NETS)
+    ramped = CFRMixSolver(tiny_game, num_iterations=1, training={"schedule": Schedule(traversals_ramp=8)}, **TINY_NETS)
     constant = CFRMixSolver(tiny_game, num_iterations=1, **TINY_NETS)
     assert ramped.run_iteration()["nodes"] < constant.run_iteration()["nodes"]

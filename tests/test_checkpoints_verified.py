@@ -83,7 +83,7 @@ def test_cfr_mix_checkpoint_overwritten_in_the_middle_is_refused(tmp_path):
     import games  # noqa: F401
 
     game = pyspiel.load_game(TINY_GOOFSPIEL)
-    fast = dict(num_traversals=10, regret_train_steps=5, policy_train_steps=5, num_threads=1)
+    fast = dict(num_traversals=10, regret_train_steps=5, policy_train_steps=5, workers={"num_threads": 1})
     solver = openspiel_cfrx.CFRMixSolver(game, num_iterations=1, **fast)
     solver.solve()
     path = str(tmp_path / "mix.pt")

@@ -92,7 +92,7 @@ def test_policy_file_plays_the_same_average_strategy_and_cannot_train(kuhn, tmp_
     flip_a_byte_of_the_largest_tensor(policy_path)  # one byte of the network changed after writing
     with pytest.raises(CheckpointError, match="damaged|corrupt"):
         DeepCFRSolver.from_checkpoint(policy_path)
-    sd_cfr = DeepCFRSolver(kuhn, average_policy="sd_cfr", **SMALL)
+    sd_cfr = DeepCFRSolver(kuhn, averaging={"average_policy": "sd_cfr"}, **SMALL)
     with pytest.raises(ValueError, match="average_policy='network'"):
         sd_cfr.save_policy(str(tmp_path / "sd.pt"))
 

@@ -96,7 +96,7 @@ def test_float16_memory_holds_exact_features_in_half_the_bytes_and_refuses_round
             memory.add(x, y, np.ones((13, 3), bool), 1 + lo, np.random.default_rng(lo))
     np.testing.assert_array_equal(half.features.astype(np.float32), full.features)
     np.testing.assert_array_equal(half.targets, full.targets)
-    with pytest.raises(ValueError, match="memory_feature_dtype='float16' cannot hold these features exactly .*0.1"):
+    with pytest.raises(ValueError, match=r"MemorySettings\(feature_dtype='float16'\) cannot hold these features exactly .*0.1"):
         half.add(np.full((2, 6), 0.1, np.float32), np.zeros((2, 3), np.float32), np.ones((2, 3), bool), 9, rng)
     state = half.state_dict()  # checkpoints keep the stored dtype; either dtype loads the other's exact values
     assert state["features"].dtype == np.float16
@@ -109,17 +109,17 @@ def test_float16_memory_holds_exact_features_in_half_the_bytes_and_refuses_round
 
 def test_float16_memories_train_the_same_solver_and_oversized_memories_are_refused(kuhn):
     runs = [DeepCFRSolver(kuhn, num_iterations=4, num_traversals=30, advantage_network_train_steps=10,
-                          policy_network_train_steps=20, memory_feature_dtype=dtype, seed=3)
+                          policy_network_train_steps=20, memory={"feature_dtype": dtype}, seed=3)
             for dtype in ("float16", "float32")]  # fmt: skip
     for solver in runs:
         solver.solve()
     assert runs[0].advantage_buffers[0].features.dtype == np.float16
     assert runs[0].nash_conv() == runs[1].nash_conv()  # the same numbers reach the networks
     with pytest.raises(ValueError, match=r"would take [0-9.]+ GiB when full .* more than the [0-9.]+ GiB available; "
-                                         r"lower memory_capacity .*memory_feature_dtype='float16'"):  # fmt: skip
+                                         r"lower memory_capacity .*MemorySettings\(feature_dtype='float16'\)"):  # fmt: skip
         DeepCFRSolver(kuhn, memory_capacity=10**11)
-    with pytest.raises(ValueError, match="memory_feature_dtype"):
-        DeepCFRSolver(kuhn, memory_feature_dtype="int8")
+    with pytest.raises(ValueError, match=r"MemorySettings\.feature_dtype"):
+        DeepCFRSolver(kuhn, memory={"feature_dtype": "int8"})
 
 
 def _duplicated_memory(rng, capacity=300, offers=2000, distinct=20):
@@ -204,7 +204,7 @@ def test_merged_training_matches_sampled_training_in_expectation(kuhn):
     both fit the memory; the merged loss is no worse."""
     settings = {**SMALL, "advantage_network_train_steps": 100, "batch_size_advantage": 256}
     merged = DeepCFRSolver(kuhn, seed=3, **settings)
-    sampled = DeepCFRSolver(kuhn, seed=3, aggregate_duplicates=False, **settings)
+    sampled = DeepCFRSolver(kuhn, seed=3, memory={"aggregate_duplicates": False}, **settings)
     merged.run_iteration()
     sampled.run_iteration()
     assert merged.advantage_buffers[0].duplicates_tracked

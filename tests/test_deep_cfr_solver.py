@@ -68,7 +68,7 @@ def test_batch_probabilities_match_single_state_calls_and_mask_illegal():
 
 
 def test_sd_cfr_average_is_the_same_on_the_tree_and_per_state(kuhn):
-    solver = DeepCFRSolver(kuhn, average_policy="sd_cfr", **{**SMALL, "num_iterations": 3})
+    solver = DeepCFRSolver(kuhn, averaging={"average_policy": "sd_cfr"}, **{**SMALL, "num_iterations": 3})
     solver.solve()
     tree = openspiel_cfrx.get_tree(kuhn)
     strategy = solver.strategy_array(tree)
@@ -91,14 +91,14 @@ def test_unsupported_games_are_refused(game_string, match):
     [
         (dict(num_traversals=0), "num_traversals"),
         (dict(batch_size_advantage=0), "batch_size_advantage"),
-        (dict(regret_matching_fallback="zero"), "regret_matching_fallback"),
-        (dict(memory="fifo"), "memory"),
-        (dict(network="transformer"), "network"),
-        (dict(average_policy="last"), "average_policy"),
+        (dict(traversal={"regret_matching_fallback": "zero"}), "TraversalSettings.regret_matching_fallback"),
+        (dict(memory={"kind": "fifo"}), "MemorySettings.kind"),
+        (dict(network={"family": "transformer"}), "network"),
+        (dict(averaging={"average_policy": "last"}), "AveragingSettings.average_policy"),
         (dict(learning_rate=0), "learning_rate"),
-        (dict(traversal_backend="gpu"), "traversal_backend"),
-        (dict(schedule="cosine"), "schedule"),
-        (dict(training_precision="float16"), "training_precision"),
+        (dict(traversal={"backend": "gpu"}), "TraversalSettings.backend"),
+        (dict(training={"schedule": "cosine"}), "TrainingSettings.schedule"),
+        (dict(training={"precision": "float16"}), "TrainingSettings.precision"),
     ],
 )
 def test_bad_arguments_raise_value_errors(kuhn, kwargs, match):
@@ -234,7 +234,7 @@ def test_current_policy_is_regret_matching_on_the_advantage_networks():
 KUHN_CONVERGENCE = dict(
     num_iterations=40,
     num_traversals=2000,
-    traversal_backend="vectorized",  # Algorithm 2's samples, vectorised over the extracted tree
+    traversal={"backend": "vectorized"},  # Algorithm 2's samples, vectorised over the extracted tree
     learning_rate=1e-2,  # full-memory merged gradient steps (aggregate_duplicates) take a larger rate
     advantage_network_train_steps=100,
     policy_network_train_steps=500,
@@ -255,7 +255,7 @@ def test_kuhn_nash_conv_below_0_05(kuhn):
 @pytest.mark.slow  # bfloat16 training itself: test_bfloat16_training_runs_matmuls_in_bfloat16_and_keeps_float32_state
 def test_kuhn_nash_conv_below_0_05_with_bfloat16_training(kuhn):
     """Mixed-precision SGD (bfloat16 matmuls, float32 parameters and loss) still converges."""
-    solver = DeepCFRSolver(kuhn, seed=42, training_precision="bfloat16", **KUHN_CONVERGENCE)
+    solver = DeepCFRSolver(kuhn, seed=42, training={"precision": "bfloat16"}, **KUHN_CONVERGENCE)
     solver.solve()
     assert all(p.dtype == torch.float32 for net in solver.advantage_networks for p in net.parameters())
     assert openspiel_cfrx.nash_conv(kuhn, solver) < 0.05

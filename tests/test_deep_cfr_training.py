@@ -29,7 +29,7 @@ def test_linear_weights_are_rescaled_by_two_over_t(kuhn):
     for _ in range(7):
         solver.run_iteration()
     assert solver.iteration == 7 and solver.linear_scale() == pytest.approx(2.0 / 8)  # training at T = 8
-    assert DeepCFRSolver(kuhn, linear_weighting=False, **SMALL).linear_scale() is None
+    assert DeepCFRSolver(kuhn, averaging={"linear_weighting": False}, **SMALL).linear_scale() is None
     memory = ReservoirMemory(capacity=3, feature_size=1, num_actions=1)
     for t in (1, 4, 8):
         memory.add(np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32), np.ones((1, 1), bool), t,
@@ -44,9 +44,9 @@ def test_average_weighting_weighs_the_average_apart_from_the_regrets(kuhn, tmp_p
     """average_weighting="uniform" with linear regrets: the same run (training
     does not read the average's weights), the sd_cfr mixture and the policy
     network's loss weighted 1; checkpoints rebuild both weightings."""
-    settings = {**SMALL, "num_iterations": 3, "seed": 2, "average_policy": "sd_cfr"}
-    linear = DeepCFRSolver(kuhn, **settings)
-    uniform = DeepCFRSolver(kuhn, average_weighting="uniform", **settings)
+    settings = {**SMALL, "num_iterations": 3, "seed": 2}
+    linear = DeepCFRSolver(kuhn, averaging={"average_policy": "sd_cfr"}, **settings)
+    uniform = DeepCFRSolver(kuhn, averaging={"average_policy": "sd_cfr", "average_weighting": "uniform"}, **settings)
     for solver in (linear, uniform):
         solver.solve()
     np.testing.assert_array_equal(linear.iteration_networks.weights(), [1, 2, 3])
@@ -74,7 +74,7 @@ def test_average_weighting_weighs_the_average_apart_from_the_regrets(kuhn, tmp_p
     # Checkpoints remember both weightings (linear_weighting=False used to come back linear).
     for kwargs, weights in (({"average_weighting": "uniform"}, [1, 1, 1]), ({"linear_weighting": False}, [1, 1, 1]),
                             ({"linear_weighting": False, "average_weighting": "linear"}, [1, 2, 3])):  # fmt: skip
-        solver = DeepCFRSolver(kuhn, **kwargs, **settings)
+        solver = DeepCFRSolver(kuhn, averaging={"average_policy": "sd_cfr", **kwargs}, **settings)
         solver.solve()
         solver.save_checkpoint(path := str(tmp_path / "weights.pt"))
         rebuilt = DeepCFRSolver.from_checkpoint(path)
@@ -82,7 +82,7 @@ def test_average_weighting_weighs_the_average_apart_from_the_regrets(kuhn, tmp_p
         assert rebuilt.linear_scale() == solver.linear_scale()
         assert rebuilt.nash_conv() == pytest.approx(solver.nash_conv(), abs=1e-12)
     with pytest.raises(ValueError, match="average_weighting must be one of 'linear', 'uniform', None"):
-        DeepCFRSolver(kuhn, average_weighting="quadratic", **SMALL)
+        DeepCFRSolver(kuhn, averaging={"average_weighting": "quadratic"}, **SMALL)
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device (run on a lent device machine)")
@@ -269,20 +269,20 @@ def test_regret_scale_divides_stored_regrets_and_keeps_the_strategy():
     matching is invariant, checkpoints remember s; bad values are refused."""
     game = pyspiel.load_game("kuhn_poker")
     settings = dict(num_iterations=1, num_traversals=40, advantage_network_train_steps=2,
-                    policy_network_train_steps=2, seed=3, traversal_backend="tree")  # fmt: skip
+                    policy_network_train_steps=2, seed=3, traversal={"backend": "tree"})  # fmt: skip
     raw = DeepCFRSolver(game, **settings)
     raw.run_iteration()
-    scaled = DeepCFRSolver(game, regret_scale="auto", **settings)
+    scaled = DeepCFRSolver(game, training={"regret_scale": "auto"}, **settings)
     assert scaled.regret_scale == 2.0  # kuhn: utilities in [-2, 2]
     scaled.run_iteration()
     n = len(raw.advantage_buffers[0])
     assert n > 0 and len(scaled.advantage_buffers[0]) == n
     np.testing.assert_allclose(scaled.advantage_buffers[0].targets[:n] * 2.0, raw.advantage_buffers[0].targets[:n])
-    assert scaled.config["regret_scale"] == 2.0 and "regret_scale" not in raw.config
+    assert scaled.settings.training.regret_scale == "auto" and raw.regret_scale == 1.0
     with pytest.raises(ValueError, match="regret_scale must be a finite number > 0, 'auto' or 'pot'"):
-        DeepCFRSolver(game, regret_scale=0.0)
-    with pytest.raises(ValueError, match="regret_scale='pot' needs traversal_backend='poker'"):
-        DeepCFRSolver(game, regret_scale="pot", traversal_backend="tree")
+        DeepCFRSolver(game, training={"regret_scale": 0.0})
+    with pytest.raises(ValueError, match=r"TrainingSettings\(regret_scale='pot'\) needs TraversalSettings\(backend='poker'\)"):
+        DeepCFRSolver(game, training={"regret_scale": "pot"}, traversal={"backend": "tree"})
 
 
 def test_forward_in_chunks_equals_one_pass():
@@ -305,9 +305,9 @@ def test_bfloat16_on_a_cpu_without_bfloat16_instructions_warns_once(kuhn, monkey
     monkeypatch.setattr(trainer, "bfloat16_is_fast", lambda: False)
     monkeypatch.setattr(trainer, "_BFLOAT16_WARNED", [])
     with pytest.warns(RuntimeWarning, match="emulated"):
-        DeepCFRSolver(kuhn, training_precision="bfloat16", **SMALL)
+        DeepCFRSolver(kuhn, training={"precision": "bfloat16"}, **SMALL)
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        DeepCFRSolver(kuhn, training_precision="bfloat16", **SMALL)  # once per process
+        DeepCFRSolver(kuhn, training={"precision": "bfloat16"}, **SMALL)  # once per process

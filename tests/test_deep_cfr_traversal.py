@@ -162,7 +162,7 @@ def test_vectorized_traversals_estimate_the_advantage_lemma_1(kuhn):
 
 
 def test_vectorized_backend_solver_learns_kuhn(kuhn):
-    solver = DeepCFRSolver(kuhn, seed=1, traversal_backend="vectorized", **{**SMALL, "num_iterations": 3})
+    solver = DeepCFRSolver(kuhn, seed=1, traversal={"backend": "vectorized"}, **{**SMALL, "num_iterations": 3})
     solver.solve()
     probs = solver.batch_action_probabilities([kuhn.new_initial_state().child(0).child(1)])
     assert probs.shape == (1, 2) and probs.sum() == pytest.approx(1.0)
@@ -170,7 +170,7 @@ def test_vectorized_backend_solver_learns_kuhn(kuhn):
 
 
 def test_cosine_schedule_anneals_each_training_run(kuhn):
-    solver = DeepCFRSolver(kuhn, seed=1, learning_rate=1e-2, schedule=Schedule(learning_rate="cosine"), **SMALL)
+    solver = DeepCFRSolver(kuhn, seed=1, learning_rate=1e-2, training={"schedule": Schedule(learning_rate="cosine")}, **SMALL)
     rates = solver.schedule.learning_rates(1e-2, 100)
     assert rates[0] == pytest.approx(1e-2) and rates[50] == pytest.approx(5e-3)
     assert all(a > b > 0 for a, b in zip(rates[:-1], rates[1:], strict=True))
@@ -180,22 +180,22 @@ def test_cosine_schedule_anneals_each_training_run(kuhn):
     assert solver.advantage_trainers[0].optimizer.lr == pytest.approx(last)  # each retraining ends annealed
     constant = DeepCFRSolver(kuhn, seed=1, learning_rate=1e-2, **SMALL)
     constant.solve()
-    x = torch.zeros(1, solver.config["feature_size"])
+    x = torch.zeros(1, solver.feature_size)
     assert not torch.allclose(solver.advantage_networks[0](x), constant.advantage_networks[0](x))
 
 
 def test_advantage_steps_ramp_up_over_the_first_iterations(kuhn):
-    ramped = DeepCFRSolver(kuhn, advantage_network_train_steps=250, schedule=Schedule(train_steps_ramp=20))
+    ramped = DeepCFRSolver(kuhn, advantage_network_train_steps=250, training={"schedule": Schedule(train_steps_ramp=20)})
     assert [ramped.advantage_train_steps(t) for t in (1, 5, 10, 19, 20, 100)] == [13, 63, 125, 238, 250, 250]
     linear = DeepCFRSolver(kuhn, advantage_network_train_steps=300,
-                           schedule=Schedule(train_steps_ramp=81, train_steps_initial=100))  # fmt: skip
+                           training={"schedule": Schedule(train_steps_ramp=81, train_steps_initial=100)})  # fmt: skip
     assert [linear.advantage_train_steps(t) for t in (1, 41, 81, 200)] == [100, 200, 300, 300]
     paper = DeepCFRSolver(kuhn, advantage_network_train_steps=250)
     assert {paper.advantage_train_steps(t) for t in (1, 20, 100)} == {250}
     assert {paper.traversals(t) for t in (1, 20, 100)} == {1000}
-    more = DeepCFRSolver(kuhn, num_traversals=10000, schedule=Schedule(traversals_ramp=41, traversals_initial=2000))
+    more = DeepCFRSolver(kuhn, num_traversals=10000, training={"schedule": Schedule(traversals_ramp=41, traversals_initial=2000)})
     assert [more.traversals(t) for t in (1, 21, 41, 99)] == [2000, 6000, 10000, 10000]
-    solver = DeepCFRSolver(kuhn, seed=1, schedule=Schedule(train_steps_ramp=10),
+    solver = DeepCFRSolver(kuhn, seed=1, training={"schedule": Schedule(train_steps_ramp=10)},
                            **{**SMALL, "advantage_network_train_steps": 20})  # fmt: skip
     solver.run_iteration()
     assert solver.advantage_trainers[0].optimizer.steps == 2  # ceil(20 * 1 / 10) steps at iteration 1
@@ -205,7 +205,7 @@ def test_tree_backend_draws_the_same_samples_as_the_pyspiel_backend():
     game = pyspiel.load_game("leduc_poker")
     kwargs = {**SMALL, "seed": 3}
     by_state = DeepCFRSolver(game, **kwargs)
-    by_tree = DeepCFRSolver(game, traversal_backend="tree", **kwargs)
+    by_tree = DeepCFRSolver(game, traversal={"backend": "tree"}, **kwargs)
     for solver in (by_state, by_tree):
         solver.run_iteration()
         solver.run_iteration()  # second iteration uses trained networks

@@ -19,7 +19,7 @@ ray = pytest.importorskip("ray")
 
 FAST = dict(advantage_network_train_steps=20, policy_network_train_steps=5, batch_size_advantage=64,
             batch_size_strategy=64, advantage_network_layers=(16,), policy_network_layers=(16,))  # fmt: skip
-LEDUC_ON_TWO = dict(num_iterations=2, num_traversals=1000, seed=11, num_workers=2, log_every=1, **FAST)
+LEDUC_ON_TWO = dict(num_iterations=2, num_traversals=1000, seed=11, workers={"num_workers": 2}, reporting={"log_every": 1}, **FAST)
 
 
 @pytest.fixture(scope="module")
@@ -85,7 +85,7 @@ def test_two_workers_sample_like_the_in_process_sampler_lemma_1(local_ray):
     kuhn = pyspiel.load_game("kuhn_poker")
     results = {}
     for workers in (1, 2):
-        solver = DeepCFRSolver(kuhn, num_traversals=6000, memory_capacity=10**6, seed=5, num_workers=workers, **FAST)
+        solver = DeepCFRSolver(kuhn, num_traversals=6000, memory_capacity=10**6, seed=5, workers={"num_workers": workers}, **FAST)
         solver.collect(1, 6000)
         memory = solver.advantage_buffers[1].state_dict()
         features, regrets = memory["features"], memory["targets"]
@@ -137,7 +137,7 @@ def test_a_worker_killed_mid_iteration_is_replaced_and_its_share_rerun(clean_led
 def test_missing_ray_is_one_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(RayUnavailableError, match=r"pip install 'openspiel_cfrx\[ray\]'"):
-        DeepCFRSolver(pyspiel.load_game("kuhn_poker"), num_workers=2)
+        DeepCFRSolver(pyspiel.load_game("kuhn_poker"), workers={"num_workers": 2})
 
 
 def test_one_worker_never_imports_ray():
@@ -161,7 +161,7 @@ def test_bad_addresses_are_one_clear_error_each_quickly():
     code = ("import pyspiel; from openspiel_cfrx.deep import DeepCFRSolver\n"
             f"for address in {[address for address, _ in BAD_ADDRESSES]!r}:\n"
             "    try:\n"
-            "        DeepCFRSolver(pyspiel.load_game('kuhn_poker'), num_workers=2, ray_address=address)\n"
+            "        DeepCFRSolver(pyspiel.load_game('kuhn_poker'), workers={'num_workers': 2, 'ray_address': address})\n"
             "    except Exception as e:\n"
             "        print(type(e).__name__ + ': ' + str(e))\n")  # fmt: skip
     env = dict(os.environ, RAY_ADDRESS="")
@@ -184,7 +184,7 @@ def test_cfr_mix_probe_traversals_on_workers_reproduce_and_learn(local_ray):
 
     game = pyspiel.load_game("team_goofspiel(num_cards=3,num_agents=2,num_turns=2)")
     settings = dict(num_iterations=2, num_traversals=64, regret_train_steps=10, policy_train_steps=10, seed=3)
-    runs = [CFRMixSolver(game, num_workers=2, **settings) for _ in range(2)]
+    runs = [CFRMixSolver(game, workers={"num_workers": 2}, **settings) for _ in range(2)]
     for solver in runs:
         solver.solve()
     local = CFRMixSolver(game, **settings)

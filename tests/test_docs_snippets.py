@@ -135,7 +135,7 @@ def _check_team_games(scope, values, out):
 
 def _check_cfr_mix(scope, values, out):  # "0.26 (uniform: 1.31)", "True", a resumable checkpoint
     assert values["openspiel_cfrx.nash_conv(game, solver)"] == [pytest.approx(0.26, abs=0.03)]
-    assert values["grouped.settings == flat.settings"] == [True]
+    assert values["grouped.settings == from_dicts.settings"] == [True]
     assert scope["solver"].iteration == 4 and os.path.exists(scope["path"])
 
 

@@ -303,8 +303,8 @@ def test_make_solver_keeps_each_solvers_default_update_mode():
 def test_harness_deep_cfr_contender_uses_the_dedicated_benchmark_settings():
     from cfrx_examples.contenders import DEEP_CFR_HARNESS_SETTINGS, make_contender
 
-    assert DEEP_CFR_HARNESS_SETTINGS["traversal_backend"] == "vectorized"
-    assert DEEP_CFR_HARNESS_SETTINGS["average_policy"] == "sd_cfr"  # no policy-net training per point
+    assert DEEP_CFR_HARNESS_SETTINGS["traversal"]["backend"] == "vectorized"
+    assert DEEP_CFR_HARNESS_SETTINGS["averaging"]["average_policy"] == "sd_cfr"  # no policy-net training per point
     game = pyspiel.load_game("kuhn_poker")
     contender = make_contender("deep_cfr", game, seed=0, num_traversals=50, traversals_initial=20,
                                advantage_network_train_steps=5, train_steps_initial=2)  # fmt: skip

@@ -25,6 +25,7 @@ import games  # noqa: F401  (registers flop_holdem and team_goofspiel)
 import openspiel_cfrx
 from openspiel_cfrx import CFRMixSolver, DeepCFRSolver
 from openspiel_cfrx.deep.checkpoint import payload_digest
+from openspiel_cfrx.presets import merge_settings
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N, BOUNDARIES = 4, (1, 2, 3)
@@ -34,7 +35,8 @@ TEAM_GAME = "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)"
 
 TINY_DEEP_CFR = dict(num_iterations=N, num_traversals=40, advantage_network_train_steps=6,
                      policy_network_train_steps=6, advantage_network_layers=(8,), policy_network_layers=(8,),
-                     memory_capacity=300, keep_iteration_networks=True, num_threads=1, seed=5)  # fmt: skip
+                     memory_capacity=300, averaging={"keep_iteration_networks": True},
+                     workers={"num_threads": 1}, seed=5)  # fmt: skip
 # backend -> (game, settings), the reservoirs full after an iteration or two: with "state" the
 # networks train on the memories merged by infoset (few infosets, large batches) and keep their
 # Adam moments from fit to fit (shrink and perturb); else on sampled minibatches, from scratch.
@@ -108,7 +110,7 @@ def _deep_cfr_evaluation(game, exact: bool):
 def test_deep_cfr_resumes_exactly(backend, tmp_path):
     game_string, settings = DEEP_CFR_CASES[backend]
     game = pyspiel.load_game(game_string)
-    kwargs = {**TINY_DEEP_CFR, **settings, "traversal_backend": backend}
+    kwargs = merge_settings(TINY_DEEP_CFR, settings, {"traversal": {"backend": backend}})
     evaluate = _deep_cfr_evaluation(game, exact=backend != "poker")
     _resume_equals_straight(lambda: DeepCFRSolver(game, **kwargs), evaluate, tmp_path)
 
@@ -119,7 +121,7 @@ def team_game():
 
 
 TINY_CFR_MIX = dict(num_iterations=N, num_traversals=8, regret_train_steps=5, policy_train_steps=5, batch_size=16,
-                    regret_network_layers=(8,), policy_network_layers=(8,), memory_capacity=24, num_threads=1,
+                    regret_network_layers=(8,), policy_network_layers=(8,), memory_capacity=24, workers={"num_threads": 1},
                     seed=3)  # fmt: skip
 
 
@@ -138,7 +140,7 @@ def test_evaluation_leaves_the_training_run_unchanged(kuhn):
     which trains it, and of the SD-CFR average) or never: the same
     advantage networks, memories, kept iterates, random streams and losses."""
     def run(evaluate):
-        solver = DeepCFRSolver(kuhn, **TINY_DEEP_CFR, traversal_backend="tree")
+        solver = DeepCFRSolver(kuhn, **TINY_DEEP_CFR, traversal={"backend": "tree"})
         for _ in range(N):
             solver.run_iteration()
             if evaluate:
@@ -154,7 +156,7 @@ def test_evaluation_leaves_the_training_run_unchanged(kuhn):
 def test_deep_cfr_resumes_exactly_after_the_sampler_is_reseeded(kuhn, tmp_path):
     """`sampler.reseed(seed)` gives the sampler a stream of its own: the checkpoint keeps it."""
     def make():
-        return DeepCFRSolver(kuhn, **TINY_DEEP_CFR, traversal_backend="tree")
+        return DeepCFRSolver(kuhn, **TINY_DEEP_CFR, traversal={"backend": "tree"})
 
     straight = make()
     straight.run_iteration()

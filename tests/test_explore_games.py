@@ -160,7 +160,7 @@ def mix_checkpoint(tmp_path_factory):
     game = pyspiel.load_game(TINY_GOOFSPIEL)
     solver = CFRMixSolver(game, num_iterations=2, num_traversals=8, regret_train_steps=5, policy_train_steps=5,
                           batch_size=32, regret_network_layers=(8,), policy_network_layers=(8,), memory_capacity=16,
-                          num_threads=1, seed=3)  # fmt: skip
+                          workers={"num_threads": 1}, seed=3)  # fmt: skip
     solver.solve()
     path = str(tmp_path_factory.mktemp("mix") / "mix.pt")
     solver.save_checkpoint(path)

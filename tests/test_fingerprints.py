@@ -94,7 +94,7 @@ def _cfr_mix(variant):
     game = pyspiel.load_game(TINY_GOOFSPIEL)
     solver = CFRMixSolver(game, variant=variant, num_iterations=2, num_traversals=20, regret_train_steps=10,
                           policy_train_steps=10, regret_network_layers=(16,), policy_network_layers=(16,),
-                          num_threads=1, seed=2)  # fmt: skip
+                          workers={"num_threads": 1}, seed=2)  # fmt: skip
     solver.solve()
     return probabilities(solver, decision_states(game))  # a CFRMixSolver is its TeamPolicy
 
@@ -119,11 +119,12 @@ def _vector(variant):
 
 
 CASES = {
-    **{f"deep_cfr/{backend}": (lambda b=backend: _deep_cfr("leduc_poker", traversal_backend=b))
+    **{f"deep_cfr/{backend}": (lambda b=backend: _deep_cfr("leduc_poker", traversal={"backend": b}))
        for backend in ("state", "tree", "vectorized")},
-    "deep_cfr/sd_cfr": lambda: _deep_cfr("kuhn_poker", average_policy="sd_cfr"),
-    "deep_cfr/poker": lambda: _deep_cfr(SMALL_FHP, playouts=60, traversal_backend="poker"),
-    "deep_cfr/poker_network": lambda: _deep_cfr(SMALL_FHP, playouts=60, traversal_backend="poker", network="poker"),
+    "deep_cfr/sd_cfr": lambda: _deep_cfr("kuhn_poker", averaging={"average_policy": "sd_cfr"}),
+    "deep_cfr/poker": lambda: _deep_cfr(SMALL_FHP, playouts=60, traversal={"backend": "poker"}),
+    "deep_cfr/poker_network": lambda: _deep_cfr(SMALL_FHP, playouts=60, traversal={"backend": "poker"},
+                                                network={"family": "poker"}),
     **{f"cfr_mix/{variant}": (lambda v=variant: _cfr_mix(v))
        for variant in ("cfr_mix", "cfr_mix_no_sharing", "deep_cfr_mix", "double_neural_joint", "deep_cfr_joint",
                        "independent")},

@@ -258,7 +258,7 @@ def test_nash_conv_refuses_a_neural_solver_of_another_game():
     import openspiel_cfrx
 
     kuhn, leduc = _kuhn_and_leduc()
-    solver = openspiel_cfrx.DeepCFRSolver(kuhn, (8,), (8,), num_iterations=1, num_traversals=1, num_threads=None)
+    solver = openspiel_cfrx.DeepCFRSolver(kuhn, (8,), (8,), num_iterations=1, num_traversals=1, workers={"num_threads": None})
     with pytest.raises(ValueError, match=r"is a DeepCFRSolver of game kuhn_poker\(\), not of leduc_poker\(\)"):
         openspiel_cfrx.nash_conv(leduc, solver)
 
@@ -310,15 +310,19 @@ TINY_GOOFSPIEL = "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)"
                                 r"not a list\)"),
     ({"num_traversals": [10]}, r"num_traversals must be an int >= 1, got \[10\]; write 10"),
     ({"print_nash_convs": [True]}, r"print_nash_convs must be True or False, got \[True\]"),
-    ({"progress": "yes"}, r"progress must be True or False, got 'yes'"),
-    ({"verbose": 1}, r"verbose must be True or False, got 1"),
-    ({"log_every": [5]}, r"log_every must be an int >= 0, got \[5\]; write 5"),
-    ({"callback_every": 0.5}, r"callback_every must be an int >= 1, got 0\.5"),
-    ({"callback": "print"}, r"callback must be a function callback\(solver\) or None, got 'print'"),
-    ({"traversal_backend": ["tree"]}, r"traversal_backend must be one of 'state', 'tree', .* got \['tree'\]"),
-    ({"memory": ["reservoir"]}, r"memory must be an openspiel_cfrx\.deep\.MemorySettings \(or None\), got list"),
-    ({"regret_scale": [1.0]}, r"regret_scale must be a finite number > 0, 'auto' or 'pot', got \[1\.0\]; write 1\.0"),
-    ({"num_threads": ["auto"]}, r"num_threads must be .* got \['auto'\]; write 'auto'"),
+    ({"reporting": {"progress": "yes"}}, r"ReportingSettings\.progress must be True or False, got 'yes'"),
+    ({"reporting": {"verbose": 1}}, r"ReportingSettings\.verbose must be True or False, got 1"),
+    ({"reporting": {"log_every": [5]}}, r"ReportingSettings\.log_every must be an int >= 0, got \[5\]; write 5"),
+    ({"reporting": {"callback_every": 0.5}}, r"ReportingSettings\.callback_every must be an int >= 1, got 0\.5"),
+    ({"reporting": {"callback": "print"}}, r"ReportingSettings\.callback must be a function callback\(solver\) or "
+                                           r"None, got 'print'"),
+    ({"traversal": {"backend": ["tree"]}}, r"TraversalSettings\.backend must be one of 'state', 'tree', .* got "
+                                           r"\['tree'\]"),
+    ({"memory": ["reservoir"]}, r"memory must be an openspiel_cfrx\.deep\.MemorySettings, a dict of its fields or "
+                                r"None, got list$"),
+    ({"training": {"regret_scale": [1.0]}}, r"TrainingSettings\.regret_scale must be a finite number > 0, 'auto' or "
+                                            r"'pot', got \[1\.0\]; write 1\.0"),
+    ({"workers": {"num_threads": ["auto"]}}, r"WorkerSettings\.num_threads must be .* got \['auto'\]; write 'auto'"),
 ])  # fmt: skip
 def test_deep_cfr_settings_of_the_wrong_type_are_refused_in_one_line(settings, match):
     """Layer sizes are a tuple of positive ints (OpenSpiel's DeepCFRSolver takes
@@ -327,7 +331,7 @@ def test_deep_cfr_settings_of_the_wrong_type_are_refused_in_one_line(settings, m
 
     kuhn = pyspiel.load_game("kuhn_poker")
     with pytest.raises(ValueError, match=match):
-        openspiel_cfrx.DeepCFRSolver(kuhn, **{"num_iterations": 1, "num_threads": None, **settings})
+        openspiel_cfrx.DeepCFRSolver(kuhn, **{"num_iterations": 1, "workers": {"num_threads": None}, **settings})
 
 
 def test_deep_cfr_layers_as_lists_and_numpy_ints_still_work():
@@ -336,8 +340,9 @@ def test_deep_cfr_layers_as_lists_and_numpy_ints_still_work():
     import openspiel_cfrx
 
     kuhn = pyspiel.load_game("kuhn_poker")
-    solver = openspiel_cfrx.DeepCFRSolver(kuhn, [8, np.int64(8)], (4,), num_iterations=1, num_threads=None)
-    assert solver.config["policy_network_layers"] == [8, 8] and solver.config["advantage_network_layers"] == [4]
+    solver = openspiel_cfrx.DeepCFRSolver(kuhn, [8, np.int64(8)], (4,), num_iterations=1, workers={"num_threads": None})
+    record = solver.settings.to_record()["openspiel"]
+    assert record["policy_network_layers"] == [8, 8] and record["advantage_network_layers"] == [4]
 
 
 @pytest.mark.parametrize("settings, match", [
@@ -345,15 +350,16 @@ def test_deep_cfr_layers_as_lists_and_numpy_ints_still_work():
     ({"policy_network_layers": (16.5, 16)}, r"policy_network_layers must be a non-empty tuple .* got \(16\.5, 16\)$"),
     ({"learning_rate": [1e-3]}, r"learning_rate must be a finite number > 0, got \[0\.001\]; write 0\.001"),
     ({"variant": ["cfr_mix"]}, r"unknown CFR-MIX variant \['cfr_mix'\]"),
-    ({"infoset_encoding": ["tensor"]}, r"infoset_encoding must be one of 'tensor', 'compact', got \['tensor'\]"),
-    ({"progress": 1}, r"progress must be True or False, got 1"),
+    ({"network": {"infoset_encoding": ["tensor"]}}, r"AgentNetworkSettings\.infoset_encoding must be one of 'tensor', "
+                                                    r"'compact', got \['tensor'\]"),
+    ({"reporting": {"progress": 1}}, r"ReportingSettings\.progress must be True or False, got 1"),
 ])  # fmt: skip
 def test_cfr_mix_settings_of_the_wrong_type_are_refused_in_one_line(settings, match):
     import openspiel_cfrx
 
     game = pyspiel.load_game(TINY_GOOFSPIEL)
     with pytest.raises(ValueError, match=match):
-        openspiel_cfrx.CFRMixSolver(game, **{"num_iterations": 1, "num_threads": 1, **settings})
+        openspiel_cfrx.CFRMixSolver(game, **{"num_iterations": 1, "workers": {"num_threads": 1}, **settings})
 
 
 # ------------------------------------------ 6. copies of the poker engine's solvers
@@ -408,7 +414,7 @@ def _tiny_deep_cfr(**settings):
 
     return openspiel_cfrx.DeepCFRSolver(pyspiel.load_game("kuhn_poker"), (4,), (4,), num_traversals=4,
                                         advantage_network_train_steps=1, policy_network_train_steps=1,
-                                        num_threads=None, **settings)  # fmt: skip
+                                        workers={"num_threads": None}, **settings)  # fmt: skip
 
 
 def test_a_checkpoint_written_with_a_default_setting_names_its_value_when_loaded_with_another(tmp_path):
@@ -417,27 +423,29 @@ def test_a_checkpoint_written_with_a_default_setting_names_its_value_when_loaded
     default = _tiny_deep_cfr()
     default.run_iteration()
     default.save_checkpoint(path := str(tmp_path / "default.pt"))
-    assert default.config["linear_weighting"] is True and default.config["average_weighting"] == "linear"
+    record = default.settings.to_record()
+    assert record["averaging"]["linear_weighting"] is True and record["averaging"]["average_weighting"] is None
     with pytest.raises(CheckpointError, match=r"linear_weighting: the checkpoint has True, this solver False") as info:
-        _tiny_deep_cfr(linear_weighting=False).load_checkpoint(path)
+        _tiny_deep_cfr(averaging={"linear_weighting": False}).load_checkpoint(path)
     assert "predates" not in str(info.value)
     with pytest.raises(CheckpointError, match=r"regret_scale: the checkpoint has 1\.0, this solver 2\.0") as info:
-        _tiny_deep_cfr(regret_scale=2.0).load_checkpoint(path)
+        _tiny_deep_cfr(training={"regret_scale": 2.0}).load_checkpoint(path)
     assert "predates" not in str(info.value)
     # The other way round used to load silently (the default solver's config lacked the key).
-    uniform = _tiny_deep_cfr(linear_weighting=False, regret_scale=2.0)
+    uniform = _tiny_deep_cfr(averaging={"linear_weighting": False}, training={"regret_scale": 2.0})
     uniform.run_iteration()
     uniform.save_checkpoint(path := str(tmp_path / "uniform.pt"))
     with pytest.raises(CheckpointError, match=r"linear_weighting: the checkpoint has False, this solver True") as info:
         _tiny_deep_cfr().load_checkpoint(path)
     assert "regret_scale: the checkpoint has 2.0, this solver 1.0" in str(info.value)
-    resumed = _tiny_deep_cfr(linear_weighting=False, regret_scale=2.0)
+    resumed = _tiny_deep_cfr(averaging={"linear_weighting": False}, training={"regret_scale": 2.0})
     resumed.load_checkpoint(path)
     assert resumed.iteration == 1
 
 
 def test_a_checkpoint_without_the_weighting_fields_loads_as_the_defaults(tmp_path):
-    """Files written when the weightings were recorded only if not default."""
+    """Files written before checkpoints held a settings record, whose `config`
+    held the weightings only if not default."""
     import torch
 
     from openspiel_cfrx.deep import checkpoint as checkpoint_lib
@@ -446,8 +454,11 @@ def test_a_checkpoint_without_the_weighting_fields_loads_as_the_defaults(tmp_pat
     solver.run_iteration()
     solver.save_checkpoint(path := str(tmp_path / "old.pt"))
     payload = torch.load(path, weights_only=True)
-    for key in ("linear_weighting", "average_weighting"):
-        del payload["config"][key]
+    payload["config"] = {"game": payload.pop("game"), "feature_size": 11, "num_actions": 2,
+                         "policy_network_layers": [4], "advantage_network_layers": [4], "network": "mlp",
+                         "memory": "reservoir", "memory_capacity": 1_000_000, "strategy_memory_capacity": 1_000_000,
+                         "average_policy": "network"}  # fmt: skip
+    payload["settings"] = None
     payload["sha256"] = checkpoint_lib.payload_digest(payload)
     torch.save(payload, path)
     resumed = _tiny_deep_cfr()
@@ -457,7 +468,7 @@ def test_a_checkpoint_without_the_weighting_fields_loads_as_the_defaults(tmp_pat
     assert rebuilt.settings.averaging == solver.settings.averaging
     with pytest.raises(checkpoint_lib.CheckpointError, match=r"linear_weighting: the checkpoint has True, this "
                                                              r"solver False"):  # fmt: skip
-        _tiny_deep_cfr(linear_weighting=False).load_checkpoint(path)
+        _tiny_deep_cfr(averaging={"linear_weighting": False}).load_checkpoint(path)
 
 
 def test_nash_conv_names_a_float_action_key_as_such():

@@ -9,30 +9,30 @@ from __future__ import annotations
 import pyspiel
 import pytest
 
-from openspiel_cfrx.presets import PAPER_SOURCES, deep_cfr_preset
+from openspiel_cfrx.presets import PAPER_SOURCES, deep_cfr_preset, flatten_settings
 
-# field -> (value, where, the paper's words)
+# field (`flatten_settings`' name) -> (value, where, the paper's words)
 PAPER_TABLE = {
     "reinitialize_advantage_networks": (True, "Algorithm 1", "Train  $\\theta_p$  from scratch"),
-    "memory": ("reservoir", "Algorithm 1", "Initialize reservoir-sampled advantage memories"),
-    "linear_weighting": (True, "Section 5.3", "we rescale all the batch weights by  $\\frac{2}{T}$"),
-    "average_weighting": (None, "Algorithm 1", "t' \\sum_a \\left( \\sigma^{t'}(a)"),
-    "regret_matching_fallback": ("argmax", "Section 3", "we choose the action with highest counterfactual regret with probability 1"),
-    "average_policy": ("network", "Algorithm 1", "Train  $\\theta_\\Pi$  on loss"),
+    "memory.kind": ("reservoir", "Algorithm 1", "Initialize reservoir-sampled advantage memories"),
+    "averaging.linear_weighting": (True, "Section 5.3", "we rescale all the batch weights by  $\\frac{2}{T}$"),
+    "averaging.average_weighting": (None, "Algorithm 1", "t' \\sum_a \\left( \\sigma^{t'}(a)"),
+    "traversal.regret_matching_fallback": ("argmax", "Section 3", "we choose the action with highest counterfactual regret with probability 1"),
+    "averaging.average_policy": ("network", "Algorithm 1", "Train  $\\theta_\\Pi$  on loss"),
     "learning_rate": (1e-3, "Section 5.2", "with a learning rate of 0.001"),
-    "gradient_clip": (1.0, "Section 5.2", "with gradient norm clipping to 1"),
-    "regret_scale": (1.0, "Algorithm 2", "\\tilde{r}(I, a) \\leftarrow v(a)"),
+    "training.gradient_clip": (1.0, "Section 5.2", "with gradient norm clipping to 1"),
+    "training.regret_scale": (1.0, "Algorithm 2", "\\tilde{r}(I, a) \\leftarrow v(a)"),
     "memory_capacity": (40_000_000, "Section 5.2", "maximum size of 40 million infosets"),
     "num_traversals": (10_000, "Section 6", "10,000 CFR traversals per step"),
     "advantage_network_train_steps": (4_000, "Section 5.2", "We perform 4,000 mini-batch stochastic gradient descent"),
     "policy_network_train_steps": (4_000, "Section 5.2", "We perform 4,000 mini-batch stochastic gradient descent"),
     "batch_size_advantage": (10_000, "Section 5.2", "using a batch size of 10,000"),
     "batch_size_strategy": (10_000, "Section 5.2", "using a batch size of 10,000"),
-    "network": ("poker", "Appendix C", "class DeepCFRModel(nn.Module)"),
-    "traversal_backend": ("poker", "Algorithm 2", "CFR Traversal with External Sampling"),
+    "network.family": ("poker", "Appendix C", "class DeepCFRModel(nn.Module)"),
+    "traversal.backend": ("poker", "Algorithm 2", "CFR Traversal with External Sampling"),
     "advantage_network_layers": ((96,), "Section 5", "98,948 parameters"),
     "policy_network_layers": ((96,), "Section 5", "98,948 parameters"),
-    "training_precision": ("float32", "Appendix C", "nn.Linear"),
+    "training.precision": ("float32", "Appendix C", "nn.Linear"),
 }  # fmt: skip
 HULH_TABLE = {
     "advantage_network_train_steps": (32_000, "Section 5.2", "For HULH we use 32,000 SGD iterations"),
@@ -47,14 +47,14 @@ HULH_TABLE = {
 def test_paper_fhp_is_algorithm_1_with_the_papers_settings():
     preset = deep_cfr_preset("paper_fhp")
     assert preset.game == "flop_holdem"
-    assert dict(preset.kwargs) == {field: value for field, (value, _, _) in PAPER_TABLE.items()}
+    assert flatten_settings(preset.kwargs) == {field: value for field, (value, _, _) in PAPER_TABLE.items()}
 
 
 def test_paper_hulh_takes_the_papers_hulh_training():
     preset = deep_cfr_preset("paper_hulh")
     assert preset.game == "hulh"
     expected = {field: value for field, (value, _, _) in {**PAPER_TABLE, **HULH_TABLE}.items()}
-    assert dict(preset.kwargs) == expected
+    assert flatten_settings(preset.kwargs) == expected
 
 
 def test_every_field_cites_the_paper():
@@ -65,7 +65,7 @@ def test_every_field_cites_the_paper():
                                            ("hulh", "poker"), ("leduc_poker", "mlp")])  # fmt: skip
 def test_paper_option_takes_any_game(game, network):
     kwargs = deep_cfr_preset("paper", game=game).kwargs
-    assert kwargs["network"] == network and kwargs["reinitialize_advantage_networks"] is True
+    assert kwargs["network"]["family"] == network and kwargs["reinitialize_advantage_networks"] is True
     assert kwargs["advantage_network_train_steps"] == (32_000 if game == "hulh" else 4_000)
 
 

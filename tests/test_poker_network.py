@@ -271,13 +271,13 @@ def test_options_and_errors(fhp):
     net = make_network("poker", 17, 3, (16, 16), dim=8, card_skips=True, **layout)
     assert isinstance(net, PokerNetwork) and net.dim == 8 and net.card_skips
     with pytest.raises(ValueError, match="flop_holdem"):
-        DeepCFRSolver(pyspiel.load_game("kuhn_poker"), network="poker")
+        DeepCFRSolver(pyspiel.load_game("kuhn_poker"), network={"family": "poker"})
     with pytest.raises(ValueError, match="flop_holdem"):
         poker_network_options(pyspiel.load_game("leduc_poker"))
 
 
 def test_masks_illegal_actions(fhp):
-    solver = DeepCFRSolver(fhp, network="poker", advantage_network_layers=(8,), policy_network_layers=(8,),
+    solver = DeepCFRSolver(fhp, network={"family": "poker"}, advantage_network_layers=(8,), policy_network_layers=(8,),
                            num_iterations=1, num_traversals=1, policy_network_train_steps=1,
                            memory_capacity=1024, seed=3)  # fmt: skip
     # The big blind after the small blind's limp: fold is not offered.
@@ -304,8 +304,8 @@ def test_masks_illegal_actions(fhp):
 def test_tiny_deep_cfr_run_gives_a_valid_policy():
     game = pyspiel.load_game(SMALL_FHP)
     kwargs = poker_network_options(game, dim=8)
-    assert kwargs["network_options"]["card_group_sizes"] == (2, 3)
-    solver = DeepCFRSolver(game, **kwargs, num_iterations=2, num_traversals=8, traversal_batch_size=8,
+    assert kwargs["network"]["options"]["card_group_sizes"] == (2, 3)
+    solver = DeepCFRSolver(game, **kwargs, num_iterations=2, num_traversals=8, traversal={"batch_size": 8},
                            advantage_network_train_steps=4, policy_network_train_steps=4,
                            batch_size_advantage=32, batch_size_strategy=32, memory_capacity=4096,
                            seed=5)  # fmt: skip
@@ -317,9 +317,9 @@ def test_tiny_deep_cfr_run_gives_a_valid_policy():
     assert len(losses) >= 2 and np.isfinite(losses).all() and np.isfinite(policy_loss)
     assert solver.advantage_buffers[0].features.shape[1] == 17
     # The automatic path (network="poker", no encoder) builds the same layout.
-    auto = DeepCFRSolver(game, network="poker", advantage_network_layers=(8,), policy_network_layers=(8,),
+    auto = DeepCFRSolver(game, network={"family": "poker"}, advantage_network_layers=(8,), policy_network_layers=(8,),
                          memory_capacity=16)  # fmt: skip
-    assert auto.config["feature_size"] == 17 and isinstance(auto.advantage_networks[0], PokerNetwork)
+    assert auto.feature_size == 17 and isinstance(auto.advantage_networks[0], PokerNetwork)
     rng = np.random.default_rng(0)
     checked = 0
     for _ in range(8):

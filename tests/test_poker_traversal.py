@@ -136,11 +136,11 @@ def test_same_statistics_as_the_state_backend(name, traversals):
 
 def test_deep_cfr_runs_on_the_poker_backend_and_refuses_other_games(game):
     solver = DeepCFRSolver(game, num_iterations=2, num_traversals=64, advantage_network_train_steps=4,
-                           policy_network_train_steps=4, traversal_backend="poker", seed=0)  # fmt: skip
+                           policy_network_train_steps=4, traversal={"backend": "poker"}, seed=0)  # fmt: skip
     solver.solve()
     assert solver.nodes_touched > 64 * 10
     with pytest.raises(Exception, match="universal_poker|poker"):
-        DeepCFRSolver(pyspiel.load_game("kuhn_poker"), traversal_backend="poker")
+        DeepCFRSolver(pyspiel.load_game("kuhn_poker"), traversal={"backend": "poker"})
 
 
 def test_pot_regret_scale_divides_each_sample_by_its_pot(game, tmp_path):
@@ -148,8 +148,8 @@ def test_pot_regret_scale_divides_each_sample_by_its_pot(game, tmp_path):
     divided by the chips in the pot at its node, one of the betting tree's pots
     (at least the blinds); checkpoints remember it."""
     settings = dict(num_iterations=1, num_traversals=64, advantage_network_train_steps=2,
-                    policy_network_train_steps=2, traversal_backend="poker", seed=4)  # fmt: skip
-    raw, pot = DeepCFRSolver(game, **settings), DeepCFRSolver(game, regret_scale="pot", **settings)
+                    policy_network_train_steps=2, traversal={"backend": "poker"}, seed=4)  # fmt: skip
+    raw, pot = DeepCFRSolver(game, **settings), DeepCFRSolver(game, training={"regret_scale": "pot"}, **settings)
     raw.run_iteration()
     pot.run_iteration()
     n = len(raw.advantage_buffers[0])
@@ -200,9 +200,9 @@ def test_appendix_c_network_runs_on_the_poker_backend_with_the_state_backends_st
     state backend with the same encoder."""
     from games.poker_encoding import PokerNetworkEncoder
 
-    solver = DeepCFRSolver(game, network="poker", advantage_network_layers=(16,), policy_network_layers=(16,),
+    solver = DeepCFRSolver(game, network={"family": "poker"}, advantage_network_layers=(16,), policy_network_layers=(16,),
                            num_iterations=2, num_traversals=64, advantage_network_train_steps=4,
-                           policy_network_train_steps=4, traversal_backend="poker", seed=0)  # fmt: skip
+                           policy_network_train_steps=4, traversal={"backend": "poker"}, seed=0)  # fmt: skip
     solver.solve()
     assert solver.nodes_touched > 64 * 10
     encoder = PokerNetworkEncoder(game)
@@ -226,7 +226,7 @@ def test_poker_backend_refuses_an_encoder_without_a_card_layout(game):
         def __call__(self, state, player):
             return [0.0, 1.0, 2.0]
 
-    with pytest.raises(ValueError, match="traversal_backend='state'"):
+    with pytest.raises(ValueError, match=r"TraversalSettings\(backend='state'\)"):
         make_sampler("poker", game, Custom(), 3, 64, random.Random(0), np.random.default_rng(0))
 
 
@@ -236,9 +236,9 @@ def test_appendix_c_network_by_parts_gives_the_same_samples(name):
     deal's card part once per round, each node's bet part once, the trunk per
     visit); the samples equal those of whole-input forward passes."""
     game = pyspiel.load_game(name)
-    solver = DeepCFRSolver(game, network="poker", advantage_network_layers=(16,), policy_network_layers=(16,),
+    solver = DeepCFRSolver(game, network={"family": "poker"}, advantage_network_layers=(16,), policy_network_layers=(16,),
                            num_iterations=2, num_traversals=64, advantage_network_train_steps=8,
-                           policy_network_train_steps=4, traversal_backend="poker", seed=0)  # fmt: skip
+                           policy_network_train_steps=4, traversal={"backend": "poker"}, seed=0)  # fmt: skip
     solver.solve()
     by_parts = solver.current_strategy
     assert by_parts.factored(0) is not None and by_parts.factored(1) is not None

@@ -27,7 +27,7 @@ from ray.cluster_utils import Cluster  # noqa: E402
 FAST = dict(advantage_network_train_steps=20, policy_network_train_steps=5, batch_size_advantage=64,
             batch_size_strategy=64, advantage_network_layers=(16,), policy_network_layers=(16,))  # fmt: skip
 # 1000 traversals: a share's result is a few hundred KB, so it waits in the worker node's object store
-LEDUC_ON_TWO = dict(num_iterations=2, num_traversals=1000, seed=11, num_workers=2, **FAST)
+LEDUC_ON_TWO = dict(num_iterations=2, num_traversals=1000, seed=11, workers={"num_workers": 2}, **FAST)
 NODE = dict(num_cpus=1, node_ip_address="127.0.0.1", object_store_memory=100 * 1024**2)
 # A SIGKILLed node is declared dead after 5 missed 1 s health checks (Ray's default: 5 x 3 s)
 HEAD = dict(include_dashboard=False, _system_config={"health_check_period_ms": 1000,

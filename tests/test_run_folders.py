@@ -188,7 +188,14 @@ def test_checkpoint_without_recorded_settings_resumes_with_a_note(tmp_path):
     _run("deep_cfr.py", *DEEP_CFR, "--iterations=1", *folders)
     path = tmp_path / "ckpt" / "deep_cfr.pt"
     payload = torch.load(path, weights_only=True)
-    payload["settings"] = None  # as written before checkpoints recorded the run configuration
+    record, capacity = payload["settings"], payload["settings"]["openspiel"]["memory_capacity"]
+    # as written before checkpoints recorded the run configuration: only the shapes (`config`)
+    payload["config"] = {"game": payload.pop("game"), "network": record["network"]["family"],
+                         "memory": record["memory"]["kind"], "memory_capacity": capacity,
+                         "strategy_memory_capacity": record["memory"]["strategy_capacity"] or capacity,
+                         "average_policy": record["averaging"]["average_policy"],
+                         **{k: record["openspiel"][k] for k in ("policy_network_layers", "advantage_network_layers")}}
+    payload["settings"] = None
     payload["extra"] = {"rows": payload["extra"]["rows"]}
     payload["sha256"] = checkpoint_lib.payload_digest(payload)
     torch.save(payload, path)
@@ -208,7 +215,7 @@ def test_settings_differences_names_each_changed_setting():
     game = pyspiel.load_game("kuhn_poker")
     a = DeepCFRSolver(game, num_traversals=20, policy_network_layers=(8,), advantage_network_layers=(8,))
     b = DeepCFRSolver(game, num_traversals=40, policy_network_layers=(8,), advantage_network_layers=(8,),
-                      average_policy="sd_cfr")  # fmt: skip
+                      averaging={"average_policy": "sd_cfr"})  # fmt: skip
     record = a.settings.to_record()
     assert settings_differences(record, record) == {}
     assert settings_differences(record, b.settings.to_record()) == {
@@ -235,7 +242,10 @@ def test_load_keeps_the_checkpoint_settings_and_loads_files_without_them(tmp_pat
     assert other.checkpoint_settings == solver.settings.to_record()
     assert checkpoint_lib.settings_differences(other.checkpoint_settings, other.settings.to_record()) == {
         "openspiel.num_traversals": (4, 8)}
-    payload = torch.load(path, weights_only=True)
+    payload = torch.load(path, weights_only=True)  # as written before checkpoints held a settings record
+    payload["config"] = {"game": payload.pop("game"), "policy_network_layers": [4], "advantage_network_layers": [4],
+                         "network": "mlp", "memory": "reservoir", "memory_capacity": 10**6,
+                         "strategy_memory_capacity": 10**6, "average_policy": "network"}  # fmt: skip
     del payload["settings"]
     payload["sha256"] = checkpoint_lib.payload_digest(payload)
     torch.save(payload, path)

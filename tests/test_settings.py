@@ -1,12 +1,16 @@
 """Both neural solvers' settings groups (openspiel_cfrx.deep.settings,
-openspiel_cfrx.cfr_mix.settings): groups and flat keywords build the same
-`settings`, a field given both ways is refused, an unknown keyword gets a
-suggestion, a bad value is one line naming the flat keyword, and checkpoints
-record the run configuration."""
+openspiel_cfrx.cfr_mix.settings): one spelling (a group, or a dict of its
+fields, the same names), a misspelt field or an old flat keyword refused in
+one line naming the group spelling, a bad value one line naming
+`Group.field`, allowed names read from registries (settings.py imports no
+implementation), and checkpoints record the run configuration."""
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
+import os
 
 import pyspiel
 import pytest
@@ -33,10 +37,11 @@ from openspiel_cfrx.deep import (
 TINY_GOOFSPIEL = "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)"
 MIX_CORE = dict(num_iterations=1, num_traversals=10, regret_train_steps=3, policy_train_steps=3,
                 regret_network_layers=(8,), policy_network_layers=(8,), seed=4)  # fmt: skip
-MIX_FLAT = dict(joint_cap=5, traversal_batch_size=16, alternating_updates=False, gradient_clip=None,
-                schedule=Schedule(traversals_ramp=3), reinitialize_regret_networks=True,
-                rescale_regret_targets=False, anchor_ratio=0.5, linear_averaging=False,
-                network="plain_mlp", share_parameters=False, num_threads=1)  # fmt: skip
+MIX_DICTS = dict(traversal={"joint_cap": 5, "batch_size": 16, "alternating_updates": False},
+                 training={"gradient_clip": None, "schedule": Schedule(traversals_ramp=3),
+                           "reinitialize_regret_networks": True, "rescale_regret_targets": False},
+                 accumulation={"anchor_ratio": 0.5, "linear_averaging": False},
+                 network={"family": "plain_mlp", "share_parameters": False}, workers={"num_threads": 1})  # fmt: skip
 MIX_GROUPS = dict(
     traversal=ProbeTraversalSettings(joint_cap=5, batch_size=16, alternating_updates=False),
     training=MixTrainingSettings(gradient_clip=None, schedule=Schedule(traversals_ramp=3),
@@ -55,28 +60,36 @@ def tiny_game():
     return pyspiel.load_game(TINY_GOOFSPIEL)
 
 
-def test_cfr_mix_groups_and_flat_keywords_give_the_same_settings(tiny_game):
-    flat = CFRMixSolver(tiny_game, **MIX_CORE, **MIX_FLAT)
+def test_deep_cfr_takes_openspiels_arguments_and_the_groups_only():
+    from open_spiel.python.pytorch import deep_cfr as openspiel_deep_cfr
+
+    ours = list(inspect.signature(DeepCFRSolver.__init__).parameters)[1:]
+    theirs = list(inspect.signature(openspiel_deep_cfr.DeepCFRSolver.__init__).parameters)[1:]
+    assert ours[: len(theirs)] == theirs and len(theirs) == 15  # OpenSpiel's fifteen (game first), same order
+    assert ours[len(theirs):] == ["traversal", "training", "memory", "averaging", "network", "workers", "reporting"]
+    assert len(ours) <= 25
+    assert len(inspect.signature(CFRMixSolver.__init__).parameters) - 1 <= 25
+
+
+def test_cfr_mix_groups_and_dicts_give_the_same_settings(tiny_game):
+    from_dicts = CFRMixSolver(tiny_game, **MIX_CORE, **MIX_DICTS)
     grouped = CFRMixSolver(tiny_game, **MIX_CORE, **MIX_GROUPS)
-    mixed = CFRMixSolver(tiny_game, **MIX_CORE, **{**MIX_GROUPS, "traversal": None},
-                         joint_cap=5, traversal_batch_size=16,
-                         alternating_updates=False)  # fmt: skip
-    assert isinstance(flat.settings, CFRMixSettings)
-    assert flat.settings == grouped.settings == mixed.settings
-    assert flat.settings.traversal.joint_cap == 5 and flat.settings.network.family == "plain_mlp"
-    assert flat.config == grouped.config and flat.num_team_regret_networks == 2
-    record = flat.settings.to_record()
+    assert isinstance(from_dicts.settings, CFRMixSettings)
+    assert from_dicts.settings == grouped.settings
+    assert from_dicts.settings.traversal.joint_cap == 5 and from_dicts.settings.network.family == "plain_mlp"
+    assert from_dicts.num_team_regret_networks == 2
+    record = from_dicts.settings.to_record()
     assert record == grouped.settings.to_record() and json.loads(json.dumps(record)) == record
     assert record["core"]["regret_network_layers"] == [8]
     assert record["traversal"]["batch_size"] == 16
 
 
-def test_cfr_mix_group_and_flat_runs_are_identical(tiny_game):
-    flat = CFRMixSolver(tiny_game, **MIX_CORE, **MIX_FLAT)
+def test_cfr_mix_group_and_dict_runs_are_identical(tiny_game):
+    from_dicts = CFRMixSolver(tiny_game, **MIX_CORE, **MIX_DICTS)
     grouped = CFRMixSolver(tiny_game, **MIX_CORE, **MIX_GROUPS)
-    flat.solve()
+    from_dicts.solve()
     grouped.solve()
-    for a, b in zip(flat.parts().values(), grouped.parts().values(), strict=True):
+    for a, b in zip(from_dicts.parts().values(), grouped.parts().values(), strict=True):
         for x, y in zip(a.net.parameters(), b.net.parameters(), strict=True):
             assert torch.equal(x, y)
 
@@ -95,86 +108,106 @@ def test_cfr_mix_defaults(tiny_game):
     def built(**kwargs):
         return CFRMixSolver(tiny_game, **MIX_CORE, **kwargs).settings
 
-    # A workers group brings its own defaults; flat keywords replace fields of the solver's.
-    assert built(num_workers=1).workers.num_threads == 1
+    # A group brings its own defaults; a dict lays its fields over the solver's default group.
+    assert built(workers={"num_workers": 1}).workers.num_threads == 1
     assert built(workers=WorkerSettings()).workers.num_threads == "auto"
-    assert built(network="plain_mlp").network.family == "plain_mlp"
+    assert built(network={"family": "plain_mlp"}).network.family == "plain_mlp"
 
 
-def test_deep_cfr_groups_and_flat_keywords_give_the_same_settings(kuhn):
-    flat = DeepCFRSolver(kuhn, **DEEP_CORE, traversal_backend="tree", traversal_batch_size=64,
-                         gradient_clip=None, regret_scale="auto", average_policy="sd_cfr",
-                         num_threads=1)  # fmt: skip
+def test_deep_cfr_groups_and_dicts_give_the_same_settings(kuhn):
+    from_dicts = DeepCFRSolver(kuhn, **DEEP_CORE, traversal={"backend": "tree", "batch_size": 64},
+                               training={"gradient_clip": None, "regret_scale": "auto"},
+                               averaging={"average_policy": "sd_cfr"}, workers={"num_threads": 1})  # fmt: skip
     grouped = DeepCFRSolver(kuhn, **DEEP_CORE,
                             traversal=TraversalSettings(backend="tree", batch_size=64),
                             training=TrainingSettings(gradient_clip=None, regret_scale="auto"),
                             averaging=AveragingSettings(average_policy="sd_cfr"),
                             workers=WorkerSettings(num_threads=1))  # fmt: skip
-    assert flat.settings == grouped.settings
-    assert flat.settings.to_record() == grouped.settings.to_record()
+    assert from_dicts.settings == grouped.settings
+    assert from_dicts.settings.to_record() == grouped.settings.to_record()
 
 
-@pytest.mark.parametrize("solver", ["cfr_mix", "deep_cfr"])
-def test_a_field_given_both_ways_is_refused(solver, tiny_game, kuhn):
-    both = r"^num_workers is given both as a keyword and in workers=.*give it once$"
-    with pytest.raises(ValueError, match=both):
-        if solver == "cfr_mix":
-            CFRMixSolver(tiny_game, **MIX_CORE, num_workers=1, workers=WorkerSettings())
-        else:
-            DeepCFRSolver(kuhn, **DEEP_CORE, num_workers=1, workers=WorkerSettings())
-    if solver == "cfr_mix":
-        with pytest.raises(ValueError, match="joint_cap is given both as a keyword and in trav"):
-            CFRMixSolver(tiny_game, **MIX_CORE, joint_cap=8, traversal=ProbeTraversalSettings())
-        with pytest.raises(ValueError, match="training_precision is given both"):
-            CFRMixSolver(tiny_game, **MIX_CORE, training_precision="float32",
-                         training=MixTrainingSettings())  # fmt: skip
+@pytest.mark.parametrize("build", [lambda: TraversalSettings(backnd="poker"),
+                                   lambda: DeepCFRSolver(pyspiel.load_game("kuhn_poker"), traversal={"backnd": "poker"})])  # fmt: skip
+def test_a_misspelt_field_names_the_group_and_the_closest_field(build):
+    with pytest.raises(TypeError) as raised:
+        build()
+    assert str(raised.value) == "TraversalSettings has no field 'backnd'; did you mean 'backend'?"
 
 
-@pytest.mark.parametrize("solver, keyword, suggestion", [
-    ("cfr_mix", "joint_capp", "joint_cap"), ("cfr_mix", "anchor_ration", "anchor_ratio"),
-    ("cfr_mix", "num_worker", "num_workers"), ("deep_cfr", "traversal_backnd", "traversal_backend"),
+@pytest.mark.parametrize("solver, keyword, spelling", [
+    ("deep_cfr", "traversal_backend", "traversal=TraversalSettings(backend=...)"),
+    ("deep_cfr", "training_precision", "training=TrainingSettings(precision=...)"),
+    ("deep_cfr", "memory_feature_dtype", "memory=MemorySettings(feature_dtype=...)"),
+    ("deep_cfr", "average_policy", "averaging=AveragingSettings(average_policy=...)"),
+    ("deep_cfr", "num_workers", "workers=WorkerSettings(num_workers=...)"),
+    ("deep_cfr", "log_every", "reporting=ReportingSettings(log_every=...)"),
+    ("cfr_mix", "joint_cap", "traversal=ProbeTraversalSettings(joint_cap=...)"),
+    ("cfr_mix", "anchor_ratio", "accumulation=AccumulationSettings(anchor_ratio=...)"),
+    ("cfr_mix", "traversal_batch_size", "traversal=ProbeTraversalSettings(batch_size=...)"),
 ])  # fmt: skip
-def test_an_unknown_keyword_gets_a_suggestion(solver, keyword, suggestion, tiny_game, kuhn):
+def test_an_old_flat_keyword_names_its_group_spelling(solver, keyword, spelling, tiny_game, kuhn):
     name = "CFRMixSolver" if solver == "cfr_mix" else "DeepCFRSolver"
-    with pytest.raises(TypeError, match=rf"^{name} got an unexpected keyword argument '{keyword}'; "
-                                        rf"did you mean '{suggestion}'\?$"):  # fmt: skip
+    with pytest.raises(TypeError) as raised:
         if solver == "cfr_mix":
             CFRMixSolver(tiny_game, **MIX_CORE, **{keyword: 1})
         else:
             DeepCFRSolver(kuhn, **DEEP_CORE, **{keyword: 1})
+    assert str(raised.value) == (f"{name} got an unexpected keyword argument {keyword!r}: {keyword} is spelled "
+                                 f"{spelling} since 0.3.0; see CHANGELOG.md")  # fmt: skip
+
+
+@pytest.mark.parametrize("solver, keyword, suggestion", [
+    ("cfr_mix", "joint_capp", "traversal=ProbeTraversalSettings(joint_cap=...)"),
+    ("cfr_mix", "num_traversal", "'num_traversals'"), ("deep_cfr", "num_traverals", "'num_traversals'"),
+])  # fmt: skip
+def test_a_misspelt_keyword_gets_a_suggestion(solver, keyword, suggestion, tiny_game, kuhn):
+    name = "CFRMixSolver" if solver == "cfr_mix" else "DeepCFRSolver"
+    with pytest.raises(TypeError) as raised:
+        if solver == "cfr_mix":
+            CFRMixSolver(tiny_game, **MIX_CORE, **{keyword: 1})
+        else:
+            DeepCFRSolver(kuhn, **DEEP_CORE, **{keyword: 1})
+    assert str(raised.value) == f"{name} got an unexpected keyword argument {keyword!r}; did you mean {suggestion}?"
+
+
+def test_a_str_for_a_group_names_the_group_spelling(kuhn):
+    with pytest.raises(ValueError, match=r"; network='poker' is spelled network=NetworkSettings\(family='poker'\) "
+                                         r"since 0\.3\.0 \(CHANGELOG\.md\)$"):  # fmt: skip
+        DeepCFRSolver(kuhn, network="poker")
 
 
 def test_a_group_of_the_other_solver_is_refused(tiny_game):
-    expected = r"^traversal must be an openspiel_cfrx\.cfr_mix\.ProbeTraversalSettings \(or None\), got TraversalSettings$"
+    expected = (r"^traversal must be an openspiel_cfrx\.cfr_mix\.ProbeTraversalSettings, a dict of its fields or "
+                r"None, got TraversalSettings$")  # fmt: skip
     with pytest.raises(ValueError, match=expected):
         CFRMixSolver(tiny_game, **MIX_CORE, traversal=TraversalSettings())
 
 
-MIX_BAD = [  # (flat keyword, value, message start), each also checked through its group
-    ("joint_cap", 0, "joint_cap must be an int >= 1, got 0"),
-    ("joint_cap", 1, "joint_cap must be >= 2 (a* plus at least one probe), got 1"),
-    ("traversal_batch_size", 0, "traversal_batch_size must be an int >= 1, got 0"),
-    ("alternating_updates", 1, "alternating_updates must be True or False, got 1"),
-    ("gradient_clip", -1.0, "gradient_clip must be a finite number > 0 or None (off), got -1."),
-    ("training_precision", "fp8", "training_precision must be one of 'float32', 'bfloat16', got"),
-    ("schedule", "cosine", "schedule must be an openspiel_cfrx.deep.Schedule, got str"),
-    ("reinitialize_regret_networks", 0.5, "reinitialize_regret_networks must be True, False or"),
-    ("rescale_regret_targets", None, "rescale_regret_targets must be True or False, got None"),
-    ("anchor_ratio", -0.5, "anchor_ratio must be a finite number >= 0, got -0.5"),
-    ("linear_averaging", "yes", "linear_averaging must be True or False, got 'yes'"),
-    ("infoset_encoding", "bits", "infoset_encoding must be one of 'tensor', 'compact', got"),
-    ("num_workers", 0, "num_workers must be an int >= 1, got 0"),
-    ("num_threads", 0, "num_threads must be an int >= 1, 'auto' or None (torch's setting left alone), got 0"),
-    ("ray_address", 5, "ray_address must be None, 'auto', 'host:port' or 'ray://host:port'"),
-]
+MIX_BAD = [  # (group, field, value, message start)
+    ("traversal", "joint_cap", 0, "ProbeTraversalSettings.joint_cap must be an int >= 1, got 0"),
+    ("traversal", "joint_cap", 1, "ProbeTraversalSettings.joint_cap must be >= 2 (a* plus at least one probe), got 1"),
+    ("traversal", "batch_size", 0, "ProbeTraversalSettings.batch_size must be an int >= 1, got 0"),
+    ("traversal", "alternating_updates", 1, "ProbeTraversalSettings.alternating_updates must be True or False, got 1"),
+    ("training", "gradient_clip", -1.0, "MixTrainingSettings.gradient_clip must be a finite number > 0 or None (off), got -1."),
+    ("training", "precision", "fp8", "MixTrainingSettings.precision must be one of 'float32', 'bfloat16', got"),
+    ("training", "schedule", "cosine", "MixTrainingSettings.schedule must be an openspiel_cfrx.deep.Schedule, got str"),
+    ("training", "reinitialize_regret_networks", 0.5, "MixTrainingSettings.reinitialize_regret_networks must be True, False or"),
+    ("training", "rescale_regret_targets", None, "MixTrainingSettings.rescale_regret_targets must be True or False, got None"),
+    ("accumulation", "anchor_ratio", -0.5, "AccumulationSettings.anchor_ratio must be a finite number >= 0, got -0.5"),
+    ("accumulation", "linear_averaging", "yes", "AccumulationSettings.linear_averaging must be True or False, got 'yes'"),
+    ("network", "infoset_encoding", "bits", "AgentNetworkSettings.infoset_encoding must be one of 'tensor', 'compact', got"),
+    ("workers", "num_workers", 0, "WorkerSettings.num_workers must be an int >= 1, got 0"),
+    ("workers", "num_threads", 0, "WorkerSettings.num_threads must be an int >= 1, 'auto' or None (torch's setting left alone), got 0"),
+    ("workers", "ray_address", 5, "WorkerSettings.ray_address must be None, 'auto', 'host:port' or 'ray://host:port'"),
+]  # fmt: skip
 
 
-@pytest.mark.parametrize("keyword, value, message", MIX_BAD)
-def test_a_bad_value_is_one_line_naming_the_flat_keyword(keyword, value, message, tiny_game):
-    from openspiel_cfrx.cfr_mix.settings import FLAT_NAMES, GROUPS
+@pytest.mark.parametrize("group, field, value, message", MIX_BAD)
+def test_a_bad_value_is_one_line_naming_the_group_field(group, field, value, message, tiny_game):
+    from openspiel_cfrx.cfr_mix.settings import GROUPS
 
-    group, field = FLAT_NAMES[keyword]
-    for build in (lambda: CFRMixSolver(tiny_game, **MIX_CORE, **{keyword: value}),
+    for build in (lambda: CFRMixSolver(tiny_game, **MIX_CORE, **{group: {field: value}}),
                   lambda: GROUPS[group](**{field: value})):  # fmt: skip
         with pytest.raises(ValueError) as raised:
             build()
@@ -186,7 +219,7 @@ def test_a_bad_value_is_one_line_naming_the_flat_keyword(keyword, value, message
     ("batch_size", 0, "batch_size must be an int >= 1, got 0"),
     ("memory_capacity", 2.5, "memory_capacity must be an int >= 1, got 2.5"),
     ("seed", -1, "seed must be an int >= 0, got -1"),
-    ("callback_every", 0, "callback_every must be an int >= 1, got 0"),
+    ("reporting", {"callback_every": 0}, "ReportingSettings.callback_every must be an int >= 1, got 0"),
 ])  # fmt: skip
 def test_cfr_mix_core_arguments_are_checked(keyword, value, message, tiny_game):
     with pytest.raises(ValueError) as raised:
@@ -194,12 +227,51 @@ def test_cfr_mix_core_arguments_are_checked(keyword, value, message, tiny_game):
     assert str(raised.value).startswith(message) and "\n" not in str(raised.value)
 
 
+def test_settings_read_allowed_names_from_registries_and_import_no_implementation():
+    from openspiel_cfrx.deep import settings
+
+    source = open(settings.__file__, encoding="utf-8").read()
+    imported = {node.module for node in ast.walk(ast.parse(source)) if isinstance(node, ast.ImportFrom)}
+    imported |= {alias.name for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Import)
+                 for alias in node.names}  # fmt: skip
+    implementations = {f"openspiel_cfrx.deep.{name}" for name in ("sampler", "memories", "trainer", "average_strategy")}
+    assert not imported & implementations, imported
+    assert list(settings.MEMORY_KINDS) == ["reservoir", "sliding_window"]
+    assert list(settings.PRECISIONS) == ["float32", "bfloat16"]
+    assert list(settings.AVERAGE_POLICIES) == ["network", "sd_cfr"]
+    assert {"state", "tree", "vectorized", "poker"} <= set(settings.SAMPLERS)
+
+
 def test_cfr_mix_checkpoints_record_the_settings(tiny_game, tmp_path):
     solver = CFRMixSolver(tiny_game, **MIX_CORE, **MIX_GROUPS)
     path = str(tmp_path / "mix.pt")
     solver.save_checkpoint(path)
     payload = torch.load(path, weights_only=True)
-    assert payload["settings"] == solver.settings.to_record()
-    assert payload["settings"]["schema"] == 1
+    assert payload["settings"] == solver.settings.to_record() and "config" not in payload
+    assert payload["settings"]["schema"] == 1 and payload["game"] == str(tiny_game)
     assert payload["settings"]["accumulation"]["anchor_ratio"] == 0.5
-    CFRMixSolver(tiny_game, **MIX_CORE, **MIX_FLAT).load_checkpoint(path)
+    CFRMixSolver(tiny_game, **MIX_CORE, **MIX_DICTS).load_checkpoint(path)
+
+
+def test_a_checkpoint_of_the_previous_release_loads_and_records_the_same_settings(kuhn, tmp_path):
+    """Files written before 0.3.0 hold a `config` (the shapes and the game)
+    beside the same settings record: they load, and their record compares
+    equal to today's."""
+    from openspiel_cfrx.deep import checkpoint as checkpoint_lib
+
+    solver = DeepCFRSolver(kuhn, **DEEP_CORE, averaging={"average_policy": "sd_cfr"}, workers={"num_threads": 1})
+    solver.run_iteration()
+    solver.save_checkpoint(path := str(tmp_path / "old.pt"))
+    payload = torch.load(path, weights_only=True)
+    payload["config"] = {"game": payload.pop("game"), "feature_size": 11, "num_actions": 2,
+                         "policy_network_layers": [8], "advantage_network_layers": [8], "network": "mlp",
+                         "memory": "reservoir", "memory_capacity": 1000, "strategy_memory_capacity": 1000,
+                         "average_policy": "sd_cfr", "linear_weighting": True, "average_weighting": "linear"}  # fmt: skip
+    payload["sha256"] = checkpoint_lib.payload_digest(payload)
+    torch.save(payload, path)
+    resumed = DeepCFRSolver(kuhn, **DEEP_CORE, averaging={"average_policy": "sd_cfr"}, workers={"num_threads": 1})
+    resumed.load_checkpoint(path)
+    assert resumed.iteration == 1
+    assert checkpoint_lib.settings_differences(resumed.checkpoint_settings, resumed.settings.to_record()) == {}
+    rebuilt = DeepCFRSolver.from_checkpoint(path)
+    assert rebuilt.settings.averaging.average_policy == "sd_cfr" and os.path.exists(path)

@@ -29,7 +29,7 @@ DEEP_TINY = dict(num_traversals=20, advantage_network_train_steps=3, policy_netw
                  batch_size_strategy=32, memory_capacity=2000, seed=4)  # fmt: skip
 MIX_GAME = "team_goofspiel(num_cards=3,num_agents=2,num_turns=2)"
 MIX_TINY = dict(num_traversals=8, regret_train_steps=3, policy_train_steps=3, batch_size=32,
-                regret_network_layers=(8,), policy_network_layers=(8,), memory_capacity=16, num_threads=1,
+                regret_network_layers=(8,), policy_network_layers=(8,), memory_capacity=16, workers={"num_threads": 1},
                 seed=3)  # fmt: skip
 
 
@@ -175,14 +175,20 @@ def test_game_names_in_the_wrong_case_get_a_suggestion(string, suggestion):
 
 
 # ------------------------------------------------------------- checkpoints
-def test_a_setting_the_checkpoint_predates_is_named_as_such():
-    from openspiel_cfrx.deep.checkpoint import CheckpointError, _check_config
+def test_a_checkpoint_of_another_game_or_shape_names_each_difference(tmp_path):
+    import openspiel_cfrx
+    from openspiel_cfrx.deep.checkpoint import CheckpointError
 
-    with pytest.raises(CheckpointError, match=r"keep_iteration_networks: this solver has False, the checkpoint "
-                                              r"predates that setting \(written before it existed\)"):  # fmt: skip
-        _check_config("old.pt", {"game": "kuhn_poker()"}, {"game": "kuhn_poker()", "keep_iteration_networks": False})
+    def solver(game, **settings):
+        return openspiel_cfrx.DeepCFRSolver(pyspiel.load_game(game), (4,), (4,), num_traversals=4,
+                                            workers={"num_threads": None}, **settings)  # fmt: skip
+
+    solver("leduc_poker").save_checkpoint(path := str(tmp_path / "leduc.pt"))
     with pytest.raises(CheckpointError, match=r"game: the checkpoint has 'leduc_poker\(\)', this solver 'kuhn"):
-        _check_config("old.pt", {"game": "leduc_poker()"}, {"game": "kuhn_poker()"})
+        solver("kuhn_poker").load_checkpoint(path)
+    with pytest.raises(CheckpointError, match=r"memory\.kind: the checkpoint has 'reservoir', this solver "
+                                              r"'sliding_window'"):  # fmt: skip
+        solver("leduc_poker", memory={"kind": "sliding_window"}).load_checkpoint(path)
 
 
 # ---------------------------------------------------------- vector CFR sizes

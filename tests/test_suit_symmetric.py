@@ -1,4 +1,4 @@
-"""network="suit_symmetric_mlp": an exactly suit-symmetric Deep CFR policy,
+"""network={"family": "suit_symmetric_mlp"}: an exactly suit-symmetric Deep CFR policy,
 evaluated exactly on the isomorphic public tree (issue 21)."""
 
 from __future__ import annotations
@@ -95,9 +95,9 @@ SUIT_SYMMETRIC_GAME = "flop_holdem(num_ranks=3,num_suits=4)"
 
 
 def _trained(game, network):
-    solver = DeepCFRSolver(game, network=network, num_iterations=2, num_traversals=100, seed=1,
+    solver = DeepCFRSolver(game, network={"family": network}, num_iterations=2, num_traversals=100, seed=1,
                            policy_network_train_steps=20, advantage_network_train_steps=20,
-                           traversal_backend="poker")  # fmt: skip
+                           traversal={"backend": "poker"})  # fmt: skip
     solver.solve()
     return solver
 
@@ -139,10 +139,10 @@ def test_a_suit_symmetric_policy_on_every_board_equals_the_state_evaluator():
 
 def test_suit_symmetric_network_refuses_what_it_cannot_read():
     with pytest.raises(ValueError, match="needs a poker game"):
-        DeepCFRSolver(pyspiel.load_game("kuhn_poker"), network="suit_symmetric_mlp")
+        DeepCFRSolver(pyspiel.load_game("kuhn_poker"), network={"family": "suit_symmetric_mlp"})
     game = pyspiel.load_game("flop_holdem(num_ranks=4,num_suits=4)")
     with pytest.raises(ValueError, match="reads information_state_tensor inputs"):
-        DeepCFRSolver(game, network="suit_symmetric_mlp", encoder="poker")
+        DeepCFRSolver(game, network={"family": "suit_symmetric_mlp", "encoder": "poker"})
     tree = PublicTree(game)
     with pytest.raises(ValueError, match="suit_symmetric_mlp"):
         NetworkStrategy(tree, None, lambda features, mask: None)
@@ -150,7 +150,7 @@ def test_suit_symmetric_network_refuses_what_it_cannot_read():
 
 def test_suit_symmetric_solver_checkpoints_resume(tmp_path):
     game = pyspiel.load_game("flop_holdem(num_ranks=4,num_suits=4)")
-    kwargs = dict(network="suit_symmetric_mlp", num_iterations=3, num_traversals=40, seed=2,
+    kwargs = dict(network={"family": "suit_symmetric_mlp"}, num_iterations=3, num_traversals=40, seed=2,
                   policy_network_train_steps=5, advantage_network_train_steps=5)  # fmt: skip
     straight = DeepCFRSolver(game, **kwargs)
     straight.solve()

@@ -32,7 +32,7 @@ from openspiel_cfrx.eval.team_best_response import (
     tensor_strategies,
 )
 
-FAST = dict(num_traversals=10, regret_train_steps=10, policy_train_steps=10, num_threads=1, seed=2)
+FAST = dict(num_traversals=10, regret_train_steps=10, policy_train_steps=10, workers={"num_threads": 1}, seed=2)
 
 
 class HashProductPolicy(policy_lib.Policy):
@@ -117,7 +117,7 @@ def test_goofspiel_dynamic_program_on_solvers(variant):
 def test_goofspiel_dynamic_program_on_joint_action_deep_cfr():
     game = pyspiel.load_game("team_goofspiel(num_cards=3,num_agents=2,num_turns=2)")
     solver = DeepCFRSolver(game, policy_network_layers=(16,), advantage_network_layers=(16,), num_traversals=20,
-                           advantage_network_train_steps=20, policy_network_train_steps=20, num_threads=1, seed=1)
+                           advantage_network_train_steps=20, policy_network_train_steps=20, workers={"num_threads": 1}, seed=1)
     solver.run_iteration()
     exact = exact_team_worst_case(game, solver)
     assert exact_goofspiel_team_worst_case(game, solver).value == pytest.approx(exact.value, abs=1e-6)
@@ -238,10 +238,10 @@ def test_tensor_fast_path_equals_policy_api(variant):
     compact = variant.endswith("_compact")
     if variant == "deep_cfr":
         solver = DeepCFRSolver(game, policy_network_layers=(16,), advantage_network_layers=(16,), num_traversals=4,
-                               advantage_network_train_steps=5, policy_network_train_steps=5, num_threads=1, seed=1)
+                               advantage_network_train_steps=5, policy_network_train_steps=5, workers={"num_threads": 1}, seed=1)
     else:
         solver = CFRMixSolver(game, variant=variant.removesuffix("_compact"),
-                              infoset_encoding="compact" if compact else "tensor", **FAST)
+                              network={"infoset_encoding": "compact" if compact else "tensor"}, **FAST)
     solver.run_iteration()
     sim = NestSimulator(game)
     states = _playout_states(game, 10, seed=2)

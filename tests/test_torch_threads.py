@@ -46,7 +46,7 @@ def test_wide_networks_use_the_usable_cpus(kuhn):
 @pytest.mark.parametrize("num_threads, expected", [(None, 3), (2, 2)])
 def test_an_int_sets_the_count_and_none_leaves_it(kuhn, num_threads, expected):
     torch.set_num_threads(3)
-    DeepCFRSolver(kuhn, num_threads=num_threads, **TINY)
+    DeepCFRSolver(kuhn, workers={"num_threads": num_threads}, **TINY)
     assert torch.get_num_threads() == expected
 
 
@@ -59,4 +59,4 @@ def test_cfr_mix_keeps_one_thread():
 @pytest.mark.parametrize("bad", ["two", 0, -1, 1.5])
 def test_bad_thread_counts_are_refused_in_one_line(kuhn, bad):
     with pytest.raises(ValueError, match=r"num_threads must be an int >= 1, 'auto' or None"):
-        DeepCFRSolver(kuhn, num_threads=bad, **TINY)
+        DeepCFRSolver(kuhn, workers={"num_threads": bad}, **TINY)

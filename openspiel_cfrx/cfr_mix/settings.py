@@ -10,12 +10,11 @@ rate, memory capacity, device, seed) and the rest as optional groups:
                  network=AgentNetworkSettings(infoset_encoding="compact"),
                  workers=WorkerSettings(num_workers=4))
 
-Each group validates itself on construction with one line naming the flat
-keyword, the rule and the value. Every field also has its flat keyword
-(`FLAT_NAMES`: `joint_cap=128` is `ProbeTraversalSettings(joint_cap=128)`),
-so existing calls keep working; a field given both ways is refused.
-`CFRMixSettings` is the whole run configuration: what `CFRMixSolver.settings`
-holds and checkpoints record (`to_record`, with `SCHEMA`).
+A group may also be a dict of its fields (`traversal={"joint_cap": 128}`).
+Each group validates itself on construction with one line naming
+`Group.field`, the rule and the value. `CFRMixSettings` is the whole run
+configuration: what `CFRMixSolver.settings` holds and checkpoints record
+(`to_record`, with `SCHEMA`).
 """
 
 from __future__ import annotations
@@ -26,16 +25,12 @@ from typing import ClassVar
 
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.deep.settings import (
-    FLAT_NAMES as DEEP_CFR_FLAT_NAMES,
-)
-from openspiel_cfrx.deep.settings import (
     WorkerSettings,
     _Group,
     _record,
     _TrainingGroup,
+    build_groups,
     check_family,
-    register_flat_names,
-    resolve_groups,
 )
 from openspiel_cfrx.deep.validation import check_settings
 
@@ -69,7 +64,7 @@ class ProbeTraversalSettings(_Group):
     joint_cap: at the team's sampled information sets, regrets are computed
       for all legal joint actions when there are at most this many, else for
       `joint_cap` sampled ones (a* plus at least one probe: >= 2).
-    batch_size: traversals run together (flat keyword `traversal_batch_size`).
+    batch_size: traversals run together.
     alternating_updates: True: the team traverses and trains, then the
       adversary traverses against the team's new network; False: Algorithm
       1's simultaneous updates (both players traverse against theta^t, then
@@ -85,7 +80,7 @@ class ProbeTraversalSettings(_Group):
     def __post_init__(self):
         super().__post_init__()
         if self.joint_cap < 2:
-            raise ValueError("joint_cap must be >= 2 (a* plus at least one probe), "
+            raise ValueError("ProbeTraversalSettings.joint_cap must be >= 2 (a* plus at least one probe), "
                              f"got {self.joint_cap}")
 
 
@@ -94,7 +89,7 @@ class MixTrainingSettings(_TrainingGroup):
     """How the agent networks are fitted (Algorithm 1 lines 6-9).
 
     gradient_clip: max gradient norm; None disables clipping.
-    precision: "float32" or "bfloat16" (flat keyword `training_precision`):
+    precision: "float32" or "bfloat16":
       the agent networks' training forward passes under bfloat16 autocast
       (parameters, Adam state, loss, the mixing layer's product and every
       query stay float32).
@@ -141,8 +136,8 @@ class AccumulationSettings(_Group):
 class AgentNetworkSettings(_Group):
     """The agent networks' family and input.
 
-    family: a registered network name for the per-agent body (flat keyword
-      `network`; `openspiel_cfrx.deep.register_network`).
+    family: a registered network name for the per-agent body
+      (`openspiel_cfrx.deep.register_network`).
     infoset_encoding: "tensor" (`information_state_tensor(player)`) or
       "compact" (the game's own lossy input, `compact_information_state_array`).
     share_parameters: one agent network shared by the team's agents or one
@@ -155,7 +150,7 @@ class AgentNetworkSettings(_Group):
     RULES: ClassVar[dict] = {"infoset_encoding": INFOSET_ENCODINGS}
 
     def __post_init__(self):
-        check_family(self.family)
+        check_family(self.family, type(self).__name__)
         super().__post_init__()
 
 
@@ -164,22 +159,6 @@ GROUPS: dict[str, type[_Group]] = {
     "accumulation": AccumulationSettings, "network": AgentNetworkSettings,
     "workers": WorkerSettings,
 }  # fmt: skip
-
-# Flat keyword name of every group field (the constructor's names before the groups existed).
-FLAT_NAMES: dict[str, tuple[str, str]] = {
-    "joint_cap": ("traversal", "joint_cap"), "traversal_batch_size": ("traversal", "batch_size"),
-    "alternating_updates": ("traversal", "alternating_updates"),
-    "gradient_clip": ("training", "gradient_clip"), "training_precision": ("training", "precision"),
-    "schedule": ("training", "schedule"),
-    "reinitialize_regret_networks": ("training", "reinitialize_regret_networks"),
-    "rescale_regret_targets": ("training", "rescale_regret_targets"),
-    "anchor_ratio": ("accumulation", "anchor_ratio"),
-    "linear_averaging": ("accumulation", "linear_averaging"),
-    "network": ("network", "family"), "infoset_encoding": ("network", "infoset_encoding"),
-    "share_parameters": ("network", "share_parameters"),
-    **{flat: key for flat, key in DEEP_CFR_FLAT_NAMES.items() if key[0] == "workers"},
-}  # fmt: skip
-register_flat_names(GROUPS, FLAT_NAMES)
 
 # The core arguments (after `game`) and their rules (`variant` has its own message).
 CORE_RULES = {
@@ -212,10 +191,10 @@ class CFRMixSettings:
     memory_capacity: int
     device: str
     seed: int
-    traversal: ProbeTraversalSettings = ProbeTraversalSettings()
-    training: MixTrainingSettings = MixTrainingSettings()
-    accumulation: AccumulationSettings = AccumulationSettings()
-    network: AgentNetworkSettings = AgentNetworkSettings()
+    traversal: ProbeTraversalSettings = dataclasses.field(default_factory=ProbeTraversalSettings)
+    training: MixTrainingSettings = dataclasses.field(default_factory=MixTrainingSettings)
+    accumulation: AccumulationSettings = dataclasses.field(default_factory=AccumulationSettings)
+    network: AgentNetworkSettings = dataclasses.field(default_factory=AgentNetworkSettings)
     workers: WorkerSettings = WorkerSettings(num_threads=1)
 
     def __post_init__(self):
@@ -226,12 +205,10 @@ class CFRMixSettings:
         check_settings({name: getattr(self, name) for name in CORE_RULES}, rules)
 
     @classmethod
-    def resolve(cls, core: dict, groups: dict, flat: dict) -> CFRMixSettings:
-        """The settings of a `CFRMixSolver` constructor call (`deep.settings.resolve_groups`)."""
-        defaults = {f.name: f.default for f in dataclasses.fields(cls) if f.name in GROUPS}
-        built = resolve_groups("CFRMixSolver", GROUPS, FLAT_NAMES, [*CORE_RULES], groups, flat,
-                               defaults)  # fmt: skip
-        return cls(**core, **built)
+    def resolve(cls, core: dict, groups: dict) -> CFRMixSettings:
+        """The settings of a `CFRMixSolver` constructor call (`deep.settings.build_groups`)."""
+        defaults = {f.name: f.default for f in dataclasses.fields(cls) if f.name in GROUPS and isinstance(f.default, _Group)}
+        return cls(**core, **build_groups(GROUPS, groups, defaults))
 
     @property
     def flags(self) -> dict:
@@ -255,3 +232,26 @@ class CFRMixSettings:
         core = {name: _record(getattr(self, name)) for name in CORE_RULES}
         groups = {name: getattr(self, name).to_record() for name in GROUPS}
         return {"schema": SCHEMA, "core": core, **groups}
+
+    @staticmethod
+    def shape_of(record) -> dict:
+        """What a checkpoint must match of a `to_record()` (the agent networks'
+        shapes, the variant, the reservoirs' size), as {"group.field": value}
+        with `share_parameters` resolved."""
+        core, network = record["core"], record["network"]
+        share = network.get("share_parameters")
+        return {"core.variant": core["variant"], "core.memory_capacity": int(core["memory_capacity"]),
+                **{f"core.{k}": [int(h) for h in core[k]] for k in ("regret_network_layers", "policy_network_layers")},
+                "network.family": network["family"], "network.infoset_encoding": network["infoset_encoding"],
+                "network.share_parameters": VARIANTS[core["variant"]]["share"] if share is None else bool(share),
+                "traversal.joint_cap": int(record["traversal"]["joint_cap"])}  # fmt: skip
+
+    @staticmethod
+    def shape_arguments(record) -> dict:
+        """`CFRMixSolver` keyword arguments that rebuild the shapes of a record (`shape_of`)."""
+        shape = CFRMixSettings.shape_of(record)
+        return {"variant": shape["core.variant"], "memory_capacity": shape["core.memory_capacity"],
+                **{k: tuple(shape[f"core.{k}"]) for k in ("regret_network_layers", "policy_network_layers")},
+                "network": {"family": shape["network.family"], "infoset_encoding": shape["network.infoset_encoding"],
+                            "share_parameters": shape["network.share_parameters"]},
+                "traversal": {"joint_cap": shape["traversal.joint_cap"]}}  # fmt: skip

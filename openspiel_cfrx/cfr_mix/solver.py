@@ -41,7 +41,7 @@ import functools
 import logging
 import math
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import pyspiel
 import torch
@@ -67,10 +67,10 @@ from openspiel_cfrx.cfr_mix.team_model import (
 )
 from openspiel_cfrx.cfr_mix.team_policy import TeamPolicy, regret_matching_plus  # noqa: F401  (re-exported)
 from openspiel_cfrx.deep.distributed import RaySampler
-from openspiel_cfrx.deep.settings import WorkerSettings
+from openspiel_cfrx.deep.settings import ReportingSettings, WorkerSettings
 from openspiel_cfrx.deep.solver_base import NeuralSolver
 from openspiel_cfrx.deep.threads import apply_num_threads
-from openspiel_cfrx.deep.validation import check_device, check_loss, check_settings
+from openspiel_cfrx.deep.validation import check_device, check_loss
 from openspiel_cfrx.tree import check_game_supported
 
 logger = logging.getLogger(__name__)
@@ -97,19 +97,18 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
       seed: all randomness derives from it.
 
     Args beyond the paper's, in groups (`openspiel_cfrx.cfr_mix.settings`;
-    each field also as a flat keyword, e.g. `joint_cap=128` for
-    `traversal=ProbeTraversalSettings(joint_cap=128)`, and `network="mlp"` for
-    the network group's family):
+    each a group, a dict of its fields, e.g. `traversal={"joint_cap": 128}`
+    for `traversal=ProbeTraversalSettings(joint_cap=128)`, or None):
       traversal: `ProbeTraversalSettings`: `joint_cap` (at the team's sampled
         information sets, regrets are computed for all legal joint actions
         when there are at most this many, else for `joint_cap` sampled ones:
-        `probe_traversal`), `batch_size` (flat `traversal_batch_size`),
+        `probe_traversal`), `batch_size`,
         `alternating_updates` (True, the default: the team traverses and
         trains, then the adversary traverses against the team's new network;
         False: Algorithm 1's simultaneous updates, both players traversing
         against theta^t, then both training).
       training: `MixTrainingSettings`: `gradient_clip` (gradient-norm clip),
-        `precision` (flat `training_precision`: "float32", the default, or
+        `precision` ("float32", the default, or
         "bfloat16": the agent networks' training forward passes under
         bfloat16 autocast; parameters, Adam state, loss and gradients stay
         float32 (`deep.trainer`); the mixing layer's product (eq. 4) takes
@@ -139,8 +138,8 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         backbone and every variant's average-strategy networks),
         `linear_averaging` (weight iteration t's strategy by t in the
         average, as CFR+).
-      network: `AgentNetworkSettings`: `family` (flat `network`: a registered
-        network name for the agent networks), `infoset_encoding` ("tensor":
+      network: `AgentNetworkSettings`: `family` (a registered network name
+        for the agent networks), `infoset_encoding` ("tensor":
         `information_state_tensor(player)`, or "compact": the game's own lossy
         network input (`compact_information_state_size()` /
         `compact_information_state_array`, and per-agent
@@ -153,16 +152,17 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         "host:port" / "ray://host:port" join a cluster), `num_threads`
         (`torch.set_num_threads`, process-wide; default 1 here, while a
         `WorkerSettings()` given as the group has "auto", `deep.threads`).
-      progress, log_every, verbose: see `NeuralSolver`.
-      callback, callback_every: `callback(solver)` after every N-th iteration.
+      reporting: `ReportingSettings` (progress bar, log lines, callbacks; see
+        `NeuralSolver`).
 
     The adversary's head has `team.adversary_num_actions(game)` outputs (a
     legal action beyond it raises a ValueError naming the fix). Checkpoints:
-    as `DeepCFRSolver`; `config` holds the settings a checkpoint must match,
-    `settings` the whole run configuration (`CFRMixSettings`).
+    as `DeepCFRSolver`; `settings` holds the whole run configuration
+    (`CFRMixSettings`), whose shapes a checkpoint must match.
     """
 
     display_name = "CFR-MIX"
+    settings_groups, settings_type = GROUPS, CFRMixSettings
 
     def __init__(
         self,
@@ -183,41 +183,32 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         traversal: ProbeTraversalSettings | None = None,
         training: MixTrainingSettings | None = None,
         accumulation: AccumulationSettings | None = None,
-        network: AgentNetworkSettings | str | None = None,
+        network: AgentNetworkSettings | None = None,
         workers: WorkerSettings | None = None,
-        progress: bool = False,
-        log_every: int = 0,
-        verbose: bool = False,
-        callback: Callable[[CFRMixSolver], None] | None = None,
-        callback_every: int = 1,
-        **flat_settings,
+        reporting: ReportingSettings | None = None,
     ):
         args = dict(locals())
         core = {name: args[name] for name in CORE_RULES}
-        groups = {name: args[name] for name in GROUPS}
-        self.settings = settings = CFRMixSettings.resolve(core, groups, flat_settings)
-        check_settings({"callback_every": callback_every}, {"callback_every": "int>=1"})
+        self.settings = settings = CFRMixSettings.resolve(core, {name: args[name] for name in GROUPS})
         _check_game(game, settings)
         probe, work = settings.traversal, settings.workers
         super().__init__(game, num_iterations=num_iterations, seed=seed,
-                         schedule=settings.training.schedule, progress=progress,
-                         log_every=log_every, verbose=verbose, callback=callback,
-                         callback_every=callback_every)  # fmt: skip
-        self.variant, config = variant, settings.flags
-        self._config = config
+                         schedule=settings.training.schedule, reporting=reporting)  # fmt: skip
+        self.variant, flags = variant, settings.flags
+        self._flags = flags
         apply_num_threads(work.num_threads, (*regret_network_layers, *policy_network_layers), device)
         self._device = torch.device(device)
         self._adversary_declared, adversary_actions = _adversary_width(game)
         self.infoset_encoding = infoset_encoding = settings.network.infoset_encoding
-        self._views, feature_size = team_views(game, config["team_view"], adversary_actions, infoset_encoding)
+        self._views, self.feature_size = team_views(game, flags["team_view"], adversary_actions, infoset_encoding)
         self._num_traversals, self._joint_cap = int(num_traversals), int(probe.joint_cap)
         self._steps, self._batch_size = (int(regret_train_steps), int(policy_train_steps)), int(batch_size)
         self._anchor_ratio = float(settings.accumulation.anchor_ratio)
         self._linear_averaging = bool(settings.accumulation.linear_averaging)
         self._alternating = bool(probe.alternating_updates)
         self._reinitialize = settings.reinitializes_regret_networks
-        self._build_models(feature_size)
-        local = functools.partial(ProbeSampler, game, self._views, config["regret_targets"], self._joint_cap,
+        self._build_models(self.feature_size)
+        local = functools.partial(ProbeSampler, game, self._views, flags["regret_targets"], self._joint_cap,
                                   int(probe.batch_size))  # fmt: skip
         if work.num_workers == 1:
             self._sampler = local(self.py_rng)
@@ -226,9 +217,6 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
                                        int(work.num_workers), self._seed, work.ray_address,
                                        min_share=int(probe.batch_size))  # fmt: skip
         self.probes = 0
-        self.config = _config(game, variant, config, infoset_encoding, self._views, feature_size,
-                              regret_network_layers, policy_network_layers, settings.network.family,
-                              memory_capacity, probe.joint_cap)  # fmt: skip
 
     def _build_models(self, feature_size: int) -> None:
         """Each player's regret and average-strategy models (seeded); the regret
@@ -237,11 +225,11 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         s, training = self.settings, self.settings.training
         self._regret_models, self._policy_models = [], []
         for p, view in enumerate(self._views):
-            if self._config["regret_targets"] == "independent" and view.num_agents > 1:
+            if self._flags["regret_targets"] == "independent" and view.num_agents > 1:
                 regret_pairs = sum(view.num_actions)
             else:
                 regret_pairs = min(self._joint_cap, math.prod(view.num_actions))
-            share = self._config["share"] if p == team_lib.TEAM_PLAYER else True
+            share = self._flags["share"] if p == team_lib.TEAM_PLAYER else True
 
             def model(layers, pairs, seed_offset, rescale=True, view=view, share=share):
                 return TeamModel(view, feature_size, layers, share, s.network.family,
@@ -290,7 +278,7 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         accumulation of r^ = (sum of sampled regrets) / K, or the Deep CFR refit."""
         model = self._regret_models[player]
         steps = self.schedule.train_steps(self._steps[0], t)
-        if self._config["backbone"] == "deep_cfr":
+        if self._flags["backbone"] == "deep_cfr":
             rows, targets, valid = model.packer.pack(record.regret_queries, record.regret_pairs, record.regret_values)
             return model.refit(rows, targets, valid, t, steps, self._batch_size, self.np_rng, 2.0 / t,
                                reinitialize=self._reinitialize)  # fmt: skip
@@ -327,13 +315,6 @@ class CFRMixSolver(TeamPolicy, NeuralSolver):
         policy losses {player: [...]})."""
         return ([m.net for m in self._policy_models], {p: list(m.losses) for p, m in enumerate(self._regret_models)},
                 {p: list(m.losses) for p, m in enumerate(self._policy_models)})  # fmt: skip
-
-    @classmethod
-    def settings_from_config(cls, config: dict) -> dict:
-        settings = {key: config[key] for key in ("variant", "network", "infoset_encoding")}
-        settings.update({key: tuple(config[key]) for key in ("regret_network_layers", "policy_network_layers")})
-        settings.update({key: int(config[key]) for key in ("memory_capacity", "joint_cap")})
-        return {**settings, "share_parameters": bool(config["share_parameters"])}
 
     def parts(self) -> dict:
         models = {f"regret_model_{p}": m for p, m in enumerate(self._regret_models)}
@@ -415,17 +396,3 @@ def _adversary_width(game) -> tuple[bool, int]:
         logger.warning("game '%s' has no adversary_num_actions(); assuming the adversary has max(agent_num_actions()) "
                        "= %d actions (add the method to the game to be sure)", game.get_type().short_name, width)  # fmt: skip
     return declared, width
-
-
-def _config(game, variant, config, infoset_encoding, views, feature_size, regret_layers, policy_layers, network,
-            memory_capacity, joint_cap) -> dict:  # fmt: skip
-    """The settings a checkpoint must match (shapes and the variant)."""
-    return {
-        "game": str(game), "variant": variant,
-        **{key: config[key] for key in ("backbone", "team_view", "regret_targets")},
-        "share_parameters": bool(config["share"]), "infoset_encoding": infoset_encoding,
-        "views": [[v.num_agents, list(v.num_actions), v.agent_feature_size] for v in views],
-        "feature_sizes": [feature_size] * 2, "regret_network_layers": [int(h) for h in regret_layers],
-        "policy_network_layers": [int(h) for h in policy_layers], "network": network,
-        "memory_capacity": int(memory_capacity), "joint_cap": int(joint_cap),
-    }  # fmt: skip

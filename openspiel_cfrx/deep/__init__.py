@@ -15,7 +15,9 @@ learning-rate schedule), `settings` (Deep CFR's settings groups and the
 machinery CFR-MIX's groups share), `memories`, `networks` (MLP, FlatAdam, the
 network registry; the Appendix C poker network and the suit-symmetric network
 register from `openspiel_cfrx.neural_poker`), `checkpoint`, `distributed`,
-`threads`, `validation`. The solver: `deep_cfr` (with `average_strategy`: the
+`threads`, `validation`. `settings` is the bottom of the package: it imports
+none of the implementations, whose allowed names it reads from registries
+they fill on import. The solver: `deep_cfr` (with `average_strategy`: the
 average policy network or SD-CFR's mixture of iterates).
 """
 
@@ -38,6 +40,7 @@ from openspiel_cfrx.deep.settings import (
     DeepCFRSettings,
     MemorySettings,
     NetworkSettings,
+    ReportingSettings,
     TrainingSettings,
     TraversalSettings,
     WorkerSettings,
@@ -59,6 +62,7 @@ __all__ = [
     "DeepCFRSettings",
     "MemorySettings",
     "NetworkSettings",
+    "ReportingSettings",
     "TrainingSettings",
     "TraversalSettings",
     "WorkerSettings",

@@ -17,6 +17,7 @@ import copy
 import numpy as np
 import torch
 
+from openspiel_cfrx.deep import settings
 from openspiel_cfrx.deep.networks import masked_softmax
 from openspiel_cfrx.deep.regret_matching import regret_matching, uniform_strategy
 from openspiel_cfrx.deep.trainer import SQUARED_ON_PROBABILITIES
@@ -25,6 +26,8 @@ from openspiel_cfrx.deep.traversal import legal_mask
 _EVAL_BATCH = 8192
 KINDS = ("network", "sd_cfr")
 AVERAGE_WEIGHTINGS = ("linear", "uniform")  # w_t = t (linear CFR, Section 5.3) or 1
+settings.AVERAGE_POLICIES.register_all(dict.fromkeys(KINDS))
+settings.AVERAGE_WEIGHTINGS.register_all(dict.fromkeys(AVERAGE_WEIGHTINGS))
 
 
 class IterationNetworks:
@@ -208,7 +211,7 @@ class AveragePolicy:
         """Policy-network probabilities [B, A] straight from encoded infosets
         ([B, F] features, [B, A] bool legal mask), without states."""
         if self._average_policy_kind != "network":
-            raise ValueError("probabilities_from_tensors needs average_policy='network' (SD-CFR needs histories)")
+            raise ValueError("probabilities_from_tensors needs AveragingSettings(average_policy='network') (SD-CFR needs histories)")
         return self._average.network_probabilities(torch.as_tensor(features), torch.as_tensor(legal_mask),
                                                    self.train_policy_network)  # fmt: skip
 
@@ -226,7 +229,7 @@ class AveragePolicy:
         if average not in KINDS:
             raise ValueError(f"average must be 'network' or 'sd_cfr', got {average!r}")
         if average == "sd_cfr" and not self._keep_iteration_networks:
-            raise ValueError("sd_cfr average needs DeepCFRSolver(..., keep_iteration_networks=True)")
+            raise ValueError("sd_cfr average needs DeepCFRSolver(..., averaging=AveragingSettings(keep_iteration_networks=True))")
         return self._average.tree(tree, average, self.train_policy_network)
 
     @property
@@ -242,7 +245,7 @@ class AveragePolicy:
         knows the game's sequences (`openspiel_cfrx.poker.poker_nash_conv`) mixes them
         for every infoset at once instead of replaying each history."""
         if not self._keep_iteration_networks:
-            raise ValueError("iterate_strategies needs DeepCFRSolver(..., keep_iteration_networks=True)")
+            raise ValueError("iterate_strategies needs DeepCFRSolver(..., averaging=AveragingSettings(keep_iteration_networks=True))")
         states = list(states)
         features, mask = self._average.encode(states)
         return self._average.kept.iterates(features, mask, np.array([s.current_player() for s in states]))

@@ -2,10 +2,11 @@
 
 A checkpoint is one `torch.save` file holding only tensors, numbers, strings
 and containers, so it loads with `torch.load(weights_only=True)` (no
-arbitrary code runs from a checkpoint file). It holds the solver's `config`
-(the settings a checkpoint must match), its whole run configuration
-(`settings`: the settings groups of `deep.settings` / `cfr_mix.settings`
-with their schema version; None in files written before the groups existed) and its `state_dict()`: every part's
+arbitrary code runs from a checkpoint file). It holds the game string, the
+solver's run configuration (`settings`: `settings.to_record()`, the settings
+groups of `deep.settings` / `cfr_mix.settings` with their schema version;
+the one record: a solver loads a checkpoint whose record has its shapes,
+`settings_type.shape_of`) and its `state_dict()`: every part's
 own `state_dict()` (trainers: network and Adam moments; memories with their
 reservoir counters and duplicate-tracking sums; CFR-MIX models), the
 iteration, history, counters and the random streams the solver draws from
@@ -21,14 +22,16 @@ canonical order); a file whose contents no longer match it is refused.
 
 The format tag is `openspiel_cfrx.<SolverClass>/3`, so one solver refuses the
 other's checkpoints. A *policy file* (`openspiel_cfrx.<SolverClass>.policy/1`,
-`save_policy`) holds the config and only what plays the average strategy
+`save_policy`) holds the game, the settings record and only what plays the average strategy
 (Deep CFR: the policy network, a few hundred KB where a full HULH checkpoint
 with its memories is several GB); it is checksummed the same way, rebuilds a
 solver that can play and be evaluated (`NeuralSolver.from_checkpoint`), and is
 refused where a run would resume from it. Formats /2 (checksummed) and /1 (no checksum), written
 before the shared neural core with one field per private attribute, are
 migrated to the /3 layout on load (`_migrate`); any other format is refused
-with a message naming it.
+with a message naming it. Files written before 0.3.0 hold a `config` (the
+shape settings and the game, a second record) instead of `game`, and the
+oldest no `settings`: `_game_and_record` reads them, the one place that does.
 """
 
 from __future__ import annotations
@@ -70,8 +73,8 @@ def _to_torch(value):
 def save(solver, path: str, extra=None) -> None:
     payload = {
         "format": format_of(type(solver).__name__),
-        "config": dict(solver.config),
-        "settings": _settings_record(solver),
+        "game": str(solver.game),
+        "settings": solver.settings.to_record(),
         "state": _to_torch(solver.state_dict()),
         "extra": extra,
     }
@@ -79,16 +82,10 @@ def save(solver, path: str, extra=None) -> None:
 
 
 def save_policy(solver, path: str, state: dict, extra=None) -> None:
-    """Writes a policy file: the solver's `config` and `state` (what plays its average strategy)."""
-    payload = {"format": policy_format_of(type(solver).__name__), "config": dict(solver.config),
-               "settings": _settings_record(solver), "state": _to_torch(state), "extra": extra}  # fmt: skip
+    """Writes a policy file: the game, the solver's settings record and `state` (what plays its average strategy)."""
+    payload = {"format": policy_format_of(type(solver).__name__), "game": str(solver.game),
+               "settings": solver.settings.to_record(), "state": _to_torch(state), "extra": extra}  # fmt: skip
     _write(payload, path)
-
-
-def _settings_record(solver) -> dict | None:
-    """The solver's whole run configuration (its settings groups with their schema version), if it has one."""
-    settings = getattr(solver, "settings", None)
-    return settings.to_record() if settings is not None else None
 
 
 def _digest_into(h, value) -> None:
@@ -189,9 +186,9 @@ def _read_policy(path: str, solver_name: str, payload, found, policy: bool | Non
 
 
 def load_policy(solver, path: str) -> None:
-    """Restores a policy file into `solver` (same class, same `config`) through `solver.load_policy_state`."""
+    """Restores a policy file into `solver` (same class, game and shapes) through `solver.load_policy_state`."""
     payload = _read(path, type(solver).__name__, policy=True)
-    _check_config(path, payload.get("config"), solver.config, getattr(solver, "complete_config", None))
+    _check_shapes(path, payload, solver)
     try:
         solver.load_policy_state(payload["state"])
     except (KeyError, RuntimeError, ValueError, TypeError) as e:
@@ -233,46 +230,65 @@ def _migrate(payload: dict, solver_name: str) -> dict:
     return {**payload, "format": format_of(solver_name), "config": config, "state": state}
 
 
-def _check_config(path: str, saved, current: dict, complete=None) -> None:
-    """Raises CheckpointError naming every setting that differs. `complete`
-    (the solver's `complete_config`, if it has one) fills in both configs the
-    settings a config leaves out at their defaults, so a checkpoint written
-    with a default is compared by its value, not said to predate the setting."""
-    if not isinstance(saved, dict):
-        raise CheckpointError(f"checkpoint {path!r} is damaged: its config is {type(saved).__name__}")
-    if complete is not None:
-        saved, current = complete(saved), complete(current)
-    mismatched = {key: (saved.get(key), value) for key, value in current.items() if saved.get(key) != value}
-    if mismatched:
-        details = "; ".join(
-            f"{k}: this solver has {b!r}, the checkpoint predates that setting (written before it existed)"
-            if k not in saved else f"{k}: the checkpoint has {a!r}, this solver {b!r}"
-            for k, (a, b) in mismatched.items()
-        )
-        raise CheckpointError(
-            f"checkpoint {path!r} does not match this solver ({details}); construct the "
-            "solver with the checkpoint's game and settings"
-        )
-
-
-def read_header(path: str, solver_name: str = "DeepCFRSolver") -> tuple[dict, bool]:
-    """(config, is_policy_file) of a checkpoint or policy file."""
-    payload = _read(path, solver_name, policy=None)
+def _game_and_record(path: str, payload: dict, solver_name: str) -> tuple[str, dict]:
+    """(game string, settings record) of a payload: today's `game` and
+    `settings`; in files written before 0.3.0 the game of their `config`, and
+    where they hold no record (written before records existed) one built from
+    that `config`'s shape settings (`shape_of` reads only those)."""
+    if "game" in payload:
+        return payload["game"], payload["settings"]
     config = payload.get("config")
     if not isinstance(config, dict):
         raise CheckpointError(f"checkpoint {path!r} is damaged: its config is {type(config).__name__}")
-    return dict(config), payload["format"] == policy_format_of(solver_name)
+    try:
+        return config["game"], payload.get("settings") or _record_of_config(config, solver_name)
+    except (KeyError, TypeError) as e:
+        raise CheckpointError(f"checkpoint {path!r} has an incomplete config ({e!r})") from None
 
 
-def read_config(path: str, solver_name: str = "DeepCFRSolver") -> dict:
-    """The settings a checkpoint or policy file was written with (`solver.config`)."""
-    return read_header(path, solver_name)[0]
+def _record_of_config(config: dict, solver_name: str) -> dict:
+    """The shape fields of a settings record, from a file's `config` (the second record before 0.3.0)."""
+    layers = {key: config[key] for key in config if key.endswith("_network_layers")}
+    if solver_name == "DeepCFRSolver":
+        averaging = {key: config[key] for key in ("average_policy", "linear_weighting", "average_weighting")
+                     if key in config}  # fmt: skip
+        return {"openspiel": {**layers, "memory_capacity": config["memory_capacity"]},
+                "memory": {"kind": config["memory"], "strategy_capacity": config["strategy_memory_capacity"]},
+                "network": {"family": config["network"]}, "averaging": averaging,
+                "training": {"regret_scale": config.get("regret_scale", 1.0)}}  # fmt: skip
+    return {"core": {**layers, "variant": config["variant"], "memory_capacity": config["memory_capacity"]},
+            "network": {"family": config["network"], "infoset_encoding": config.get("infoset_encoding", "tensor"),
+                        "share_parameters": config["share_parameters"]},
+            "traversal": {"joint_cap": config["joint_cap"]}}  # fmt: skip
+
+
+def _check_shapes(path: str, payload: dict, solver) -> None:
+    """Raises CheckpointError naming every shape setting (`settings_type.shape_of`) that differs, and the game."""
+    game, record = _game_and_record(path, payload, type(solver).__name__)
+    shape_of = type(solver).settings_type.shape_of
+    try:
+        saved = {"game": game, **shape_of(record)}
+    except (KeyError, TypeError, AttributeError) as e:
+        raise CheckpointError(f"checkpoint {path!r} is damaged: its settings record lacks {e!r}") from None
+    current = {"game": str(solver.game), **shape_of(solver.settings.to_record())}
+    mismatched = {key: (saved[key], value) for key, value in current.items() if saved[key] != value}
+    if mismatched:
+        details = "; ".join(f"{k}: the checkpoint has {a!r}, this solver {b!r}" for k, (a, b) in mismatched.items())
+        raise CheckpointError(f"checkpoint {path!r} does not match this solver ({details}); construct the "
+                              "solver with the checkpoint's game and settings")  # fmt: skip
+
+
+def read_header(path: str, solver_name: str = "DeepCFRSolver") -> tuple[str, dict, bool]:
+    """(game string, settings record, is_policy_file) of a checkpoint or policy file."""
+    payload = _read(path, solver_name, policy=None)
+    game, record = _game_and_record(path, payload, solver_name)
+    return game, record, payload["format"] == policy_format_of(solver_name)
 
 
 def load(solver, path: str) -> None:
-    """Restores `path` into `solver` (same class, same `config`)."""
+    """Restores `path` into `solver` (same class, game and shapes)."""
     payload = _read(path, type(solver).__name__)
-    _check_config(path, payload.get("config"), solver.config, getattr(solver, "complete_config", None))
+    _check_shapes(path, payload, solver)
     try:
         solver.load_state_dict(payload["state"])
     except (KeyError, RuntimeError, ValueError, TypeError, IndexError) as e:
@@ -291,8 +307,8 @@ def settings_differences(saved: dict | None, current: dict) -> dict[str, tuple] 
     {"group.field": (checkpoint value, current value)} ("openspiel.num_traversals",
     "averaging.keep_iteration_networks", "schema", ...). None when the
     checkpoint has no record (written before checkpoints recorded their
-    settings): its settings cannot be checked, only its `config` (shapes),
-    which `load` always checks. `load` itself does not compare settings: a
+    settings): its settings cannot be checked, only its shapes, which `load`
+    always checks. `load` itself does not compare settings: a
     solver may continue a checkpoint with other training settings (more
     iterations, `from_checkpoint`'s shape-only rebuild); callers that must
     refuse changed settings (the example programs) compare with this."""

@@ -9,12 +9,12 @@ t' * sum_a (r~ - V)^2, the weights rescaled by 2/T (linear CFR, Section 5.3).
 Strategies are regret matching (eq. 4) on predicted advantages over legal
 actions, the highest-advantage action when none is positive (the paper's
 choice). The average strategy is a network trained on the strategy memory, or
-the exact mixture of every iteration's strategy (`average_policy="sd_cfr"`,
+the exact mixture of every iteration's strategy (`AveragingSettings(average_policy="sd_cfr")`,
 Steinberger 2019).
 
-Every switch the paper ablates (Figure 4) is a constructor argument:
-`linear_weighting`, `reinitialize_advantage_networks`,
-`regret_matching_fallback`, `memory`.
+Every switch the paper ablates (Figure 4) is a setting:
+`AveragingSettings(linear_weighting=)`, `reinitialize_advantage_networks`,
+`TraversalSettings(regret_matching_fallback=)`, `MemorySettings(kind=)`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import copy
 import functools
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pyspiel
@@ -53,9 +53,11 @@ from openspiel_cfrx.deep.settings import (
     DeepCFRSettings,
     MemorySettings,
     NetworkSettings,
+    ReportingSettings,
     TrainingSettings,
     TraversalSettings,
     WorkerSettings,
+    regrets_weighting,
 )
 from openspiel_cfrx.deep.solver_base import NeuralSolver, format_loss
 from openspiel_cfrx.deep.threads import apply_num_threads
@@ -76,9 +78,8 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
     OpenSpiel's do not converge.
 
     Args beyond OpenSpiel's, in groups (`openspiel_cfrx.deep.settings`; each
-    field also as a flat keyword, e.g. `traversal_backend="tree"` for
-    `traversal=TraversalSettings(backend="tree")`, and `network="poker"` /
-    `memory="sliding_window"` for the group's main field):
+    a group, a dict of its fields, e.g. `traversal={"backend": "tree"}` for
+    `traversal=TraversalSettings(backend="tree")`, or None for its defaults):
       traversal: `TraversalSettings` (backend "state" / "tree" / "vectorized" /
         "poker", batch size, regret-matching fallback).
       training: `TrainingSettings` (gradient clip, bfloat16 precision,
@@ -91,7 +92,8 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
       network: `NetworkSettings` (a registered family: "mlp", "plain_mlp",
         "poker" (Appendix C), "suit_symmetric_mlp"; its options; an encoder).
       workers: `WorkerSettings` (Ray workers and address, torch threads).
-      progress, log_every, verbose, callback, callback_every: see `NeuralSolver`.
+      reporting: `ReportingSettings` (progress bar, log lines, callbacks; not
+        part of `settings`: it changes no result).
 
     `reinitialize_advantage_networks` (OpenSpiel's, a bool there) also takes a
     fraction rho in (0, 1): each fit starts rho of the way to a fresh
@@ -101,6 +103,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
     """
 
     display_name = "Deep CFR"
+    settings_groups, settings_type = GROUPS, DeepCFRSettings
     advantage_loss = SQUARED  # Algorithm 1: sum_a (r~(a) - V(I, a))^2, weighted by t'; a variant may override
 
     def __init__(
@@ -123,27 +126,20 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         *,
         traversal: TraversalSettings | None = None,
         training: TrainingSettings | None = None,
-        memory: MemorySettings | str | None = None,
+        memory: MemorySettings | None = None,
         averaging: AveragingSettings | None = None,
-        network: NetworkSettings | str | None = None,
+        network: NetworkSettings | None = None,
         workers: WorkerSettings | None = None,
-        progress: bool = False,
-        log_every: int = 0,
-        verbose: bool = False,
-        callback: Callable[[DeepCFRSolver], None] | None = None,
-        callback_every: int = 1,
-        **flat_settings,
+        reporting: ReportingSettings | None = None,
     ):
         args = dict(locals())
         openspiel = {name: args[name] for name in OPENSPIEL_RULES}
-        groups = {name: args[name] for name in GROUPS}
-        self.settings = settings = DeepCFRSettings.resolve(openspiel, groups, flat_settings)
+        self.settings = settings = DeepCFRSettings.resolve(openspiel, {name: args[name] for name in GROUPS})
         check_game_supported(game)
         check_device(device)
         training, avg, net, work = settings.training, settings.averaging, settings.network, settings.workers
         super().__init__(game, num_iterations=num_iterations, seed=seed, schedule=training.schedule,
-                         progress=progress, log_every=log_every, verbose=verbose, callback=callback,
-                         callback_every=callback_every)  # fmt: skip
+                         reporting=reporting)  # fmt: skip
         apply_num_threads(work.num_threads, (*policy_network_layers, *advantage_network_layers), device)
         encoder, options = network_inputs(net.family, game, net.encoder, net.options)
         self._encoder = encoder if encoder is not None else InformationStateTensorEncoder(game)
@@ -159,17 +155,6 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         self.regret_scale = (max(abs(game.max_utility()), abs(game.min_utility())) if scale == "auto"
                              else scale if scale == "pot" else float(scale))  # fmt: skip
         self._average_policy_kind, self._keep_iteration_networks = avg.average_policy, avg.keeps_iteration_networks
-        mem = settings.memory
-        self.config = _config(game, self._feature_size, self._num_actions, policy_network_layers,
-                              advantage_network_layers, net.family, mem.kind, memory_capacity,
-                              mem.strategy_capacity, avg.average_policy)  # fmt: skip
-        # Both weightings are always recorded, so a checkpoint names the one it was written with; regret_scale
-        # only when not 1 (as before). A config without one of them (older files) means its default
-        # (`complete_config`), and checkpoints compare completed configs.
-        self.config["linear_weighting"] = self._linear_weighting
-        self.config["average_weighting"] = self._average_weighting
-        if self.regret_scale != 1.0:
-            self.config["regret_scale"] = self.regret_scale
         self._build_parts()
         self._trained = [False, False]  # advantage net p trained at least once
         self._advantage_losses = {0: [], 1: []}
@@ -186,7 +171,7 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
             return Trainer(net, o["learning_rate"], training.gradient_clip, precision=training.precision)
 
         self._advantage = [trainer(o["advantage_network_layers"], p) for p in (0, 1)]
-        capacities = (o["memory_capacity"], o["memory_capacity"], self.config["strategy_memory_capacity"])
+        capacities = (o["memory_capacity"], o["memory_capacity"], mem.strategy_capacity or o["memory_capacity"])
         check_memory_budget(capacities, self._feature_size, self._num_actions, mem.feature_dtype)
         self._memories = [make_memory(mem.kind, int(c), self._feature_size, self._num_actions,
                                       mem.feature_dtype) for c in capacities]  # fmt: skip
@@ -299,14 +284,14 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         return loss
 
     def save_policy(self, path: str, extra=None) -> None:
-        """Writes a policy file: `config` and the average-policy network (trained
-        first if M_Pi changed since), without the memories, advantage networks
+        """Writes a policy file: the game, `settings.to_record()` and the
+        average-policy network (trained first if M_Pi changed since), without the memories, advantage networks
         and optimiser state of a checkpoint. `DeepCFRSolver.from_checkpoint(path)`
         rebuilds a solver that plays and evaluates that average strategy (head
         to head, LBR, NashConv) but cannot train. A full HULH checkpoint is
         several GB; its policy file a few hundred KB."""
         if self._average_policy_kind != "network":
-            raise ValueError("save_policy needs average_policy='network': the sd_cfr average plays every "
+            raise ValueError("save_policy needs AveragingSettings(average_policy='network'): the sd_cfr average plays every "
                              "iteration's networks, which save_checkpoint keeps")  # fmt: skip
         if self._average.trained_at != self.strategy_buffer.add_calls:
             self.train_policy_network()
@@ -391,6 +376,11 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
         return self._sampler
 
     @property
+    def feature_size(self) -> int:
+        """The length of the networks' input (the encoder's features)."""
+        return self._feature_size
+
+    @property
     def encoder(self):
         """The networks' input: `encoder(state, player) -> floats`."""
         return self._encoder
@@ -404,34 +394,6 @@ class DeepCFRSolver(AveragePolicy, NeuralSolver):
     def iteration_networks(self) -> IterationNetworks:
         """Every iteration's advantage networks (empty unless kept)."""
         return self._kept
-
-    @classmethod
-    def settings_from_config(cls, config: dict) -> dict:
-        settings = {key: config[key] for key in ("network", "memory", "average_policy")}
-        settings.update({key: tuple(config[key]) for key in ("policy_network_layers", "advantage_network_layers")})
-        settings.update({key: int(config[key]) for key in ("memory_capacity", "strategy_memory_capacity")})
-        if "regret_scale" in config:
-            scale = config["regret_scale"]
-            settings["regret_scale"] = scale if scale == "pot" else float(scale)
-            if scale == "pot":  # (only the poker backend knows the pots)
-                settings["traversal_backend"] = "poker"
-        linear = config.get("linear_weighting", True)
-        if "linear_weighting" in config:
-            settings["linear_weighting"] = linear
-        if config.get("average_weighting", regrets_weighting(linear)) != regrets_weighting(linear):
-            settings["average_weighting"] = config["average_weighting"]  # None (as the regrets') otherwise
-        return settings
-
-    @staticmethod
-    def complete_config(config: dict) -> dict:
-        """`config` (a checkpoint's, or `self.config`) with the settings it may
-        leave out at the values that means: configs written before
-        `linear_weighting` and `average_weighting` were always recorded hold them
-        only when not the default (linear; the regrets' weighting), and
-        `regret_scale` only when not 1."""
-        linear = config.get("linear_weighting", True)
-        return {"regret_scale": 1.0, "linear_weighting": linear, "average_weighting": regrets_weighting(linear),
-                **config}  # fmt: skip
 
 
 class AdvantageStrategy:
@@ -516,18 +478,3 @@ class CurrentPolicy(policy_lib.Policy):
     def action_probabilities(self, state, player_id=None):
         probs = self.batch_action_probabilities([state])[0]
         return {int(a): float(probs[a]) for a in state.legal_actions()}
-
-
-def regrets_weighting(linear_weighting: bool) -> str:
-    """The average strategy's weighting when `average_weighting` is None: the regrets'."""
-    return "linear" if linear_weighting else "uniform"
-
-
-def _config(game, feature_size, num_actions, policy_layers, advantage_layers, network, memory, capacity,
-            strategy_capacity, average_policy) -> dict:  # fmt: skip
-    """The settings a checkpoint must match."""
-    return {"game": str(game), "feature_size": feature_size, "num_actions": num_actions,
-            "policy_network_layers": [int(h) for h in policy_layers],
-            "advantage_network_layers": [int(h) for h in advantage_layers], "network": network, "memory": memory,
-            "memory_capacity": int(capacity), "strategy_memory_capacity": int(strategy_capacity or capacity),
-            "average_policy": average_policy}  # fmt: skip

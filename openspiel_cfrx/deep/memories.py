@@ -50,6 +50,8 @@ import abc
 
 import numpy as np
 
+from openspiel_cfrx.deep import settings
+
 FEATURE_DTYPES = ("float32", "float16")
 
 
@@ -70,12 +72,12 @@ def check_memory_budget(capacities, feature_size: int, num_actions: int, feature
 
         available = psutil.virtual_memory().available
     if need > available:
-        half = "" if feature_dtype == "float16" else ", or memory_feature_dtype='float16' (half the feature bytes)"
+        half = "" if feature_dtype == "float16" else ", or MemorySettings(feature_dtype='float16') (half the feature bytes)"
         raise ValueError(
             f"memories of {', '.join(f'{int(c):,}' for c in capacities)} entries would take "
             f"{need / 2**30:.1f} GiB when full ({_ArrayMemory.entry_bytes(feature_size, num_actions, feature_dtype)} "
             f"bytes per entry: {feature_size} {feature_dtype} features, {num_actions} actions), more than the "
-            f"{available / 2**30:.1f} GiB available; lower memory_capacity / strategy_memory_capacity{half}"
+            f"{available / 2**30:.1f} GiB available; lower memory_capacity / MemorySettings(strategy_capacity=...){half}"
         )
     return need
 
@@ -167,7 +169,7 @@ class _ArrayMemory(abc.ABC):
         if lost.any():
             value = features[lost].flat[0]
             raise ValueError(
-                f"memory_feature_dtype={self.feature_dtype!r} cannot hold these features exactly (e.g. {value!r}); "
+                f"MemorySettings(feature_dtype={self.feature_dtype!r}) cannot hold these features exactly (e.g. {value!r}); "
                 "use 'float32' for this encoder"
             )
         return stored
@@ -416,6 +418,8 @@ class SlidingWindowMemory(_ArrayMemory):
 
 
 MEMORIES = {"reservoir": ReservoirMemory, "sliding_window": SlidingWindowMemory}
+settings.MEMORY_KINDS.register_all(MEMORIES)
+settings.FEATURE_DTYPES.register_all({name: np.dtype(name) for name in FEATURE_DTYPES})
 
 
 def make_memory(kind: str, capacity: int, feature_size: int, num_actions: int,

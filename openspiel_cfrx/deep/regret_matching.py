@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from openspiel_cfrx.deep import settings
+
 FALLBACKS = ("argmax", "uniform")
+settings.FALLBACKS.register_all(dict.fromkeys(FALLBACKS))
 
 
 def regret_matching(

@@ -11,13 +11,21 @@ paper's recipe and this library add as optional groups:
                   averaging=AveragingSettings(average_policy="sd_cfr"),
                   workers=WorkerSettings(num_workers=4))
 
-Each group validates itself on construction with one line naming the
-setting, the rule and the value. Every field also has a flat keyword name
-(`FLAT_NAMES`: `traversal_backend="poker"` is `TraversalSettings(backend=
-"poker")`), so existing calls keep working; a field given both ways is
-refused. `DeepCFRSettings` is the whole run configuration: what
-`DeepCFRSolver.settings` holds and checkpoints record (`to_record`, with
-`SCHEMA`).
+A group may also be given as a dict of its fields (`traversal={"backend":
+"poker"}`: JSON flags, presets, results files), the same names either way.
+Each group validates itself on construction with one line naming
+`Group.field`, the rule and the value; a field it does not have is one line
+with the closest field. `ReportingSettings` (progress bar, log lines,
+callbacks) is every solver's group for what it prints and calls, not part of
+the run configuration. `DeepCFRSettings` is the whole run configuration:
+what `DeepCFRSolver.settings` holds and checkpoints record (`to_record`,
+with `SCHEMA`).
+
+The names a setting may take that name an implementation (memory kinds,
+training precisions, average policies, ...) are read from registries that
+the implementing modules fill when `openspiel_cfrx.deep` is imported, the way
+`sampling.SAMPLERS` holds the traversal backends; this module imports none
+of the implementations.
 """
 
 from __future__ import annotations
@@ -27,49 +35,94 @@ import difflib
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
-import openspiel_cfrx.deep.sampler  # noqa: F401  (registers the backends the defaults name)
-from openspiel_cfrx.deep.average_strategy import AVERAGE_WEIGHTINGS, KINDS
-from openspiel_cfrx.deep.memories import FEATURE_DTYPES, MEMORIES
-from openspiel_cfrx.deep.regret_matching import FALLBACKS
 from openspiel_cfrx.deep.schedule import Schedule
-from openspiel_cfrx.deep.trainer import PRECISIONS
 from openspiel_cfrx.deep.validation import check_settings
+from openspiel_cfrx.registry import Registry
 from openspiel_cfrx.sampling import SAMPLERS
+
+# Filled by deep.memories, deep.trainer, deep.average_strategy and deep.regret_matching on import.
+MEMORY_KINDS: Registry = Registry("memory")
+FEATURE_DTYPES: Registry = Registry("memory feature dtype")
+PRECISIONS: Registry = Registry("training precision")
+AVERAGE_POLICIES: Registry = Registry("average policy")
+AVERAGE_WEIGHTINGS: Registry = Registry("average weighting")
+FALLBACKS: Registry = Registry("regret-matching fallback")
+RENAMED_IN = "0.3.0"  # the version whose groups replaced the flat keyword names (CHANGELOG.md)
 
 SCHEMA = 1  # of `DeepCFRSettings.to_record()`; bump it (and migrate older records) when fields change
 
 
-def check_family(family) -> None:
-    """A network group's `family`: a registered family name (flat keyword `network`)."""
+def check_family(family, group: str = "NetworkSettings") -> None:
+    """A network group's `family`: a registered family name."""
     if not isinstance(family, str):
-        raise ValueError(f"network must be a registered family name (a str), got {family!r}")
+        raise ValueError(f"{group}.family must be a registered network family name (a str), got {family!r}")
+
+
+def _choices(rule):
+    """A rule as `check_settings` takes it: a registry (alone or in a tuple) becomes its names."""
+    if isinstance(rule, Registry):
+        return tuple(rule)
+    if isinstance(rule, tuple):
+        return tuple(name for item in rule for name in (item if isinstance(item, Registry) else (item,)))
+    return rule
 
 
 class _Group:
-    """A frozen settings group: `RULES` (field -> `validation` rule) checked on construction."""
+    """A frozen settings group: `RULES` (field -> `validation` rule, or a
+    registry of allowed names) checked on construction; a field it does not
+    have is refused in one line with the closest one."""
 
     RULES: ClassVar[dict] = {}
 
+    def __new__(cls, *args, **fields):
+        unknown = [name for name in fields if name not in {f.name for f in dataclasses.fields(cls)}]
+        if unknown:
+            raise TypeError(unknown_field_message(cls, unknown[0]))
+        return super().__new__(cls)
+
     def __post_init__(self):
-        values = {field.name: getattr(self, field.name) for field in dataclasses.fields(self)}
-        check_settings({FIELD_NAMES[type(self), n]: v for n, v in values.items() if n in self.RULES},
-                       {FIELD_NAMES[type(self), n]: rule for n, rule in self.RULES.items() if rule is not None})  # fmt: skip
+        name = type(self).__name__
+        check_settings({f"{name}.{field}": getattr(self, field) for field in self.RULES},
+                       {f"{name}.{field}": _choices(rule) for field, rule in self.RULES.items() if rule is not None})  # fmt: skip
+
+    @classmethod
+    def build(cls, group: str, value, default: _Group | None = None) -> _Group:
+        """The group `value` stands for: itself, a dict of its fields laid over
+        `default` (else the class's defaults), or None (`default`)."""
+        default = cls() if default is None else default
+        if value is None:
+            return default
+        if isinstance(value, Mapping):
+            return dataclasses.replace(default, **value)  # (an unknown field: `__new__`'s one line)
+        if not isinstance(value, cls):
+            first = dataclasses.fields(cls)[0].name
+            hint = (f"; {group}={value!r} is spelled {group}={cls.__name__}({first}={value!r}) since "
+                    f"{RENAMED_IN} (CHANGELOG.md)" if isinstance(value, str) else "")  # fmt: skip
+            raise ValueError(f"{group} must be an {cls.__module__.rpartition('.')[0]}.{cls.__name__}, a dict of its "
+                             f"fields or None, got {type(value).__name__}{hint}")  # fmt: skip
+        return value
 
     def to_record(self) -> dict:
         return {field.name: _record(getattr(self, field.name)) for field in dataclasses.fields(self)}
 
 
+def unknown_field_message(cls: type, name: str) -> str:
+    """One line: `cls` has no field `name`, with the closest field."""
+    close = difflib.get_close_matches(name, [f.name for f in dataclasses.fields(cls)], n=1)
+    return f"{cls.__name__} has no field {name!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+
+
 class _TrainingGroup(_Group):
     """What every solver's training group has: `gradient_clip`, `precision`
-    (flat `training_precision`) and `schedule` (a `Schedule` or None)."""
+    and `schedule` (a `Schedule` or None)."""
 
-    RULES: ClassVar[dict] = {"gradient_clip": "real>0|None", "precision": tuple(PRECISIONS)}
+    RULES: ClassVar[dict] = {"gradient_clip": "real>0|None", "precision": PRECISIONS}
 
     def __post_init__(self):
         super().__post_init__()
         if self.schedule is not None and not isinstance(self.schedule, Schedule):
-            raise ValueError("schedule must be an openspiel_cfrx.deep.Schedule, "
-                             f"got {type(self.schedule).__name__}")
+            raise ValueError(f"{type(self).__name__}.schedule must be an openspiel_cfrx.deep.Schedule, "
+                             f"got {type(self.schedule).__name__}")  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -89,13 +142,7 @@ class TraversalSettings(_Group):
     backend: str = "state"
     batch_size: int = 1000
     regret_matching_fallback: str = "argmax"
-    RULES: ClassVar[dict] = {"backend": None, "batch_size": "int>=1", "regret_matching_fallback": FALLBACKS}
-
-    def __post_init__(self):
-        if not isinstance(self.backend, str) or self.backend not in SAMPLERS:
-            raise ValueError(f"traversal_backend must be one of {', '.join(map(repr, SAMPLERS))}, "
-                             f"got {self.backend!r}")  # fmt: skip
-        super().__post_init__()
+    RULES: ClassVar[dict] = {"backend": SAMPLERS, "batch_size": "int>=1", "regret_matching_fallback": FALLBACKS}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -138,13 +185,8 @@ class MemorySettings(_Group):
     strategy_capacity: int | None = None
     feature_dtype: str = "float32"
     aggregate_duplicates: bool = True
-    RULES: ClassVar[dict] = {"strategy_capacity": "int>=1|None", "feature_dtype": FEATURE_DTYPES,
-                             "aggregate_duplicates": "bool"}  # fmt: skip
-
-    def __post_init__(self):
-        if not isinstance(self.kind, str) or self.kind not in MEMORIES:
-            raise ValueError(f"unknown memory {self.kind!r}; choose from {', '.join(MEMORIES)}")
-        super().__post_init__()
+    RULES: ClassVar[dict] = {"kind": MEMORY_KINDS, "strategy_capacity": "int>=1|None",
+                             "feature_dtype": FEATURE_DTYPES, "aggregate_duplicates": "bool"}  # fmt: skip
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,13 +206,14 @@ class AveragingSettings(_Group):
     average_weighting: str | None = None
     average_policy: str = "network"
     keep_iteration_networks: bool | None = None
-    RULES: ClassVar[dict] = {"linear_weighting": "bool", "average_weighting": (*AVERAGE_WEIGHTINGS, None),
-                             "average_policy": KINDS, "keep_iteration_networks": "bool|None"}  # fmt: skip
+    RULES: ClassVar[dict] = {"linear_weighting": "bool", "average_weighting": (AVERAGE_WEIGHTINGS, None),
+                             "average_policy": AVERAGE_POLICIES, "keep_iteration_networks": "bool|None"}  # fmt: skip
 
     def __post_init__(self):
         super().__post_init__()
         if self.average_policy == "sd_cfr" and self.keep_iteration_networks is False:
-            raise ValueError("average_policy='sd_cfr' needs keep_iteration_networks=True (or None)")
+            raise ValueError("AveragingSettings(average_policy='sd_cfr') needs keep_iteration_networks=True "
+                             "(or None)")
 
     @property
     def keeps_iteration_networks(self) -> bool:
@@ -198,7 +241,7 @@ class NetworkSettings(_Group):
     def __post_init__(self):
         check_family(self.family)
         if self.options is not None and not isinstance(self.options, Mapping):
-            raise ValueError(f"network_options must be a dict of keyword arguments, got {self.options!r}")
+            raise ValueError(f"NetworkSettings.options must be a dict of keyword arguments, got {self.options!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,66 +269,57 @@ GROUPS: dict[str, type[_Group]] = {
     "averaging": AveragingSettings, "network": NetworkSettings, "workers": WorkerSettings,
 }  # fmt: skip
 
-# Flat keyword name of every group field (the constructor's names before the groups existed).
-FLAT_NAMES: dict[str, tuple[str, str]] = {
-    "traversal_backend": ("traversal", "backend"), "traversal_batch_size": ("traversal", "batch_size"),
-    "regret_matching_fallback": ("traversal", "regret_matching_fallback"),
-    "gradient_clip": ("training", "gradient_clip"), "training_precision": ("training", "precision"),
-    "regret_scale": ("training", "regret_scale"), "schedule": ("training", "schedule"),
-    "memory": ("memory", "kind"), "strategy_memory_capacity": ("memory", "strategy_capacity"),
-    "memory_feature_dtype": ("memory", "feature_dtype"), "aggregate_duplicates": ("memory", "aggregate_duplicates"),
-    "linear_weighting": ("averaging", "linear_weighting"), "average_weighting": ("averaging", "average_weighting"),
-    "average_policy": ("averaging", "average_policy"),
-    "keep_iteration_networks": ("averaging", "keep_iteration_networks"),
-    "network": ("network", "family"), "network_options": ("network", "options"), "encoder": ("network", "encoder"),
-    "num_workers": ("workers", "num_workers"), "ray_address": ("workers", "ray_address"),
-    "num_threads": ("workers", "num_threads"),
-}  # fmt: skip
-FIELD_NAMES: dict[tuple[type, str], str] = {}  # (group class, field) -> flat name, for messages
+@dataclasses.dataclass(frozen=True)
+class ReportingSettings(_Group):
+    """What a solver prints and calls while it runs (every solver's; not part
+    of the run configuration: it changes no result).
+
+    progress: a tqdm bar in `solve()`.
+    log_every: log a line every N iterations (0 = never), printed too when `verbose`.
+    verbose: print the log lines as well.
+    callback, callback_every: `callback(solver)` after every N-th iteration.
+    """
+
+    progress: bool = False
+    log_every: int = 0
+    verbose: bool = False
+    callback: Callable | None = None
+    callback_every: int = 1
+    RULES: ClassVar[dict] = {"progress": "bool", "log_every": "int>=0", "verbose": "bool", "callback_every": "int>=1"}
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.callback is not None and not callable(self.callback):
+            raise ValueError(f"ReportingSettings.callback must be a function callback(solver) or None, "
+                             f"got {self.callback!r}")  # fmt: skip
 
 
-def register_flat_names(groups: dict[str, type[_Group]], flat_names: dict[str, tuple[str, str]]) -> None:
-    """Records the flat keyword names of a solver's groups (used in validation messages)."""
-    FIELD_NAMES.update({(groups[group], name): flat for flat, (group, name) in flat_names.items()})
+def build_groups(table: dict[str, type[_Group]], given: dict,
+                 defaults: Mapping[str, _Group] | None = None) -> dict[str, _Group]:  # fmt: skip
+    """The groups of a constructor call: `given[name]` a group, a dict of its
+    fields laid over the solver's default group (`defaults[name]`, else the
+    class's defaults), or None (that default)."""
+    return {name: group_cls.build(name, given.get(name), (defaults or {}).get(name))
+            for name, group_cls in table.items()}  # fmt: skip
 
 
-register_flat_names(GROUPS, FLAT_NAMES)
+def unknown_keyword_message(solver: str, keyword: str, table: dict[str, type[_Group]], parameters) -> str:
+    """One line for a keyword `solver` does not take. A group field's flat
+    name of before the groups (the field's name, or it with the group's name
+    before or after) is told its group spelling; a misspelling, the closest
+    parameter or group field."""
+    spellings = {name: repr(name) for name in parameters}  # a spelling -> what to write
+    for group, group_cls in table.items():
+        for field in dataclasses.fields(group_cls):
+            spelling = f"{group}={group_cls.__name__}({field.name}=...)"
+            for flat in (field.name, f"{group}_{field.name}", f"{field.name}_{group}"):
+                spellings.setdefault(flat, spelling)
+    start = f"{solver} got an unexpected keyword argument {keyword!r}"
+    if keyword in spellings:
+        return f"{start}: {keyword} is spelled {spellings[keyword]} since {RENAMED_IN}; see CHANGELOG.md"
+    close = difflib.get_close_matches(keyword, list(spellings), n=1)
+    return start + (f"; did you mean {spellings[close[0]]}?" if close else "")
 
-
-def resolve_groups(solver: str, groups_table: dict[str, type[_Group]], flat_names: dict[str, tuple[str, str]],
-                   core: list[str], groups: dict, flat: dict,
-                   defaults: Mapping[str, _Group] | None = None) -> dict[str, _Group]:  # fmt: skip
-    """A solver's groups from its constructor call: `groups` (name -> group, or
-    a str for the `network` / `memory` group's main field, or None) and `flat`
-    keyword names (`flat_names`); a field set both ways is refused, and an
-    unknown keyword gets a "did you mean". A group not given is `defaults[name]`
-    (else the class's defaults) with the flat keywords' fields replaced."""
-    unknown = sorted(set(flat) - set(flat_names))
-    if unknown:
-        close = difflib.get_close_matches(unknown[0], [*flat_names, *core, *groups_table], n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        raise TypeError(f"{solver} got an unexpected keyword argument {unknown[0]!r}{hint}")
-    main_field = {"network": "network", "memory": "memory"}  # a str stands for the group's main field
-    for name, value in groups.items():
-        if isinstance(value, str) and name in main_field and main_field[name] in flat_names:
-            flat, groups = {**flat, main_field[name]: value}, {**groups, name: None}
-        elif value is not None and not isinstance(value, groups_table[name]):
-            group_cls = groups_table[name]  # named as its package exports it: openspiel_cfrx.deep / .cfr_mix
-            raise ValueError(f"{name} must be an {group_cls.__module__.rpartition('.')[0]}.{group_cls.__name__} "
-                             f"(or None), got {type(value).__name__}")  # fmt: skip
-    built = {}
-    for name, group_cls in groups_table.items():
-        given = {field: flat[key] for key, (group, field) in flat_names.items() if group == name and key in flat}
-        if groups.get(name) is None:
-            default = (defaults or {}).get(name)
-            built[name] = (group_cls(**given) if default is None
-                           else dataclasses.replace(default, **given))  # fmt: skip
-        elif given:
-            first = next(key for key, (group, _) in flat_names.items() if group == name and key in flat)
-            raise ValueError(f"{first} is given both as a keyword and in {name}={groups[name]!r}; give it once")
-        else:
-            built[name] = groups[name]
-    return built
 
 # OpenSpiel's constructor arguments (after `game`) and their rules.
 OPENSPIEL_RULES = {
@@ -302,30 +336,67 @@ class DeepCFRSettings:
     """A whole Deep CFR run configuration: OpenSpiel's arguments (`openspiel`) and the groups."""
 
     openspiel: Mapping[str, Any]
-    traversal: TraversalSettings = TraversalSettings()
-    training: TrainingSettings = TrainingSettings()
-    memory: MemorySettings = MemorySettings()
-    averaging: AveragingSettings = AveragingSettings()
-    network: NetworkSettings = NetworkSettings()
-    workers: WorkerSettings = WorkerSettings()
+    traversal: TraversalSettings = dataclasses.field(default_factory=TraversalSettings)
+    training: TrainingSettings = dataclasses.field(default_factory=TrainingSettings)
+    memory: MemorySettings = dataclasses.field(default_factory=MemorySettings)
+    averaging: AveragingSettings = dataclasses.field(default_factory=AveragingSettings)
+    network: NetworkSettings = dataclasses.field(default_factory=NetworkSettings)
+    workers: WorkerSettings = dataclasses.field(default_factory=WorkerSettings)
 
     def __post_init__(self):
         check_settings(self.openspiel, {k: r for k, r in OPENSPIEL_RULES.items() if r is not None})
         if self.training.regret_scale == "pot" and self.traversal.backend != "poker":
-            raise ValueError(f"regret_scale='pot' needs traversal_backend='poker' (it reads the pot at each node from "
-                             f"the betting tree), got traversal_backend={self.traversal.backend!r}: use 'poker' for "
-                             "limit poker, or regret_scale='auto' / a number")  # fmt: skip
+            raise ValueError("TrainingSettings(regret_scale='pot') needs TraversalSettings(backend='poker') (it reads "
+                             "the pot at each node from the betting tree), got backend="
+                             f"{self.traversal.backend!r}: use 'poker' for limit poker, or regret_scale='auto' / "
+                             "a number")  # fmt: skip
 
     @classmethod
-    def resolve(cls, openspiel: dict, groups: dict, flat: dict) -> DeepCFRSettings:
-        """The settings of a `DeepCFRSolver` constructor call (`resolve_groups`)."""
-        built = resolve_groups("DeepCFRSolver", GROUPS, FLAT_NAMES, [*OPENSPIEL_RULES], groups, flat)
-        return cls(openspiel=dict(openspiel), **built)
+    def resolve(cls, openspiel: dict, groups: dict) -> DeepCFRSettings:
+        """The settings of a `DeepCFRSolver` constructor call (`build_groups`)."""
+        return cls(openspiel=dict(openspiel), **build_groups(GROUPS, groups))
 
     def to_record(self) -> dict:
         """The run configuration as plain data (checkpoints; results files)."""
         return {"schema": SCHEMA, "openspiel": {k: _record(v) for k, v in self.openspiel.items()},
                 **{name: getattr(self, name).to_record() for name in GROUPS}}  # fmt: skip
+
+    @staticmethod
+    def shape_of(record: Mapping) -> dict:
+        """What a checkpoint must match of a `to_record()`: the networks' and
+        memories' shapes and the weightings its memories hold, as
+        {"group.field": value} with the defaults resolved (a checkpoint's
+        record may hold only these fields: `checkpoint.migrate_record`)."""
+        o, memory, averaging = record["openspiel"], record["memory"], record["averaging"]
+        linear = averaging.get("linear_weighting", True)
+        return {"openspiel.policy_network_layers": [int(h) for h in o["policy_network_layers"]],
+                "openspiel.advantage_network_layers": [int(h) for h in o["advantage_network_layers"]],
+                "openspiel.memory_capacity": int(o["memory_capacity"]), "memory.kind": memory["kind"],
+                "memory.strategy_capacity": int(memory.get("strategy_capacity") or o["memory_capacity"]),
+                "network.family": record["network"]["family"], "network.encoder": record["network"].get("encoder"),
+                "averaging.average_policy": averaging["average_policy"], "averaging.linear_weighting": linear,
+                "averaging.average_weighting": averaging.get("average_weighting") or regrets_weighting(linear),
+                "training.regret_scale": record["training"].get("regret_scale", 1.0)}  # fmt: skip
+
+    @staticmethod
+    def shape_arguments(record: Mapping) -> dict:
+        """`DeepCFRSolver` keyword arguments that rebuild the shapes of a record (`shape_of`)."""
+        o, memory, averaging = record["openspiel"], record["memory"], record["averaging"]
+        scale = record["training"].get("regret_scale", 1.0)
+        arguments = {key: tuple(o[key]) for key in ("policy_network_layers", "advantage_network_layers")}
+        arguments.update(memory_capacity=int(o["memory_capacity"]), network={"family": record["network"]["family"]},
+                         memory={key: memory.get(key) for key in ("kind", "strategy_capacity")},
+                         averaging={key: averaging[key] for key in ("average_policy", "linear_weighting",
+                                                                    "average_weighting") if key in averaging},
+                         training={"regret_scale": scale if scale in ("auto", "pot") else float(scale)})  # fmt: skip
+        if scale == "pot":  # (only the poker backend knows the pots)
+            arguments["traversal"] = {"backend": "poker"}
+        return arguments
+
+
+def regrets_weighting(linear_weighting: bool) -> str:
+    """The average strategy's weighting when `average_weighting` is None: the regrets'."""
+    return "linear" if linear_weighting else "uniform"
 
 
 def _record(value):

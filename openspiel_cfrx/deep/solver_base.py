@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import inspect
 import logging
 import math
 import random
 import time
-from collections.abc import Callable
 
 import numpy as np
 import pyspiel
@@ -25,7 +25,7 @@ from open_spiel.python import policy as policy_lib
 
 from openspiel_cfrx.deep import checkpoint as checkpoint_lib
 from openspiel_cfrx.deep.schedule import Schedule
-from openspiel_cfrx.deep.validation import check_settings
+from openspiel_cfrx.deep.settings import ReportingSettings, unknown_keyword_message
 
 logger = logging.getLogger(__name__)
 
@@ -39,20 +39,32 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
       seed: seeds the solver's numpy and Python random streams (`np_rng`,
         `py_rng`); networks initialise from their own seeded streams.
       schedule: per-iteration budget (`Schedule`; default constant, as the papers).
-      progress: a tqdm bar in `solve()`.
-      log_every: log a line every N iterations (0 = never), printed too when `verbose`.
-      callback, callback_every: `callback(solver)` after every N-th iteration.
+      reporting: `ReportingSettings` (progress bar, log lines, callbacks), a
+        dict of its fields, or None (quiet).
+
+    A subclass names its settings groups in `settings_groups` (name -> group
+    class): a keyword the constructor does not take is refused in one line,
+    with the group spelling when it is a group field's flat name of before
+    the groups (`settings.unknown_keyword_message`). `settings_type` (the
+    class of `settings`) reads checkpoints' records (`shape_of`,
+    `shape_arguments`).
     """
 
     display_name = "neural CFR"
+    settings_groups: dict = {}
+    settings_type = None
+
+    def __new__(cls, *args, **kwargs):
+        parameters = inspect.signature(cls.__init__).parameters
+        unknown = [name for name in kwargs if name not in parameters]
+        if unknown:
+            groups = {**cls.settings_groups, "reporting": ReportingSettings}
+            raise TypeError(unknown_keyword_message(cls.__name__, unknown[0], groups, [p for p in parameters if p != "self"]))
+        return super().__new__(cls)
 
     def __init__(self, game: pyspiel.Game, *, num_iterations: int, seed: int, schedule: Schedule | None,
-                 progress: bool, log_every: int, verbose: bool, callback: Callable | None,
-                 callback_every: int):  # fmt: skip
-        check_settings({"progress": progress, "log_every": log_every, "verbose": verbose, "callback_every": callback_every},
-                       {"progress": "bool", "log_every": "int>=0", "verbose": "bool", "callback_every": "int>=1"})  # fmt: skip
-        if callback is not None and not callable(callback):
-            raise ValueError(f"callback must be a function callback(solver) or None, got {callback!r}")
+                 reporting: ReportingSettings | dict | None):  # fmt: skip
+        reporting = ReportingSettings.build("reporting", reporting)
         super().__init__(game, list(range(game.num_players())))
         if schedule is not None and not isinstance(schedule, Schedule):
             raise ValueError(f"schedule must be an openspiel_cfrx.deep.Schedule, got {type(schedule).__name__}")
@@ -62,8 +74,7 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         self.schedule = schedule or Schedule()
         self.np_rng = np.random.default_rng(self._seed)
         self.py_rng = random.Random(self._seed)
-        self._progress, self._log_every, self._verbose = bool(progress), int(log_every), bool(verbose)
-        self._callback, self._callback_every = callback, int(callback_every)
+        self.reporting = reporting
         self._iteration = 1  # the next iteration to run (the papers count from 1)
         self._timers: dict[str, float] = {}
         self.nodes_touched = 0
@@ -122,7 +133,7 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         self._solved = True
         remaining = range(self._iteration, end)
         bar = None
-        if self._progress:
+        if self.reporting.progress:
             from tqdm import tqdm
 
             bar = tqdm(total=len(remaining), desc=self.display_name, unit="it")
@@ -166,14 +177,15 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         self.history.append(stats)
         for event in stats.get("events", ()):  # e.g. a restarted worker: always reported
             logger.warning("iteration %d: %s", t, event)
-        if self._log_every and t % self._log_every == 0:
+        reporting = self.reporting
+        if reporting.log_every and t % reporting.log_every == 0:
             line = self.log_line(stats)
             logger.info(line)
-            if self._verbose:
+            if reporting.verbose:
                 print(line, flush=True)
         self.report(stats)
-        if self._callback is not None and t % self._callback_every == 0:
-            self._callback(self)
+        if reporting.callback is not None and t % reporting.callback_every == 0:
+            reporting.callback(self)
         return stats
 
     # --------------------------------------------------------------- checkpoint
@@ -254,11 +266,6 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         self.training_seconds = float(counters["training_seconds"])
 
     @classmethod
-    @abc.abstractmethod
-    def settings_from_config(cls, config: dict) -> dict:
-        """Constructor arguments that rebuild a solver of a checkpoint's `config` (shapes)."""
-
-    @classmethod
     def from_checkpoint(cls, path: str, game: pyspiel.Game | None = None, **kwargs):
         """A solver rebuilt from a checkpoint alone (e.g. to play or evaluate its
         average strategy): the game (from the checkpoint's game string unless
@@ -266,16 +273,16 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         constructor arguments (e.g. training settings to continue). From a
         policy file (`save_policy`) the solver plays and evaluates its average
         strategy but cannot train (`policy_only`)."""
-        config, policy_only = checkpoint_lib.read_header(path, cls.__name__)
+        game_string, record, policy_only = checkpoint_lib.read_header(path, cls.__name__)
         if game is None:
             from openspiel_cfrx.game_loading import load_game
 
-            game = load_game(config["game"])  # our games need `import games` first (the error says so)
+            game = load_game(game_string)  # our games need `import games` first (the error says so)
         try:
-            settings = cls.settings_from_config(config)
+            arguments = cls.settings_type.shape_arguments(record)
         except (KeyError, TypeError, ValueError) as e:
-            raise checkpoint_lib.CheckpointError(f"checkpoint {path!r} has an incomplete config ({e})") from None
-        solver = cls(game, **{**settings, **kwargs})
+            raise checkpoint_lib.CheckpointError(f"checkpoint {path!r} has an incomplete settings record ({e!r})") from None
+        solver = cls(game, **{**arguments, **kwargs})
         if policy_only:
             checkpoint_lib.load_policy(solver, path)
             solver.policy_only = True
@@ -284,7 +291,7 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         return solver
 
     def save_checkpoint(self, path: str, extra=None) -> None:
-        """Writes `state_dict()` and `config` to `path` atomically, with a
+        """Writes `state_dict()`, the game and `settings.to_record()` to `path` atomically, with a
         checksum; `extra` (numbers, strings, lists, dicts: e.g. a program's
         curve rows) is stored with them and comes back as `checkpoint_extra`
         after `load_checkpoint`."""
@@ -292,7 +299,7 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
 
     def load_checkpoint(self, path: str) -> None:
         """Restores a checkpoint of a solver of this class built with the same
-        game and shape settings (`config`); the run then continues exactly as
+        game and shape settings (`settings_type.shape_of`); the run then continues exactly as
         the checkpointed one would have (bit for bit on CPU, every traversal
         backend; on CUDA not checked: docs/deep_cfr.md, "Exact resume").
         Raises `CheckpointError` naming the problem otherwise."""

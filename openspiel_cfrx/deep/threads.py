@@ -7,7 +7,7 @@ threads mostly add synchronisation, and on a machine shared with other
 processes they wait for each other's time slices. `docs/decisions.md`
 ("Torch threads") has the measurements behind the rule below.
 
-`num_threads="auto"` (the solvers' default): one thread when every hidden
+`WorkerSettings(num_threads="auto")` (the solvers' default): one thread when every hidden
 layer is at most `SMALL_WIDTH` units wide; otherwise torch's thread count,
 capped at the CPUs this process may run on (`os.sched_getaffinity`: a
 container's or `taskset`'s limit, which torch does not read). An int sets the
@@ -57,6 +57,6 @@ def apply_num_threads(num_threads, widths: Iterable[int], device) -> int:
             _said.add((current, wanted))
             why = (f"hidden layers <= {SMALL_WIDTH} units" if wanted == 1
                    else f"{usable_cpus()} CPUs usable by this process")  # fmt: skip
-            print(f"torch intra-op threads {current} -> {wanted} ({why}; num_threads= sets it, "
+            print(f"torch intra-op threads {current} -> {wanted} ({why}; WorkerSettings(num_threads=) sets it, "
                   "None leaves it alone)", file=sys.stderr)  # fmt: skip
     return wanted

@@ -46,11 +46,13 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from openspiel_cfrx.deep import settings
 from openspiel_cfrx.deep.networks import FlatAdam, masked_softmax, reset_parameters
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.presets import bfloat16_is_fast
 
 PRECISIONS = {"float32": None, "bfloat16": torch.bfloat16}  # training precision -> autocast dtype
+settings.PRECISIONS.register_all(PRECISIONS)
 # On a CUDA device a fit of at least GRAPH_MIN_STEPS steps runs GRAPH_WARMUP_STEPS
 # eagerly (kernels chosen, workspaces allocated), then replays one captured step.
 GRAPH_MIN_STEPS, GRAPH_WARMUP_STEPS = 16, 3
@@ -316,6 +318,6 @@ def _warn_if_bfloat16_is_emulated(precision: str, network: torch.nn.Module) -> N
     on_cpu = all(p.device.type == "cpu" for p in network.parameters())
     if precision == "bfloat16" and on_cpu and not _BFLOAT16_WARNED and not bfloat16_is_fast():
         _BFLOAT16_WARNED.append(True)
-        warnings.warn("training_precision='bfloat16' on a CPU without AMX / AVX-512 BF16 instructions is emulated "
-                      "and ~10x slower than float32 here; use training_precision='float32' (the presets fall "
+        warnings.warn("TrainingSettings(precision='bfloat16') on a CPU without AMX / AVX-512 BF16 instructions is emulated "
+                      "and ~10x slower than float32 here; use precision='float32' (the presets fall "
                       "back by themselves)", RuntimeWarning, stacklevel=3)  # fmt: skip

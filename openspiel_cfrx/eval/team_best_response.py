@@ -368,7 +368,7 @@ def tensor_strategies(policy, features, agent_features, legal_mask, radices):
         empty = np.zeros((features.shape[0], 1, 0), dtype=np.float32)
         return policy.strategies_from_tensors(TEAM, features, empty, joint)
     if callable(getattr(policy, "probabilities_from_tensors", None)) and getattr(
-        policy, "config", {}).get("average_policy") == "network":  # DeepCFRSolver  # fmt: skip
+        policy, "average_policy", None) == "network":  # DeepCFRSolver  # fmt: skip
         mask = joint_legal_mask(legal_mask, radices)
         return np.asarray(policy.probabilities_from_tensors(features, mask), dtype=np.float64)[:, None, :]
     return None

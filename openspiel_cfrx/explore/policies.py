@@ -135,7 +135,7 @@ def _checkpoint(game: pyspiel.Game, path: str) -> NamedPolicy:
         raise ExploreError(str(e)) from None
     if solver_class.__name__ == "DeepCFRSolver" and solver.average_policy != "network":
         raise ExploreError(f"{path!r} plays average_policy={solver.average_policy!r}; the explorer reads "
-                           "the average-policy network (average_policy='network')")  # fmt: skip
+                           "the average-policy network (AveragingSettings(average_policy='network'))")  # fmt: skip
     return NamedPolicy(os.path.basename(path), solver)
 
 

@@ -7,9 +7,9 @@ and `openspiel_cfrx.poker` (neither imports the other or this package).
 * `traversal`: `PokerSampler`, Deep CFR's "poker" traversal backend (external
   sampling on the betting tree, deals as arrays; torch-free).
 * `poker_network`: the Deep CFR paper's Appendix C card/bet network
-  (`network="poker"`; torch).
+  (network family "poker"; torch).
 * `suit_symmetric`: a suit-symmetric MLP over information-state tensors
-  (`network="suit_symmetric_mlp"`; torch).
+  (network family "suit_symmetric_mlp"; torch).
 
 The solvers find the registered names through `openspiel_cfrx.registry`
 (imported on first use); import the modules directly for their classes.

@@ -1,7 +1,7 @@
 """The Deep CFR card/bet network for poker (Brown et al. 2019, Section 5.1,
-Figure 1 and Appendix C), registered as `network="poker"`.
+Figure 1 and Appendix C), registered as the network family "poker".
 
-    solver = DeepCFRSolver(pyspiel.load_game("flop_holdem"), network="poker",
+    solver = DeepCFRSolver(pyspiel.load_game("flop_holdem"), network=NetworkSettings(family="poker"),
                            advantage_network_layers=(96,), policy_network_layers=(96,))
 
 Architecture (Appendix C `DeepCFRModel`, dim = d):
@@ -28,7 +28,7 @@ Input: the flat float32 vector of `games.poker_encoding.PokerEncoder
 .network_tensor` (the memories store flat encodings): card indices as floats,
 then one float per betting position (-1 = no action). The network reads its
 structure (groups, cards per group, bet positions, ranks, suits) from that
-encoder's `network_layout`; `DeepCFRSolver(network="poker")` passes it.
+encoder's `network_layout`; `DeepCFRSolver(network=NetworkSettings(family="poker"))` passes it.
 
 Parameter count. With G card groups, nb bet positions, A actions and all
 `nn.Linear` biases (the appendix code), the network has
@@ -333,14 +333,14 @@ def poker_network(
     dim: int | None = None,
     **options,
 ) -> PokerNetwork:
-    """Factory of `network="poker"`: `dim` from `network_options`, else the
+    """Factory of the "poker" family: `dim` from `NetworkSettings.options`, else the
     single width of `hidden_sizes` (e.g. `advantage_network_layers=(96,)`;
     the depth is fixed by Appendix C). The layout options come from
     `PokerEncoder.network_layout.as_options()`."""
     if card_group_sizes is None or num_bet_features is None:
         raise ValueError(
             "network 'poker' needs the PokerEncoder layout (card_group_sizes, num_bet_features): "
-            "use DeepCFRSolver(game, network='poker') on a flop_holdem/hulh game, or "
+            "use DeepCFRSolver(game, network=NetworkSettings(family='poker')) on a flop_holdem/hulh game, or "
             "games.poker_encoding.poker_network_options(game)"
         )
     if dim is None:
@@ -348,14 +348,14 @@ def poker_network(
         if len(widths) != 1:
             raise ValueError(
                 f"network 'poker' has one width d for every layer (Appendix C); got hidden sizes "
-                f"{list(hidden_sizes)}: pass e.g. (96,) or network_options={{'dim': 96}}"
+                f"{list(hidden_sizes)}: pass e.g. (96,) or network=NetworkSettings(options={{'dim': 96}})"
             )
         dim = widths[0]
     return PokerNetwork(input_size, num_actions, card_group_sizes, num_bet_features, dim=dim, **options)
 
 
 def solver_inputs(game, encoder, network_options: dict | None):
-    """(encoder, network_options) for `DeepCFRSolver(game, network="poker")`:
+    """(encoder, network options) for `DeepCFRSolver(game, network=NetworkSettings(family="poker"))`:
     a `PokerNetworkEncoder` unless `encoder` is given, and the encoder's
     layout added to the options the caller did not set."""
     if encoder is None:
@@ -367,7 +367,7 @@ def solver_inputs(game, encoder, network_options: dict | None):
             raise ValueError(
                 f"network='poker' (the Deep CFR card/bet network, Appendix C) needs a game "
                 f"loaded as flop_holdem(...) or hulh(...) after `import games`, or an explicit "
-                f"encoder= with a network_layout; {err}"
+                f"NetworkSettings(encoder=...) with a network_layout; {err}"
             ) from None
     options = dict(network_options or {})
     layout = getattr(encoder, "network_layout", None)

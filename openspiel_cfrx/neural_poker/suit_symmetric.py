@@ -1,5 +1,5 @@
 """A suit-symmetric network for poker information-state tensors
-(`network="suit_symmetric_mlp"`).
+(network family "suit_symmetric_mlp").
 
 Two infosets that differ only by a relabelling of the suits are strategically
 identical (the lossless isomorphism the tabular engine already exploits:
@@ -161,7 +161,7 @@ def _check_blocks(game: pyspiel.Game, C: int, streets: list[int], states: int = 
 
 
 def solver_inputs(game, encoder, network_options: dict | None):
-    """(encoder, options) for `network="suit_symmetric_mlp"`: the
+    """(encoder, options) for the "suit_symmetric_mlp" family: the
     information-state-tensor encoder (the default) and the game's card layout."""
     from openspiel_cfrx.encoders import InformationStateTensorEncoder
 

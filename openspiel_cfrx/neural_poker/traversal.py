@@ -31,7 +31,7 @@ function). Row gathers from [n, A] tables use `np.take(axis=0)`: numpy's
 Values then flow back depth by depth: a sampled node takes its
 child's value, a traverser node v(I) = sum_a sigma^t(I, a) v(I, a) and
 records r~(I, a) = v(I, a) - v(I) for the advantage memory (line 10), with
-the pot at the node (`Samples.advantage_pot`, for `regret_scale="pot"`).
+the pot at the node (`Samples.advantage_pot`, for `TrainingSettings(regret_scale="pot")`).
 
 These are the samples of `deep.traversal.external_sampling_traversal` over pyspiel
 states, distribution for distribution (tested: their expectation equals the
@@ -350,14 +350,14 @@ class PokerSampler(Sampler):
 
 def poker_sampler(game, encoder, num_actions, batch_size, py_rng, np_rng) -> PokerSampler:
     """The "poker" traversal backend: OpenSpiel's information state tensor, or
-    an encoder's card-slot inputs (`network_layout`, e.g. `network="poker"`)."""
+    an encoder's card-slot inputs (`network_layout`, e.g. the "poker" network family)."""
     if isinstance(encoder, InformationStateTensorEncoder):
         return PokerSampler(game, batch_size, np_rng)
     if getattr(encoder, "network_layout", None) is None:
-        raise ValueError(f"traversal_backend='poker' builds its inputs itself: information_state_tensor, or an "
+        raise ValueError(f"TraversalSettings(backend='poker') builds its inputs itself: information_state_tensor, or an "
                          f"encoder with a card-slot network_layout (network='poker'); the encoder "
                          f"{getattr(encoder, 'name', type(encoder).__name__)!r} is neither: use "
-                         "traversal_backend='state' with it")  # fmt: skip
+                         "TraversalSettings(backend='state') with it")  # fmt: skip
     return PokerSampler(game, batch_size, np_rng, encoder=encoder)
 
 

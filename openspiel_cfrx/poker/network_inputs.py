@@ -184,7 +184,7 @@ class CardSlotInputs(NodeInputs):
             raise UnsupportedPokerGameError(
                 f"encoder {getattr(encoder, 'name', type(encoder).__name__)!r} has no card-slot layout for {game} "
                 f"(network_layout.card_group_sizes {groups or None}, want 2 hole cards then the board's "
-                f"{tree.board_size[-1]}); use traversal_backend='state' with it"
+                f"{tree.board_size[-1]}); use traversal=TraversalSettings(backend='state') with it"
             )
         self.slots = sum(groups)
         root = next(n for n, node in enumerate(tree.nodes) if node.kind == DECISION)
@@ -199,7 +199,7 @@ class CardSlotInputs(NodeInputs):
             raise UnsupportedPokerGameError(
                 f"encoder {getattr(encoder, 'name', type(encoder).__name__)!r} on {game}: its vector is not "
                 "card slots (hole, then board in dealing order, -1 = not dealt) followed by betting features; "
-                "use traversal_backend='state' with it"
+                "use traversal=TraversalSettings(backend='state') with it"
             )
 
     def reference(self, state: pyspiel.State, player: int) -> np.ndarray:
