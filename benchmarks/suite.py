@@ -48,7 +48,7 @@ PROGRAMS = {
                        ["--mode=throughput,compare", "--seconds=60", "--eval_every_seconds=20", f"--output_dir={QUICK}"],
                        ["--mode=throughput,compare", "--seconds=600", "--eval_every_seconds=50",
                         f"--output_dir={FULL}"]),
-    "vs_openspiel": ("bench_vs_openspiel.py", ["--quick"], []),
+    "vs_openspiel": ("bench_vs_openspiel.py", ["--quick"], ["--clock=cpu"]),  # full: CPU-second budgets (shared cores)
     "poker_engine": ("bench_poker_engine.py", ["--noevery_board", "--network_game=flop_holdem(num_ranks=4,num_suits=2)",
                       f"--output={QUICK}/poker_engine.md"],
                      [f"--output={FULL}/poker_engine.md"]),
