@@ -206,3 +206,36 @@ def test_the_cfr_mix_statements_are_computed_from_the_page_s_own_tables():
 
     text = read(CFR_MIX)
     assert markdown_table(["statement: instance", "ours", "holds here"], statement_rows(text)) in text
+
+
+VS_OPENSPIEL = "benchmarks/results/vs_openspiel.md"
+
+
+def harness_problems(readme: str) -> list[str]:
+    """The "Against OpenSpiel's own tools" row of the equal-budget harness quotes each statement of its page
+    ("## Statements on this run": statement | this run | holds here) as "statement: holds here"."""
+    text = read(VS_OPENSPIEL)
+    table = text[text.index("## Statements on this run"):].split("\n## ")[0]
+    statements = [[c.strip() for c in line.strip().strip("|").split("|")] for line in table.splitlines()
+                  if line.startswith("|") and not line.startswith(("| statement", "|---"))]  # fmt: skip
+    row = next((x for x in readme.splitlines() if x.startswith("|") and "bench_vs_openspiel.py" in x), None)
+    if row is None or not statements:
+        return ["no README row cites bench_vs_openspiel.py, or its page has no statements"]
+    return [f"README's harness row does not say {s!r}: {holds!r}" for s, _, holds in statements
+            if f"{s}: {holds}" not in row]  # fmt: skip
+
+
+def test_the_harness_row_quotes_its_pages_statements():
+    problems = harness_problems(read("README.md"))
+    assert not problems, "\n".join(problems)
+
+
+def test_an_edited_harness_verdict_fails():
+    readme = read("README.md")
+    line = next(x for x in readme.splitlines() if "bench_vs_openspiel.py" in x)
+    word = re.search(r": (yes|no|partly|undecided) \(", line)
+    assert word, line
+    other = "no" if word.group(1) != "no" else "yes"
+    edited = readme.replace(line, line[: word.start(1)] + other + line[word.end(1):], 1)
+    problems = harness_problems(edited)
+    assert len(problems) == 1 and "does not say" in problems[0]
