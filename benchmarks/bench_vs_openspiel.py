@@ -9,7 +9,7 @@ the best OpenSpiel algorithm, and plots of the mean curve with its band.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_vs_openspiel.py [--quick] [--seeds=0,1,2]
 
-Writes benchmarks/results/vs_openspiel.md and vs_openspiel/<game>.png
+Writes benchmarks/results/vs_openspiel.md and vs_openspiel.png (a panel per game)
 (with --quick: seconds cut 10x, one seed, under benchmarks/results/quick/).
 """
 
@@ -89,13 +89,27 @@ def read_rows(path: str) -> list[dict]:
                 for r in csv.DictReader(f)]  # fmt: skip
 
 
-def plot(label: str, runs: list[list[dict]], path: str, seconds: float) -> None:
+def plot(panels: list[tuple[str, list[list[dict]], float]], path: str) -> None:
+    """One figure, a panel per game ((label, runs, seconds) each): mean curves over seeds with 95% bands."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4.5))
+    columns = min(2, len(panels))
+    rows = -(-len(panels) // columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(7 * columns, 4.5 * rows), squeeze=False)
+    for ax, (label, runs, seconds) in zip(axes.flat, panels, strict=False):
+        _panel(ax, plt, label, runs, seconds)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def _panel(ax, plt, label: str, runs: list[list[dict]], seconds: float) -> None:
     names = list(dict.fromkeys(r["solver"] for r in runs[0]))
     for i, name in enumerate(names):
         series = [[r for r in run if r["solver"] == name] for run in runs]
@@ -114,10 +128,7 @@ def plot(label: str, runs: list[list[dict]], path: str, seconds: float) -> None:
     ax.set_title(f"{label}, {seconds:g} s each; mean over {len(runs)} seed(s), 95% band", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+
 
 OURS_TABULAR = ("cfr+", "dcfr", "pcfr+")  # our CFR family in the harness
 # (statement, ours, OpenSpiel's): each checked on every game where both ran
@@ -170,7 +181,7 @@ def main(argv):
     unknown = set(FLAGS.games) - {g[0] for g in GAMES}
     if unknown:
         raise app.UsageError(f"unknown --games {sorted(unknown)}; choose from {[g[0] for g in GAMES]}")
-    sections, finals_by_game = [], {}
+    sections, finals_by_game, panels = [], {}, []
     for label, game, seconds, algorithms in (g for g in GAMES if g[0] in FLAGS.games):
         seconds = seconds * (0.1 if FLAGS.quick else FLAGS.budget_scale)
         sampled = ",".join(a for a in algorithms.split(",") if a not in DETERMINISTIC)
@@ -180,7 +191,7 @@ def main(argv):
             for s in seeds[1:]:  # the deterministic algorithms' rows do not depend on the seed: run them once
                 rows = run_harness(game, seconds, sampled, s, os.path.join(tmp, str(s)), **where) if sampled else []
                 runs.append([r for r in runs[0] if r["solver"] in DETERMINISTIC] + rows)
-        plot(label, runs, os.path.join(out_dir, "vs_openspiel", f"{label}.png"), seconds)
+        panels.append((label, runs, seconds))
         finals = {}
         for run in runs:
             for name in dict.fromkeys(r["solver"] for r in run):
@@ -195,7 +206,7 @@ def main(argv):
                          f"{mean / best_os[0]:.3g}"])  # fmt: skip
         sections.append(f"## {label}: `{game}`, {seconds:g} s per algorithm\n\n" + markdown_table(
             ["algorithm", "steps (mean)", "seconds (mean)", "exploitability: mean ± 95% CI",
-             f"ratio to the best OpenSpiel ({best_os[1]})"], rows) + f"\n\n![{label}](vs_openspiel/{label}.png)\n")
+             f"ratio to the best OpenSpiel ({best_os[1]})"], rows) + "\n")
     unit = "process CPU seconds" if FLAGS.clock == "cpu" else "wall-clock seconds"
     intro = (f"Equal-budget harness (`cfrx_examples/benchmark.py --clock={FLAGS.clock}`), seeds {seeds}; budgets in "
              f"{unit}; exploitability = NashConv / 2 of "
@@ -204,6 +215,8 @@ def main(argv):
              "per seed. A neural algorithm's last iteration may overrun the budget: see its seconds. "
              "Steps: iterations (CFR family, deep_cfr, cfr_mix, os_deep_cfr), 100 iterations (os_es_mccfr), "
              "100 episodes (os_nfsp).")  # fmt: skip
+    plot(panels, os.path.join(out_dir, "vs_openspiel.png"))
+    sections.append("![every game: mean curves over the seeds, 95% bands](vs_openspiel.png)\n")
     statements = ("## Statements on this run\n\n" + STATEMENT_RULE + "\n\n"
                   + markdown_table(["statement", "this run", "holds here"], statement_rows(finals_by_game)) + "\n")
     write_result(os.path.join(out_dir, "vs_openspiel.md"), "Equal compute against OpenSpiel's algorithms",
