@@ -906,12 +906,22 @@ def _command() -> str:
 
 
 def assemble(out: str) -> None:
-    sections = []
+    """cfr_mix.md from every part's section.md. When the page exists and some part has no section.md here (a
+    fresh checkout keeps only the page), the page is left as it is and the assembly goes beside it, so that a
+    one-part run never drops the other parts' results; the new section is then moved into the page by hand."""
+    sections, missing = [], []
     for name in PART_ORDER:
         path = os.path.join(out, "cfr_mix", name, "section.md")
         if os.path.exists(path):
             with open(path, encoding="utf-8") as f:
                 sections.append(f.read().rstrip())
+        else:
+            missing.append(name)
+    page = os.path.join(out, "cfr_mix.md")
+    if missing and os.path.exists(page):
+        print(f"{page} left as it is: no section.md here for {', '.join(missing)}; this run's sections are in "
+              f"{os.path.join(out, 'cfr_mix')}/<part>/section.md, the partial page in cfr_mix/partial.md", flush=True)
+        page = os.path.join(out, "cfr_mix", "partial.md")
     reading = os.path.join(out, "cfr_mix", "reading.md")
     if os.path.exists(reading):
         with open(reading, encoding="utf-8") as f:
@@ -920,7 +930,7 @@ def assemble(out: str) -> None:
              "`deep_cfr`) at equal *CPU* time per variant (process time, torch 1 thread; the machine is shared, "
              "so wall-clock would charge other jobs' load), one seed unless a section names several. Each section names its instance, metric, "
              "settings and the command of its run (sections can be re-run alone with `--parts`).")  # fmt: skip
-    write_result(os.path.join(out, "cfr_mix.md"), "CFR-MIX benchmark", intro + "\n\n" + "\n\n".join(sections))
+    write_result(page, "CFR-MIX benchmark", intro + "\n\n" + "\n\n".join(sections))
 
 
 FLAGS = flags.FlagValues()  # this program's own (tests import several programs into one process)
