@@ -350,8 +350,7 @@ def curves_part(args, name, title, game_string, cfg, evaluator, metric_text, yla
     if needs is not None:
         lines += ["", needs_line(needs) + "."]
     lines += ["", f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: `{_command()}`."]
-    with open(os.path.join(folder, "section.md"), "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
+    write_section(folder, lines)
 
 
 class CurrentIterate:
@@ -501,8 +500,7 @@ def scale_part(args, name, title, game_string, cfg, evaluator, metric_text, extr
         "",
         f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: `{_command()}`.",
     ]
-    with open(os.path.join(folder, "section.md"), "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
+    write_section(folder, lines)
 
 
 def part_scale_goofspiel(args):
@@ -600,7 +598,6 @@ def part_nest_15x15_references(args):
         rows.append([name, f"{result.value:.4f} +- {result.ci95:.3f}", f"{result.in_sample_value:.4f}",
                      f"{seconds:.0f}"])  # fmt: skip
     folder = os.path.join(args.out, "cfr_mix", "nest_15x15_references")
-    os.makedirs(folder, exist_ok=True)
     lines = [
         "## Reference points: NEST 15x15, 4 pursuers, hand-written pursuers\n",
         f"`{game_string}`, the scale part's evaluation (same 64 sampled starts and seeds). Not learnt and not a "
@@ -613,8 +610,7 @@ def part_nest_15x15_references(args):
         "",
         f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: `{_command()}`.",
     ]
-    with open(os.path.join(folder, "section.md"), "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
+    write_section(folder, lines)
 
 
 # NEST 15x15/4 controls: one setting changed at a time from the scale part's (seed = the first of --seeds)
@@ -728,7 +724,6 @@ def part_nest_15x15_controls(args):
                  f"{IMITATION_STEPS:,} Adam steps of {IMITATION_BATCH})", "", f"{seconds:.0f}", fitted, ""])  # fmt: skip
     rows.append(["intercept team itself (the target)", "", "", evaluate(NestHeuristicTeam(game, "intercept")), ""])
     folder = os.path.join(args.out, "cfr_mix", "nest_15x15_controls")
-    os.makedirs(folder, exist_ok=True)
     lines = [
         "## Why learning stops on NEST 15x15, 4 pursuers: controls\n",
         f"`{game_string}`, seed {seed}, {budget:.0f} s CPU per row; each row changes one setting of the scale part "
@@ -744,8 +739,7 @@ def part_nest_15x15_controls(args):
         "",
         f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: `{_command()}`.",
     ]
-    with open(os.path.join(folder, "section.md"), "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
+    write_section(folder, lines)
 
 
 PARTS = {
@@ -899,6 +893,13 @@ def statements_from_page(path: str) -> str:
     with open(path, "w", encoding="utf-8") as f:
         f.write(text)
     return section
+
+
+def write_section(folder: str, lines: list[str]) -> None:
+    """A part's section.md (what `assemble` puts in the page), in its own folder."""
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "section.md"), "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def _command() -> str:
