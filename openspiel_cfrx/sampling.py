@@ -12,10 +12,7 @@ name in `SAMPLERS`; `DeepCFRSolver(traversal=TraversalSettings(backend=name))` b
 
 The current strategies reach a sampler as a `StrategyFn`:
 `strategy(player, features [B, F] float32, legal_mask [B, A] bool) -> [B, A]`
-(for Deep CFR: regret matching on the player's advantage network). A strategy
-may also offer `factored(player) -> FactoredStrategy | None`: the same
-function computed in parts, for backends whose rows repeat the same cards or
-the same betting.
+(for Deep CFR: regret matching on the player's advantage network).
 """
 
 from __future__ import annotations
@@ -24,7 +21,6 @@ import abc
 import dataclasses
 import random
 from collections.abc import Callable, Iterator
-from typing import Any, Protocol
 
 import numpy as np
 
@@ -42,8 +38,8 @@ class Samples:
     strategy_*: per opponent infoset visit: encoding, sigma^t(I), legal mask.
     nodes: histories touched.
     advantage_pot: per traverser visit, the chips both players have put in at
-      its node [n], from samplers that know them (the "poker" backend); None
-      elsewhere. `TrainingSettings(regret_scale="pot")` divides by it.
+      its node [n], from samplers registered with `reports_pot=True` (the
+      "poker" backend); None elsewhere. `TrainingSettings(regret_scale="pot")` divides by it.
     """
 
     advantage_features: np.ndarray
@@ -78,30 +74,25 @@ class Sampler(abc.ABC):
         return []
 
 
-class FactoredStrategy(Protocol):
-    """sigma^t(I) (eq. 4) for rows that share parts of their input: `cards(slots)`
-    and `bets(features)` compute the network's card and bet parts once per
-    distinct value; `__call__(cards, card_rows, bets, bet_rows, mask)` runs the
-    per-row rest on row i's parts `card_rows[i]`, `bet_rows[i]` and regret-matches.
-    Equal, up to float rounding, to the `StrategyFn` on the concatenated inputs.
-    (`deep.deep_cfr.FactoredStrategy` implements it for the Appendix C network.)"""
-
-    def cards(self, slots: np.ndarray) -> Any: ...
-
-    def bets(self, features: np.ndarray) -> Any: ...
-
-    def __call__(self, cards: Any, card_rows: np.ndarray, bets: Any, bet_rows: np.ndarray,
-                 mask: np.ndarray) -> np.ndarray: ...  # fmt: skip
-
-
 # factory(game, encoder, num_actions, batch_size, py_rng, np_rng) -> Sampler
 SamplerFactory = Callable[..., Sampler]
 SAMPLERS: Registry[SamplerFactory] = Registry("traversal backend")
 
 
-def register_sampler(name: str, factory: SamplerFactory) -> None:
-    """Makes `TraversalSettings(backend=name)` available to `DeepCFRSolver`."""
+_REPORTS_POT: set[str] = set()
+
+
+def register_sampler(name: str, factory: SamplerFactory, *, reports_pot: bool = False) -> None:
+    """Makes `TraversalSettings(backend=name)` available to `DeepCFRSolver`;
+    `reports_pot`: its `Samples` carry `advantage_pot`."""
     SAMPLERS.register(name, factory)
+    (_REPORTS_POT.add if reports_pot else _REPORTS_POT.discard)(name)
+
+
+def reports_pot(backend: str) -> bool:
+    """Whether the backend's `Samples` carry `advantage_pot` (for `regret_scale="pot"`)."""
+    SAMPLERS.get(backend)  # (a declared backend registers itself on first lookup)
+    return backend in _REPORTS_POT
 
 
 def make_sampler(backend: str, game, encoder, num_actions: int, batch_size: int,

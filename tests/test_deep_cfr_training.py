@@ -281,7 +281,7 @@ def test_regret_scale_divides_stored_regrets_and_keeps_the_strategy():
     assert scaled.settings.training.regret_scale == "auto" and raw.regret_scale == 1.0
     with pytest.raises(ValueError, match="regret_scale must be a finite number > 0, 'auto' or 'pot'"):
         DeepCFRSolver(game, training={"regret_scale": 0.0})
-    with pytest.raises(ValueError, match=r"TrainingSettings\(regret_scale='pot'\) needs TraversalSettings\(backend='poker'\)"):
+    with pytest.raises(ValueError, match=r"TrainingSettings\(regret_scale='pot'\) needs a traversal backend whose samples carry the pot.*backend='tree'"):
         DeepCFRSolver(game, training={"regret_scale": "pot"}, traversal={"backend": "tree"})
 
 

@@ -12,6 +12,7 @@ import pytest
 import games  # noqa: F401  registers flop_holdem
 from openspiel_cfrx.deep import DeepCFRSolver
 from openspiel_cfrx.encoders import InformationStateTensorEncoder
+from openspiel_cfrx.neural_poker.poker_network import factored_strategy
 from openspiel_cfrx.neural_poker.traversal import PokerSampler
 from openspiel_cfrx.poker.public_tree import MIX
 from openspiel_cfrx.sampling import make_sampler
@@ -241,9 +242,9 @@ def test_appendix_c_network_by_parts_gives_the_same_samples(name):
                            policy_network_train_steps=4, traversal={"backend": "poker"}, seed=0)  # fmt: skip
     solver.solve()
     by_parts = solver.current_strategy
-    assert by_parts.factored(0) is not None and by_parts.factored(1) is not None
+    assert all(factored_strategy(by_parts, player) is not None for player in (0, 1))
 
-    def whole(player, features, mask):  # no `factored`: one forward pass on the whole inputs
+    def whole(player, features, mask):  # not regret matching on a network: one forward pass on the whole inputs
         return by_parts(player, features, mask)
 
     samples = {}

@@ -412,48 +412,12 @@ class AdvantageStrategy:
                                            device=self.device)  # fmt: skip
         return regret_matching(advantages.cpu().numpy(), mask, self.fallback)
 
-    def factored(self, player: int) -> FactoredStrategy | None:
-        """`player`'s sigma^t by parts (`FactoredStrategy`) when its network
-        computes its forward pass in parts (`card_part`, `bet_part`, `trunk`:
-        the Appendix C network) and is trained; else None."""
-        network = self.networks[player]
-        if not self.trained[player] or not all(hasattr(network, name) for name in ("card_part", "bet_part", "trunk")):
-            return None
-        return FactoredStrategy(network, self.fallback, self.device)
-
-
-class FactoredStrategy:
-    """sigma^t(I) (eq. 4) for rows that repeat the same cards or the same
-    betting, e.g. the poker traversal backend's (one deal's cards at every
-    node of a round, one node's betting for every deal): `cards(slots)` and
-    `bets(features)` compute the network's card and bet parts once per
-    distinct value, then `__call__` runs the per-row trunk on row i's parts
-    `card_rows[i]`, `bet_rows[i]` and regret-matches. The same function as
-    `AdvantageStrategy` on the concatenated inputs (equal up to float
-    rounding); only the work is shared."""
-
-    def __init__(self, network, fallback: str, device):
-        self.network, self.fallback, self.device = network, fallback, device
-
-    def cards(self, slots: np.ndarray) -> torch.Tensor:
-        """Card parts of the card-slot inputs [K, slots]."""
-        with torch.inference_mode():
-            return self.network.card_part(torch.as_tensor(slots, device=self.device))
-
-    def bets(self, features: np.ndarray) -> torch.Tensor:
-        """Bet parts of the bet inputs [M, nb]."""
-        with torch.inference_mode():
-            return self.network.bet_part(torch.as_tensor(features, device=self.device))
-
-    def __call__(self, cards: torch.Tensor, card_rows: np.ndarray, bets: torch.Tensor, bet_rows: np.ndarray,
-                 mask: np.ndarray) -> np.ndarray:  # fmt: skip
-        def trunk(card_rows, bet_rows):
-            return self.network.trunk(cards.index_select(0, card_rows).add_(bets.index_select(0, bet_rows)))
-
-        with torch.inference_mode():
-            card_rows, bet_rows = (torch.as_tensor(rows, device=self.device) for rows in (card_rows, bet_rows))
-            advantages = forward_in_chunks(trunk, card_rows, bet_rows, device=self.device)
-        return regret_matching(advantages.cpu().numpy(), np.asarray(mask), self.fallback)
+    def trained_network(self, player: int):
+        """`player`'s advantage network once trained, else None (sigma^t is
+        uniform): for samplers that evaluate the network in parts of its own
+        (the Appendix C network under the poker backend,
+        `neural_poker.poker_network.factored_strategy`)."""
+        return self.networks[player] if self.trained[player] else None
 
 
 class CurrentPolicy(policy_lib.Policy):

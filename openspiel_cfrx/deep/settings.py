@@ -38,7 +38,7 @@ from typing import Any, ClassVar
 from openspiel_cfrx.deep.schedule import Schedule
 from openspiel_cfrx.deep.validation import check_settings
 from openspiel_cfrx.registry import Registry
-from openspiel_cfrx.sampling import SAMPLERS
+from openspiel_cfrx.sampling import SAMPLERS, reports_pot
 
 # Filled by deep.memories, deep.trainer, deep.average_strategy and deep.regret_matching on import.
 MEMORY_KINDS: Registry = Registry("memory")
@@ -345,11 +345,10 @@ class DeepCFRSettings:
 
     def __post_init__(self):
         check_settings(self.openspiel, {k: r for k, r in OPENSPIEL_RULES.items() if r is not None})
-        if self.training.regret_scale == "pot" and self.traversal.backend != "poker":
-            raise ValueError("TrainingSettings(regret_scale='pot') needs TraversalSettings(backend='poker') (it reads "
-                             "the pot at each node from the betting tree), got backend="
-                             f"{self.traversal.backend!r}: use 'poker' for limit poker, or regret_scale='auto' / "
-                             "a number")  # fmt: skip
+        if self.training.regret_scale == "pot" and not reports_pot(self.traversal.backend):
+            raise ValueError("TrainingSettings(regret_scale='pot') needs a traversal backend whose samples carry the "
+                             f"pot at each node, got backend={self.traversal.backend!r}: use "
+                             "TraversalSettings(backend='poker') for limit poker, or regret_scale='auto' / a number")  # fmt: skip
 
     @classmethod
     def resolve(cls, openspiel: dict, groups: dict) -> DeepCFRSettings:
@@ -389,8 +388,8 @@ class DeepCFRSettings:
                          averaging={key: averaging[key] for key in ("average_policy", "linear_weighting",
                                                                     "average_weighting") if key in averaging},
                          training={"regret_scale": scale if scale in ("auto", "pot") else float(scale)})  # fmt: skip
-        if scale == "pot":  # (only the poker backend knows the pots)
-            arguments["traversal"] = {"backend": "poker"}
+        if scale == "pot":  # (a backend that reports pots: the record's)
+            arguments["traversal"] = {"backend": record["traversal"]["backend"]}
         return arguments
 
 

@@ -54,11 +54,18 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from openspiel_cfrx.deep.networks import NORMALIZE_EPS, normalize_features, register_network
+from openspiel_cfrx.deep.networks import (
+    NORMALIZE_EPS,
+    forward_in_chunks,
+    normalize_features,
+    register_network,
+)
+from openspiel_cfrx.deep.regret_matching import regret_matching
 
 APPENDIX_C_DIM = 256  # `DeepCFRModel(..., dim=256)` in Appendix C
 PAPER_FHP_PARAMETERS = 98_948  # Sections 5 and 5.1
@@ -378,3 +385,48 @@ def solver_inputs(game, encoder, network_options: dict | None):
 
 
 register_network("poker", poker_network, inputs=solver_inputs)
+
+
+class FactoredStrategy:
+    """sigma^t(I) (eq. 4) on a `PokerNetwork` for rows that repeat the same
+    cards or the same betting (the poker traversal backend: one deal's cards
+    at every node of a round, one node's betting for every deal): `cards(slots)`
+    and `bets(features)` compute the network's card and bet parts once per
+    distinct value, then `__call__` runs the per-row trunk on row i's parts
+    `card_rows[i]`, `bet_rows[i]` and regret-matches. The same function as
+    regret matching on the whole network's outputs (equal up to float
+    rounding); only the work is shared."""
+
+    def __init__(self, network: PokerNetwork, fallback: str, device):
+        self.network, self.fallback, self.device = network, fallback, device
+
+    def cards(self, slots: np.ndarray) -> torch.Tensor:
+        """Card parts of the card-slot inputs [K, slots]."""
+        with torch.inference_mode():
+            return self.network.card_part(torch.as_tensor(slots, device=self.device))
+
+    def bets(self, features: np.ndarray) -> torch.Tensor:
+        """Bet parts of the bet inputs [M, nb]."""
+        with torch.inference_mode():
+            return self.network.bet_part(torch.as_tensor(features, device=self.device))
+
+    def __call__(self, cards: torch.Tensor, card_rows: np.ndarray, bets: torch.Tensor, bet_rows: np.ndarray,
+                 mask: np.ndarray) -> np.ndarray:  # fmt: skip
+        def trunk(card_rows, bet_rows):
+            return self.network.trunk(cards.index_select(0, card_rows).add_(bets.index_select(0, bet_rows)))
+
+        with torch.inference_mode():
+            card_rows, bet_rows = (torch.as_tensor(rows, device=self.device) for rows in (card_rows, bet_rows))
+            advantages = forward_in_chunks(trunk, card_rows, bet_rows, device=self.device)
+        return regret_matching(advantages.cpu().numpy(), np.asarray(mask), self.fallback)
+
+
+def factored_strategy(strategy, player: int) -> FactoredStrategy | None:
+    """`player`'s sigma^t by parts when `strategy` is regret matching on a
+    trained `PokerNetwork` (Deep CFR's `current_strategy`: `trained_network`);
+    else None (the caller queries `strategy` on whole inputs)."""
+    trained_network = getattr(strategy, "trained_network", None)
+    network = trained_network(player) if trained_network is not None else None
+    if not isinstance(network, PokerNetwork):
+        return None
+    return FactoredStrategy(network, strategy.fallback, strategy.device)

@@ -21,8 +21,8 @@ sigma^t at all decision visits of a depth is one `strategy` call per player,
 on network inputs built for all of them at once (`InformationStateTensors`:
 the node's betting template plus the card one-hots, checked against pyspiel
 when built; or `CardSlotInputs` for the Appendix C network's card indices).
-A strategy that offers `factored(player)` (the Appendix C network:
-`sampling.FactoredStrategy`) is asked by parts instead: the card part of
+A strategy that is regret matching on the Appendix C network
+(`poker_network.factored_strategy`) is asked by parts instead: the card part of
 each distinct hand (preflop) and of each deal's later rounds once per batch,
 the bet parts of the player's decision nodes once per batch, the trunk per
 visit, once per distinct (hand, node) before the flop (`_by_parts`; the same
@@ -225,11 +225,15 @@ class PokerSampler(Sampler):
                        advantage_pot=pot)  # fmt: skip
 
     def _factored(self, strategy: StrategyFn) -> list:
-        """Per player, sigma^t by parts (`sampling.FactoredStrategy`) where the
-        strategy offers it (the Appendix C network on card-slot inputs), else None."""
-        if not isinstance(self.inputs, CardSlotInputs) or not hasattr(strategy, "factored"):
+        """Per player, sigma^t by parts (`poker_network.FactoredStrategy`) where the
+        strategy is regret matching on the Appendix C network (card-slot inputs), else None."""
+        if not isinstance(self.inputs, CardSlotInputs):
             return [None, None]
-        return [strategy.factored(player) for player in (0, 1)]
+        from openspiel_cfrx.neural_poker.poker_network import (
+            factored_strategy,  # (torch: only with such inputs)
+        )
+
+        return [factored_strategy(strategy, player) for player in (0, 1)]
 
     def _card_slot_rows(self, cards: np.ndarray) -> list | None:
         """Per player, the card slots of every (round r, deal k) of the batch at row r K + k, for
@@ -361,4 +365,4 @@ def poker_sampler(game, encoder, num_actions, batch_size, py_rng, np_rng) -> Pok
     return PokerSampler(game, batch_size, np_rng, encoder=encoder)
 
 
-register_sampler("poker", poker_sampler)
+register_sampler("poker", poker_sampler, reports_pot=True)
