@@ -16,9 +16,10 @@ import copy
 
 import numpy as np
 import torch
+from torch.nn import functional as F
 
 from openspiel_cfrx.deep import settings
-from openspiel_cfrx.deep.networks import masked_softmax
+from openspiel_cfrx.deep.networks import forward_in_chunks, masked_softmax
 from openspiel_cfrx.deep.regret_matching import regret_matching, uniform_strategy
 from openspiel_cfrx.deep.trainer import SQUARED_ON_PROBABILITIES
 from openspiel_cfrx.deep.traversal import legal_mask
@@ -178,6 +179,32 @@ class AverageStrategy:
                 out.append(masked_softmax(self.trainer.network(x), m).cpu().numpy())
         return np.concatenate(out).astype(np.float64)
 
+    def input_layer(self, retrain) -> tuple[np.ndarray, np.ndarray] | None:
+        """(weight [H, F], bias [H]) of Pi's first layer when it is linear on the
+        encoding (`MLP.input_layer`), else None; `retrain()` first if M_Pi changed."""
+        layer = getattr(self.trainer.network, "input_layer", None)
+        if layer is None:
+            return None
+        if self.trained_at != self.memory.add_calls:
+            retrain()
+        return (layer.weight.detach().cpu().numpy().astype(np.float32), layer.bias.detach().cpu().numpy().astype(np.float32))
+
+    def probabilities_from_sums(self, table: np.ndarray, rows: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """Pi(I, .) over legal actions for inputs whose first-layer pre-activation
+        is the sum of `table`'s rows `rows[i]` ([N, k]; an embedding bag), in
+        chunks of `INFERENCE_CHUNK` rows."""
+        network = self.trainer.network
+        device = next(network.parameters()).device
+        table = torch.as_tensor(table, device=device)
+
+        def forward(rows, mask):
+            return masked_softmax(network.after_input_layer(F.embedding_bag(rows, table, mode="sum")), mask)
+
+        with torch.inference_mode():
+            probs = forward_in_chunks(forward, torch.as_tensor(rows, device=device),
+                                      torch.as_tensor(mask, device=device), device=device)  # fmt: skip
+        return probs.cpu().numpy().astype(np.float64)
+
     def states(self, states, kind: str, retrain) -> np.ndarray:
         """[len(states), A] probabilities."""
         states = list(states)
@@ -214,6 +241,22 @@ class AveragePolicy:
             raise ValueError("probabilities_from_tensors needs AveragingSettings(average_policy='network') (SD-CFR needs histories)")
         return self._average.network_probabilities(torch.as_tensor(features), torch.as_tensor(legal_mask),
                                                    self.train_policy_network)  # fmt: skip
+
+    def policy_input_layer(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(weight [H, F], bias [H]) of the policy network's first layer when it
+        is linear on the encoded infoset, else None (an SD-CFR average, or a
+        network with a skip around its first layer). With
+        `probabilities_from_sums`, the poker engine computes that layer for a
+        public node's infosets as sums of weight columns (same betting, a few
+        card one-hots) instead of a matmul over whole tensors."""
+        if self._average_policy_kind != "network":
+            return None
+        return self._average.input_layer(self.train_policy_network)
+
+    def probabilities_from_sums(self, table, rows, legal_mask) -> np.ndarray:
+        """Policy-network probabilities [N, A] for inputs whose first-layer
+        pre-activation is the sum of `table`'s rows `rows[i]` (`policy_input_layer`)."""
+        return self._average.probabilities_from_sums(table, rows, legal_mask)
 
     def action_probabilities(self, state, player_id=None):
         """{action: probability} of the average strategy at `state` (OpenSpiel Policy API)."""

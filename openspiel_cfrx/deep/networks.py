@@ -89,8 +89,28 @@ class MLP(nn.Module):
         self.action_head = nn.Linear(widths[-1], num_actions)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for layer, skip in zip(self.layers, self.skips, strict=True):
-            x = F.relu(layer(x) + x) if skip else F.relu(layer(x))
+        return self.after_input_layer(self.layers[0](x) + x if self.skips[0] else self.layers[0](x))
+
+    @property
+    def input_layer(self) -> nn.Linear | None:
+        """The first layer when the network is `after_input_layer(input_layer(x))`
+        (no skip around it), else None. Its pre-activation is linear in x, so
+        inputs that share most entries (one public node's infosets: the same
+        betting, a few card one-hots) can sum weight columns instead of
+        multiplying whole inputs (`poker.network_inputs.NetworkStrategy`)."""
+        return None if self.skips[0] else self.layers[0]
+
+    def after_input_layer(self, pre: torch.Tensor) -> torch.Tensor:
+        """The outputs from the first layer's pre-activation [B, H1] (in
+        inference mode the sums and ReLUs in place: the same values, fewer
+        temporaries)."""
+        x = F.relu(pre)
+        in_place = torch.is_inference_mode_enabled()
+        for layer, skip in zip(self.layers[1:], self.skips[1:], strict=True):
+            if in_place:
+                x = layer(x).add_(x).relu_() if skip else layer(x).relu_()
+            else:
+                x = F.relu(layer(x) + x) if skip else F.relu(layer(x))
         if self.normalize:
             x = normalize_features(x)
         return self.action_head(x)

@@ -159,6 +159,22 @@ class InformationStateTensors(NodeInputs):
         return out
 
 
+    def hand_columns(self) -> np.ndarray:
+        """[H, 2]: the columns a hand's one-hots set (`batch`'s private cards)."""
+        return self.private + self.tree.deck.hand_cards
+
+    def board_columns(self, n: int, boards: np.ndarray) -> np.ndarray:
+        """[b, m]: the columns the board cards shown at node n set (`batch`'s
+        public cards, and street blocks where the game has them)."""
+        sizes = np.asarray(self.tree.board_size)
+        shown = np.asarray(boards, dtype=np.int64)[:, : sizes[self.tree.nodes[n].round]]
+        columns = [self.public + shown]
+        if self.streets is not None:
+            street = np.searchsorted(sizes, np.arange(shown.shape[1]), side="right") - 1
+            columns.append(self.streets + street * self.num_cards + shown)
+        return np.concatenate(columns, axis=1)
+
+
 class CardSlotInputs(NodeInputs):
     """Batched inputs of a Deep CFR encoder whose vector is card slots, then
     features of the betting alone: the Appendix C network's input
@@ -246,10 +262,17 @@ class NetworkStrategy:
       suit_symmetric: the network's policy is invariant under relabelling the
         suits (true of `network="suit_symmetric_mlp"`, whose nets have
         `suit_symmetric = True`); required for an isomorphic tree.
+      input_layer: optional (weight [H1, F], bias [H1], from_sums) of a network
+        whose first layer is linear on the inputs, with `from_sums(table [T, H1],
+        rows [N, k], legal_mask [N, A]) -> [N, A]` the network from that layer's
+        pre-activation given as sums of table rows. With `InformationStateTensors`
+        the node's infosets are then never built as tensors: each pre-activation
+        is one row for the node and board (template and board one-hots through
+        W) plus one for the hand; the same function up to float32 rounding.
     """
 
     def __init__(self, tree: PublicTree, inputs, probabilities: Callable, batch_rows: int = 65536,
-                 suit_symmetric: bool = False):  # fmt: skip
+                 suit_symmetric: bool = False, input_layer: tuple | None = None):  # fmt: skip
         if tree.isomorphism and not suit_symmetric:
             raise ValueError("a network is not suit-symmetric: build the tree with isomorphism=False "
                              "(or train with network='suit_symmetric_mlp' and pass suit_symmetric=True)")  # fmt: skip
@@ -259,6 +282,12 @@ class NetworkStrategy:
         self.batch_rows = int(batch_rows)
         self.num_actions = 3
         self.queries, self.network_seconds = 0, 0.0
+        self._sums = None
+        if input_layer is not None and callable(getattr(inputs, "hand_columns", None)):
+            weight, bias, from_sums = input_layer
+            columns = np.asarray(weight, dtype=np.float32).T  # [F, H1]: row c = column c of W
+            self._sums = (columns, np.asarray(bias, dtype=np.float32), columns[inputs.hand_columns()].sum(axis=1),
+                          from_sums)  # fmt: skip
 
     def __call__(self, n: int, lo: int, hi: int) -> np.ndarray:
         tree, node = self.tree, self.tree.nodes[n]
@@ -272,6 +301,9 @@ class NetworkStrategy:
         out = np.full((len(boards), H, len(legal)), 1.0 / len(legal))
         mask = np.zeros((min(self.batch_rows, len(hand_of)), self.num_actions), dtype=bool)
         mask[:, legal] = True
+        if self._sums is not None:
+            out[board_of, hand_of] = self._by_sums(n, boards, hand_of, board_of, legal)
+            return out
         for start in range(0, len(hand_of), self.batch_rows):
             rows = slice(start, start + self.batch_rows)
             features = self.inputs.tensors(n, hand_of[rows], boards[board_of[rows]])
@@ -281,3 +313,20 @@ class NetworkStrategy:
             self.queries += len(features)
             out[board_of[rows], hand_of[rows]] = probs[:, legal]
         return out
+
+    def _by_sums(self, n: int, boards: np.ndarray, hand_of: np.ndarray, board_of: np.ndarray, legal: list) -> np.ndarray:
+        """The network's probabilities at node n for (hand_of[i], boards[board_of[i]]),
+        its first layer's pre-activation as sums: W x + b = (W template + b + the
+        board's columns of W) + the hand's columns of W, one table row each."""
+        columns, bias, hand_rows, from_sums = self._sums
+        node_row = columns.T @ self.inputs.template(n) + bias
+        board_rows = node_row + columns[self.inputs.board_columns(n, boards)].sum(axis=1)  # [b, H1]
+        table = np.concatenate([hand_rows, board_rows])
+        rows = np.stack([hand_of, len(hand_rows) + board_of], axis=1)
+        mask = np.zeros((len(rows), self.num_actions), dtype=bool)
+        mask[:, legal] = True
+        began = time.perf_counter()
+        probs = np.asarray(from_sums(table, rows, mask), dtype=np.float64)
+        self.network_seconds += time.perf_counter() - began
+        self.queries += len(rows)
+        return probs[:, legal]

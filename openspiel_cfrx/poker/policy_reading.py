@@ -314,7 +314,10 @@ def _network_reading(game: pyspiel.Game, policy) -> Reading | None:
                       else CardSlotInputs(game, tree, encoder))  # fmt: skip
         except UnsupportedPokerGameError:
             return None
-        return NetworkStrategy(tree, inputs, policy.probabilities_from_tensors, suit_symmetric=symmetric)
+        layer = policy.policy_input_layer() if callable(getattr(policy, "policy_input_layer", None)) else None
+        input_layer = None if layer is None else (*layer, policy.probabilities_from_sums)
+        return NetworkStrategy(tree, inputs, policy.probabilities_from_tensors, suit_symmetric=symmetric,
+                               input_layer=input_layer)  # fmt: skip
 
     return Reading("network", symmetric, False, strategy)
 
@@ -326,9 +329,19 @@ def _module_reading(game: pyspiel.Game, module, check: bool) -> Reading:
     def probabilities(features: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
         with torch.inference_mode():
             out = module(torch.as_tensor(features))
+        return on_legal(out, legal_mask, len(features))
+
+    def from_sums(table: np.ndarray, rows: np.ndarray, legal_mask: np.ndarray) -> np.ndarray:
+        table, rows = torch.as_tensor(table), torch.as_tensor(rows)
+        with torch.inference_mode():
+            out = [module[1:](torch.nn.functional.embedding_bag(rows[lo : lo + 2048], table, mode="sum"))
+                   for lo in range(0, len(rows), 2048)]  # fmt: skip
+        return on_legal(torch.cat(out), legal_mask, len(rows))
+
+    def on_legal(out, legal_mask: np.ndarray, count: int) -> np.ndarray:
         probs = np.asarray(out.detach().cpu().numpy() if hasattr(out, "detach") else out, dtype=np.float64)
         if probs.shape != legal_mask.shape:
-            raise ValueError(f"the module returned shape {probs.shape} for {len(features)} information-state "
+            raise ValueError(f"the module returned shape {probs.shape} for {count} information-state "
                              f"tensors, expected {legal_mask.shape} (scores over the game's actions)")  # fmt: skip
         legal = np.where(legal_mask, probs, 0.0)
         totals = legal.sum(axis=1, keepdims=True)
@@ -339,10 +352,14 @@ def _module_reading(game: pyspiel.Game, module, check: bool) -> Reading:
                              "non-negative with a positive sum: return probabilities (e.g. end with a softmax), or "
                              "pass check=False to evaluate it as is")  # fmt: skip
         return legal / np.where(totals > 0, totals, 1.0)  # the network's distribution over the legal actions
-        return probs
+
+    first = module[0] if isinstance(module, torch.nn.Sequential) and len(module) > 1 else None
+    input_layer = None  # an nn.Sequential opening with a Linear: its first layer as sums (NetworkStrategy)
+    if isinstance(first, torch.nn.Linear) and first.bias is not None:
+        input_layer = (first.weight.detach().cpu().numpy(), first.bias.detach().cpu().numpy(), from_sums)
 
     def strategy(tree: PublicTree):
-        return NetworkStrategy(tree, InformationStateTensors(game, tree), probabilities)
+        return NetworkStrategy(tree, InformationStateTensors(game, tree), probabilities, input_layer=input_layer)
 
     return Reading("module", False, False, strategy)
 
