@@ -13,7 +13,10 @@ charged to the contender, so curves compare usable policies at equal compute.
 `run_timed` (equal wall-clock, log-spaced evaluations: `cfrx-benchmark`) and
 `run_curve` (a solver's exact curve at iteration checkpoints) are uses of it;
 so is `benchmarks/bench_fhp_curve.py` (checkpoints at budget fractions,
-exact iteration counts or another line's nodes touched, resumable).
+exact iteration counts or another line's nodes touched, resumable), and the
+budget loops of `bench_cfr_mix.py`, `sweep_nfsp_fhp.py`, `bench_deep_cfr.py`
+and `bench_hulh_head_to_head.py`, which wrap their own solvers in a
+`FunctionContender`.
 """
 
 from __future__ import annotations
