@@ -57,6 +57,7 @@ from games.team_goofspiel_worst_case import exact_goofspiel_team_worst_case  # n
 from openspiel_cfrx import team  # noqa: E402
 from openspiel_cfrx.cfr_mix import CFRMixSolver  # noqa: E402
 from openspiel_cfrx.deep import DeepCFRSolver  # noqa: E402
+from openspiel_cfrx.eval.harness import FunctionContender, RunState, run_budget  # noqa: E402
 from openspiel_cfrx.eval.team_best_response import sampled_team_worst_case  # noqa: E402
 
 ALL_VARIANTS = ["cfr_mix", "cfr_mix_no_sharing", "deep_cfr_mix", "independent", "double_neural_joint", "deep_cfr"]
@@ -66,6 +67,14 @@ PART_ORDER = ["goofspiel_3c2p2r", "goofspiel_6c4p2r", "nest_3x3_2", "nest_5x5_4"
 
 class _OutOfBudget(Exception):
     pass
+
+
+class _Unfinished(Exception):
+    """A step of `run_curves` stopped by its CPU limit, `spent` solver seconds into the run."""
+
+    def __init__(self, spent: float):
+        super().__init__(spent)
+        self.spent = spent
 
 
 def call_with_cpu_limit(fn, seconds: float) -> bool:
@@ -211,25 +220,7 @@ def run_curves(game, variants, budget, cfg, evaluate, log, deep_cfr_needs=None, 
             log(f"{variant}: skipped ({deep_cfr_needs['traversal_seconds']:.3g} s per traversal)")
             continue
         solver = make_solver(game, variant, cfg, seed)
-        step = solver.run_iteration
-        marks = [budget / 3, 2 * budget / 3, budget]
-        spent, iteration, evaluated, note = 0.0, 0, 0, ""
-        last = uniform
-        while spent < budget:
-            start = time.process_time()
-            finished = call_with_cpu_limit(step, 1.5 * budget - spent)
-            spent += time.process_time() - start
-            if not finished:
-                note = f"iteration {iteration + 1} unfinished at {spent:.0f} s CPU (stopped)"
-                break
-            iteration += 1
-            if marks and spent >= marks[0]:
-                while marks and spent >= marks[0]:
-                    marks.pop(0)
-                last = evaluate(solver, iteration)
-                evaluated = iteration
-                points.append(dict(variant=variant, iteration=iteration, cpu_s=spent, **last))
-                log(f"{variant:20s} it {iteration:3d} {spent:6.1f}s CPU {last}")
+        iteration, evaluated, spent, last, note = _run_variant(solver, variant, budget, evaluate, log, points, uniform)
         if iteration and evaluated != iteration:
             last = evaluate(solver, iteration)
             points.append(dict(variant=variant, iteration=iteration, cpu_s=spent, **last))
@@ -239,6 +230,33 @@ def run_curves(game, variants, budget, cfg, evaluate, log, deep_cfr_needs=None, 
         current = "-" if last.get("current") is None else f"{last['current']:.4f}"
         rows.append([variant, iteration, f"{spent:.0f}", f"{last['value']:.4f}", _ci(last), current, note])
     return points, rows
+
+
+def _run_variant(solver, variant, budget, evaluate, log, points, uniform):
+    """`solver` for `budget` CPU seconds under the harness (`run_budget`), evaluated at the first iteration past
+    1/3, 2/3 and all of it; an iteration still running at 1.5 x budget is stopped. Appends the points; returns
+    (iterations, the last one evaluated, CPU seconds, the last evaluation, note)."""
+    state = RunState(pending=[budget / 3, 2 * budget / 3, budget])
+    done = dict(iterations=0, evaluated=0, last=uniform)
+
+    def step():
+        start = time.process_time()
+        if not call_with_cpu_limit(solver.run_iteration, 1.5 * budget - state.spent):
+            raise _Unfinished(state.spent + time.process_time() - start)
+        done["iterations"] += 1
+
+    def measure(m):
+        done["last"], done["evaluated"] = evaluate(solver, m.steps), m.steps
+        points.append(dict(variant=variant, iteration=m.steps, cpu_s=m.spent, **done["last"]))
+        log(f"{variant:20s} it {m.steps:3d} {m.spent:6.1f}s CPU {done['last']}")
+
+    try:
+        run_budget(FunctionContender(variant, step, lambda: solver), measure, [], seconds=budget,
+                   clock=time.process_time, state=state, log=None)  # fmt: skip
+    except _Unfinished as stopped:
+        note = f"iteration {done['iterations'] + 1} unfinished at {stopped.spent:.0f} s CPU (stopped)"
+        return done["iterations"], done["evaluated"], stopped.spent, done["last"], note
+    return done["iterations"], done["evaluated"], state.spent, done["last"], ""
 
 
 def _ci(point: dict) -> str:
@@ -450,18 +468,10 @@ def scale_part(args, name, title, game_string, cfg, evaluator, metric_text, extr
         label = variant if len(seeds) == 1 else f"{variant} seed {seed}"
         if not points:
             evaluate(solver, "uniform (all, 0 s)", 0, 0.0)  # untrained: the uniform strategy
-        spent, iteration, marks = 0.0, 0, [f * budget for f in fractions]
-        while spent < budget:
-            start = time.process_time()
-            solver.run_iteration()
-            spent += time.process_time() - start
-            iteration += 1
-            if spent >= marks[0]:
-                while marks and spent >= marks[0]:
-                    marks.pop(0)
-                evaluate(solver, label, iteration, spent)
-        if points[-1]["iteration"] != iteration:
-            evaluate(solver, label, iteration, spent)
+        # evaluated at the first iteration past each fraction of the budget and at its end
+        run_budget(FunctionContender(label, solver.run_iteration, lambda solver=solver: solver),
+                   lambda m, solver=solver, label=label: evaluate(solver, label, m.steps, m.spent),
+                   [f * budget for f in fractions], seconds=budget, clock=time.process_time, log=None)  # fmt: skip
         last_points.append(points[-1])
     folder = os.path.join(args.out, "cfr_mix", name)
     write_curves(points, folder, f"{game_string}: {metric_text[:60]}", "team utility (see section)")
@@ -713,11 +723,10 @@ def part_nest_15x15_controls(args):
     print("nest_15x15_controls: supervised fit", fitted, flush=True)
     for label, change in NEST_CONTROLS.items():
         cfg = {**base, **change}
-        solver, spent, iteration = make_solver(game, cfg.get("variant", "cfr_mix"), cfg, seed), 0.0, 0
-        while spent < budget:
-            start = time.process_time()
-            solver.run_iteration()
-            spent, iteration = spent + time.process_time() - start, iteration + 1
+        solver = make_solver(game, cfg.get("variant", "cfr_mix"), cfg, seed)
+        (iteration, spent), = run_budget(FunctionContender(label, solver.run_iteration, lambda solver=solver: solver),
+                                         lambda m: (m.steps, m.spent), [], seconds=budget, clock=time.process_time,
+                                         log=None)  # fmt: skip
         rows.append([label, f"{iteration}", f"{spent:.0f}", evaluate(solver), evaluate(_CurrentIterate(solver))])
         print("nest_15x15_controls", rows[-1], flush=True)
     rows.append([f"supervised fit of the same network to the intercept team ({decisions:,} recorded decisions, "

@@ -2,15 +2,19 @@
 
 Modes (--mode, comma-separated):
 
-* `compare`: Leduc, both solvers in the same process, interleaved (whichever
-  has spent less solver time runs its next iteration), so machine load hits
-  both alike. OpenSpiel runs its example's settings (64-unit nets, 375
-  traversals, 375 advantage steps of batch 256, lr 1e-3, memory 1e5; its
-  policy network, 2500 steps of batch 256, is trained at each checkpoint as its
-  `print_nash_convs` does). Exact NashConv at checkpoints with our tree
-  engine (evaluation time excluded from both clocks; our policy-network
-  training at a checkpoint is reported separately). Writes
-  `deep_cfr_leduc.md`, CSV and PNG.
+* `compare`: Leduc, both solvers in the same process, one after the other
+  (ours, then OpenSpiel's), each stepped through the equal-budget harness
+  (`openspiel_cfrx.eval.harness.run_budget`, wall clock) for `--seconds` of
+  solver time (OpenSpiel's also stops after `--openspiel_iterations`). They
+  are not interleaved, so load on the machine that changes during the run can
+  hit one more than the other. OpenSpiel runs its example's settings (64-unit
+  nets, 375 traversals, 375 advantage steps of batch 256, lr 1e-3, memory 1e5;
+  its policy network, 2500 steps of batch 256, is trained at each checkpoint
+  as its `print_nash_convs` does). Exact NashConv with our tree engine at the
+  first iteration past every `--eval_every_seconds` of solver time and at the
+  end (evaluation time excluded from both clocks; policy-network training at
+  a checkpoint is reported separately). Writes `deep_cfr_leduc.md`, CSV and
+  PNG.
 * `throughput`: nodes touched per second during traversal, same game and
   same network size (one hidden layer of 64) for both, traversals only.
 * `ablations`: the paper's Figure 4 switches on Leduc at a fixed number of
@@ -45,6 +49,7 @@ from openspiel_cfrx.deep import (
     DeepCFRSolver,  # noqa: E402
     Schedule,  # noqa: E402
 )
+from openspiel_cfrx.eval.harness import FunctionContender, RunState, run_budget  # noqa: E402
 from openspiel_cfrx.presets import merge_settings  # noqa: E402
 from openspiel_cfrx.tree import nash_conv  # noqa: E402
 
@@ -156,53 +161,47 @@ def throughput(game, rows):
 
 # --------------------------------------------------------------------- compare
 def compare(game, out_dir):
+    """Ours, then OpenSpiel's, each for --seconds of solver time through the harness (`run_budget`), evaluated
+    at the first iteration past every --eval_every_seconds and at the end."""
     torch.manual_seed(FLAGS.seed)
     start = time.perf_counter()
     ours = DeepCFRSolver(game, num_iterations=10**6, seed=FLAGS.seed, **OURS_LEDUC)
     setup = time.perf_counter() - start  # tree extraction and encoding: charged to our clock
     theirs = _openspiel_solver(game, FLAGS.openspiel_iterations, FLAGS.seed)
-    clocks = {"ours": setup, "openspiel": 0.0}
-    next_eval = {"ours": FLAGS.eval_every_seconds, "openspiel": FLAGS.eval_every_seconds}
-    iterations = {"ours": 0, "openspiel": 0}
     nodes = {"ours": 0, "openspiel": 0}
     records = []
 
-    def evaluate(name):
+    def step_ours():
+        nodes["ours"] += ours.run_iteration()["nodes"]
+
+    def step_theirs():
+        before = theirs.nodes
+        _openspiel_iteration(theirs)
+        nodes["openspiel"] += theirs.nodes - before
+
+    def evaluate(m):
+        name = m.contender.name
         start = time.perf_counter()
         if name == "ours":
-            value = nash_conv(game, ours)  # trains the policy network (timed below)
+            value = nash_conv(game, ours)  # trains the policy network (timed here, not charged)
             policy_seconds = time.perf_counter() - start
             sd_cfr = float(ours.nash_conv("sd_cfr"))
         else:
             value = _openspiel_nash_conv(game, theirs)
             policy_seconds = time.perf_counter() - start
             sd_cfr = float("nan")
-        records.append(dict(solver=name, iteration=iterations[name], seconds=clocks[name],
-                            nodes=nodes[name], nash_conv=value, sd_cfr_nash_conv=sd_cfr,
-                            policy_training_seconds=policy_seconds))  # fmt: skip
-        print(f"  {name:<9} it {iterations[name]:>4} {clocks[name]:7.1f}s nodes {nodes[name]:>10,} "
+        records.append(dict(solver=name, iteration=m.steps, seconds=m.spent, nodes=nodes[name], nash_conv=value,
+                            sd_cfr_nash_conv=sd_cfr, policy_training_seconds=policy_seconds))  # fmt: skip
+        print(f"  {name:<9} it {m.steps:>4} {m.spent:7.1f}s nodes {nodes[name]:>10,} "
               f"NashConv {value:.4f}" + (f" (SD-CFR {sd_cfr:.4f})" if name == "ours" else ""), flush=True)
 
-    done = {"ours": False, "openspiel": False}
-    while not all(done.values()):
-        name = min((n for n in done if not done[n]), key=lambda n: clocks[n])
-        start = time.perf_counter()
-        if name == "ours":
-            stats = ours.run_iteration()
-            nodes["ours"] += stats["nodes"]
-        else:
-            before = theirs.nodes
-            _openspiel_iteration(theirs)
-            nodes["openspiel"] += theirs.nodes - before
-        clocks[name] += time.perf_counter() - start
-        iterations[name] += 1
-        finished = clocks[name] >= FLAGS.seconds or (
-            name == "openspiel" and iterations[name] >= FLAGS.openspiel_iterations
-        )
-        if clocks[name] >= next_eval[name] or finished:
-            evaluate(name)
-            next_eval[name] = clocks[name] + FLAGS.eval_every_seconds
-        done[name] = finished
+    every = FLAGS.eval_every_seconds  # <= 0: every iteration
+    checkpoints = [float(t) for t in np.arange(every, FLAGS.seconds, every)] if every > 0 else []
+    for contender, spent, max_steps in ((FunctionContender("ours", step_ours, lambda: ours), setup, 0),
+                                        (FunctionContender("openspiel", step_theirs, lambda: theirs), 0.0,
+                                         FLAGS.openspiel_iterations)):  # fmt: skip
+        run_budget(contender, evaluate, [], seconds=FLAGS.seconds, max_steps=max_steps, eval_every=int(every <= 0),
+                   state=RunState(spent=spent, pending=list(checkpoints)), log=None)  # fmt: skip
 
     csv_path = os.path.join(out_dir, "deep_cfr_leduc", "leduc_compare.csv")
     os.makedirs(os.path.dirname(csv_path), exist_ok=True)
@@ -242,7 +241,7 @@ def _plot(records, path):
         ax.grid(True, which="both", alpha=0.3)
     axes[1].set_xscale("log")
     axes[0].legend(fontsize=7)
-    fig.suptitle("Leduc poker: Deep CFR, same process, interleaved", fontsize=10)
+    fig.suptitle("Leduc poker: Deep CFR, same process, one after the other", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

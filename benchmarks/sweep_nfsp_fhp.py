@@ -57,6 +57,7 @@ from benchmarks.common import (  # noqa: E402
     write_result,
 )
 from openspiel_cfrx.contenders import NFSP_PRESETS, make_contender, nfsp_settings  # noqa: E402
+from openspiel_cfrx.eval.harness import FunctionContender, RunState, run_budget  # noqa: E402
 
 # Heinrich & Silver 2016's Limit Texas Hold'em settings, scaled to 5x2 flop hold'em and this sweep's
 # budget: anticipatory parameter 0.1, SGD with RL rate 0.1 and SL rate 0.005, epsilon 0.08 decaying
@@ -160,6 +161,10 @@ def write_rows(path: str, rows: list[dict], append: bool) -> None:
         writer.writerows(rows)
 
 
+class _Diverged(Exception):
+    """An NFSP step failed (its cause: OpenSpiel's error)."""
+
+
 def evaluate_contender(game, contender) -> dict:
     """Exact NashConv of the contender's average networks (`bench_full_fhp_nfsp.evaluate`, every board)."""
     from benchmarks.bench_full_fhp_nfsp import evaluate
@@ -176,34 +181,45 @@ def run_one(game, stage: str, config: str, settings: dict, seed: int, args, tabl
     write_rows(table, kept, append=False)
     points = eval_points(args.episodes, args.points, args.episodes_per_step)
     contender = make_contender("os_nfsp", game, seed=seed, episodes_per_step=args.episodes_per_step, **settings)
-    episodes, wall, cpu, rows = 0, 0.0, 0.0, []
-    print(f"{config} seed {seed}: {args.episodes:,} episodes", flush=True)
-    while episodes < args.episodes:
-        w0, c0 = time.perf_counter(), time.process_time()
+    per_step, rows = args.episodes_per_step, []
+    marks = [p // per_step for p in points]  # a step of the harness is `per_step` episodes
+    state, tally = RunState(pending=list(marks)), dict(steps=0, cpu=0.0)  # wall seconds in `state`, CPU in `tally`
+
+    def step():
+        c0 = time.process_time()
         try:
             contender.step()
         except (TypeError, AttributeError, ValueError, RuntimeError) as e:
-            # OpenSpiel's DQN returns early on a NaN loss, leaving its episode state behind: the next
-            # episode then fails inside nfsp/dqn. The run is recorded as failed, not retried.
-            row = {"stage": stage, "config": config, "seed": seed, "budget": args.episodes, "episodes": episodes,
-                   "train_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2), "settings": json.dumps(settings, sort_keys=True),
-                   "failed": f"{type(e).__name__} in episodes {episodes:,}-{episodes + args.episodes_per_step:,} "
-                             f"(Q-learning diverged: RL loss {[a._rl_agent.loss for a in contender._agents]})"}  # noqa: SLF001
-            write_rows(table, [row], append=True)
-            print(f"  failed: {row['failed']}", flush=True)
-            return rows + [row]
-        wall, cpu = wall + time.perf_counter() - w0, cpu + time.process_time() - c0
-        episodes += args.episodes_per_step
-        if episodes in points:
-            result = evaluate_contender(game, contender)
-            row = {"stage": stage, "config": config, "seed": seed, "budget": args.episodes, "episodes": episodes,
-                   "train_seconds": round(wall, 2), "cpu_seconds": round(cpu, 2), **result,
-                   "nodes_touched": contender.nodes_touched, "load": round(os.getloadavg()[0], 2),
-                   "settings": json.dumps(settings, sort_keys=True)}  # fmt: skip
-            write_rows(table, [row], append=True)
-            rows.append(row)
-            print(f"  {episodes:>8,} episodes {wall:7.1f} s (CPU {cpu:7.1f} s): NashConv "
-                  f"{result['nash_conv_mbb']:8.1f} mbb/g", flush=True)  # fmt: skip
+            raise _Diverged from e
+        tally["steps"], tally["cpu"] = tally["steps"] + 1, tally["cpu"] + time.process_time() - c0
+
+    def measure(m):
+        episodes, wall = m.steps * per_step, m.spent
+        result = evaluate_contender(game, contender)
+        row = {"stage": stage, "config": config, "seed": seed, "budget": args.episodes, "episodes": episodes,
+               "train_seconds": round(wall, 2), "cpu_seconds": round(tally["cpu"], 2), **result,
+               "nodes_touched": contender.nodes_touched, "load": round(os.getloadavg()[0], 2),
+               "settings": json.dumps(settings, sort_keys=True)}  # fmt: skip
+        write_rows(table, [row], append=True)
+        rows.append(row)
+        print(f"  {episodes:>8,} episodes {wall:7.1f} s (CPU {tally['cpu']:7.1f} s): NashConv "
+              f"{result['nash_conv_mbb']:8.1f} mbb/g", flush=True)  # fmt: skip
+
+    print(f"{config} seed {seed}: {args.episodes:,} episodes", flush=True)
+    try:
+        run_budget(FunctionContender(config, step, lambda: contender), measure, marks, by="steps",
+                   max_steps=args.episodes // per_step, state=state, log=None)  # fmt: skip
+    except _Diverged as diverged:
+        # OpenSpiel's DQN returns early on a NaN loss, leaving its episode state behind: the next
+        # episode then fails inside nfsp/dqn. The run is recorded as failed, not retried.
+        e, episodes = diverged.__cause__, tally["steps"] * per_step
+        row = {"stage": stage, "config": config, "seed": seed, "budget": args.episodes, "episodes": episodes,
+               "train_seconds": round(state.spent, 2), "cpu_seconds": round(tally["cpu"], 2), "settings": json.dumps(settings, sort_keys=True),
+               "failed": f"{type(e).__name__} in episodes {episodes:,}-{episodes + per_step:,} "
+                         f"(Q-learning diverged: RL loss {[a._rl_agent.loss for a in contender._agents]})"}  # noqa: SLF001
+        write_rows(table, [row], append=True)
+        print(f"  failed: {row['failed']}", flush=True)
+        return rows + [row]
     return rows
 
 

@@ -7,6 +7,7 @@ import pytest
 
 from openspiel_cfrx.eval.harness import (
     Contender,
+    FunctionContender,
     RunState,
     log_checkpoints,
     run_budget,
@@ -80,6 +81,18 @@ def test_a_budget_of_seconds_and_a_step_cap_end_the_run_whichever_comes_first():
     assert [p[0] for p in measured(Ticker(per_step=1, count_steps=False), [], seconds=5.0, max_steps=3)] == [3]
     every = measured(Ticker(per_step=1, count_steps=False), [], seconds=7.0, eval_every=3)
     assert [p[0] for p in every] == [3, 6, 7]
+
+
+@pytest.mark.parametrize("charge, spent, seconds", [(False, [2.0, 4.0], [2.0, 4.0]),
+                                                    (True, [3.0, 6.0], [3.0, 6.0])])  # fmt: skip
+def test_a_function_contender_charges_its_policy_only_when_told(charge, spent, seconds):
+    ticker = Ticker(per_step=2, policy_cost=1.0)
+    contender = FunctionContender("f", ticker.step, ticker.policy, charge_policy=charge)
+    points = run_budget(contender, lambda m: (m.steps, m.spent, m.policy_seconds, m.seconds, m.policy), [1, 2],
+                        by="steps", clock=ticker.clock, log=None)  # fmt: skip
+    assert [p[0] for p in points] == [1, 2] and [p[4] for p in points] == [2, 4]
+    assert [p[1] for p in points] == spent and [p[3] for p in points] == seconds
+    assert [p[2] for p in points] == ([1.0, 1.0] if charge else [0.0, 0.0])
 
 
 def test_a_resumed_state_continues_where_the_saved_one_stopped():

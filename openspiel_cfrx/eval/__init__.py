@@ -4,6 +4,7 @@ from openspiel_cfrx.eval.curves import plot_curves, write_csv
 from openspiel_cfrx.eval.harness import (
     Contender,
     CurvePoint,
+    FunctionContender,
     Measurement,
     RunState,
     TimedPoint,
@@ -18,6 +19,7 @@ from openspiel_cfrx.eval.harness import (
 __all__ = [
     "Contender",
     "CurvePoint",
+    "FunctionContender",
     "Measurement",
     "RunState",
     "TimedPoint",

@@ -13,7 +13,10 @@ charged to the contender, so curves compare usable policies at equal compute.
 `run_timed` (equal wall-clock, log-spaced evaluations: `cfrx-benchmark`) and
 `run_curve` (a solver's exact curve at iteration checkpoints) are uses of it;
 so is `benchmarks/bench_fhp_curve.py` (checkpoints at budget fractions,
-exact iteration counts or another line's nodes touched, resumable).
+exact iteration counts or another line's nodes touched, resumable), and the
+budget loops of `bench_cfr_mix.py`, `sweep_nfsp_fhp.py`, `bench_deep_cfr.py`
+and `bench_hulh_head_to_head.py`, which wrap their own solvers in a
+`FunctionContender`.
 """
 
 from __future__ import annotations
@@ -231,12 +234,16 @@ def run_timed(
                       clock=clock, log=log)  # fmt: skip
 
 
-class _FunctionContender(Contender):
-    """`step` and `average_policy` callables as a contender; producing the
-    policy is not charged (`run_curve`'s convention)."""
+class FunctionContender(Contender):
+    """`step` and `average_policy` callables as a contender (a benchmark's own
+    solver loop under `run_budget`). Producing the policy is not charged
+    (`run_curve`'s convention) unless `charge_policy`: then `average_policy()`
+    is timed on the run's clock like any contender's `policy()`."""
 
-    def __init__(self, name: str, step: Callable[[], None], average_policy: Callable[[], object]):
+    def __init__(self, name: str, step: Callable[[], None], average_policy: Callable[[], object],
+                 charge_policy: bool = False):  # fmt: skip
         self.name, self._step, self._average_policy = name, step, average_policy
+        self._charge_policy = charge_policy
 
     def step(self):
         self._step()
@@ -245,6 +252,8 @@ class _FunctionContender(Contender):
         return self._average_policy()
 
     def timed_policy(self, clock):
+        if self._charge_policy:
+            return super().timed_policy(clock)
         return self._average_policy(), 0.0
 
 
@@ -273,5 +282,5 @@ def run_curve(
         return points[-1]
 
     marks = sorted({c for c in checkpoints if 1 <= c <= iterations} | {iterations})
-    return run_budget(_FunctionContender(name, step, average_policy), measure, marks, by="steps",
+    return run_budget(FunctionContender(name, step, average_policy), measure, marks, by="steps",
                       seconds=time_budget, max_steps=iterations, log=None)  # fmt: skip
