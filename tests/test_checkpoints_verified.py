@@ -9,6 +9,7 @@ a full disk is reported as such.
 from __future__ import annotations
 
 import errno
+import json
 import os
 import subprocess
 import sys
@@ -118,6 +119,18 @@ def test_tabular_checkpoint_damage_and_hyperparameters(tmp_path):
     resumed = openspiel_cfrx.DCFRSolver(game, alpha=1.5)
     resumed.load(path)
     assert resumed.iteration == 3
+    # Format /1 (no hyperparameters, no checksum) and /2 (DCFR's averaging under another label) are refused.
+    with np.load(path) as stored:
+        arrays = {key: stored[key] for key in stored.files if key != "sha256"}
+    meta = json.loads(str(arrays["meta"]))
+    for version in (1, 2):
+        arrays["meta"] = np.array(json.dumps({**meta, "format": f"openspiel_cfrx.tabular/{version}"}))
+        old = str(tmp_path / f"old{version}.npz")
+        np.savez(old, **arrays)
+        with pytest.raises(ValueError, match=rf"checkpoint {old} has format 'openspiel_cfrx.tabular/{version}', "
+                           r"expected 'openspiel_cfrx.tabular/3': this version of openspiel_cfrx reads no other; "
+                           r"re-create it with this version \(re-run the command that wrote it\)"):  # fmt: skip
+            openspiel_cfrx.DCFRSolver(game, alpha=1.5).load(old)
     _overwrite_middle(path, 0.5, size=64)
     with pytest.raises(ValueError, match="damaged|not a readable"):
         openspiel_cfrx.DCFRSolver(game, alpha=1.5).load(path)
