@@ -65,8 +65,9 @@ def test_formats_1_and_2_are_refused(saved, tmp_path, version):
     old = _rewrite(path, tmp_path, lambda p: p.update(format=checkpoint_lib.format_of(kind, version)),
                    checksum=version == 2)  # fmt: skip
     expected = f"format 'openspiel_cfrx.{kind}/{version}', expected 'openspiel_cfrx.{kind}/3'"
-    with pytest.raises(CheckpointError, match=rf"'{old}' is not a {kind} checkpoint \({expected}\): a file of an "
-                       rf"earlier development version of openspiel_cfrx, which this version does not read; {FIX}") as e:  # fmt: skip
+    refusal = (rf"'{old}' is not a {kind} checkpoint \({expected}\): a file of an earlier development version "
+               rf"of openspiel_cfrx, which this version does not read; {FIX}")  # fmt: skip
+    with pytest.raises(CheckpointError, match=refusal) as e:
         _solver(kind).load_checkpoint(old)
     _one_line(e)
     with pytest.raises(CheckpointError, match="earlier development version"):
@@ -80,9 +81,10 @@ def test_a_config_instead_of_game_and_settings_is_refused(saved, tmp_path):
         payload["config"] = {"game": payload.pop("game"), "network": "mlp", "memory_capacity": 16}
 
     old = _rewrite(path, tmp_path, to_config)
-    with pytest.raises(CheckpointError, match=rf"checkpoint '{old}' has format 'openspiel_cfrx.{kind}/3' but lacks "
-                       rf"'game'; it holds a 'config' entry \(the layout of an earlier development version\); this version "
-                       rf"reads only files holding 'game', 'settings' and 'state': {FIX}") as e:  # fmt: skip
+    refusal = (rf"checkpoint '{old}' has format 'openspiel_cfrx.{kind}/3' but lacks 'game'; it holds a 'config' "
+               rf"entry \(the layout of an earlier development version\); this version reads only files holding "
+               rf"'game', 'settings' and 'state': {FIX}")  # fmt: skip
+    with pytest.raises(CheckpointError, match=refusal) as e:
         _solver(kind).load_checkpoint(old)
     _one_line(e)
 

@@ -150,9 +150,9 @@ class TabularSolver:
         expected = self._checkpoint_meta()
         found = meta.get("format")
         if found != self.CHECKPOINT_FORMAT:
-            raise ValueError(f"checkpoint {path} has format {found!r}, expected {self.CHECKPOINT_FORMAT!r}: this version of "
-                             "openspiel_cfrx reads no other; re-create it with this version (re-run the command "
-                             "that wrote it)")  # fmt: skip
+            raise ValueError(f"checkpoint {path} has format {found!r}, expected {self.CHECKPOINT_FORMAT!r}: this "
+                             "version of openspiel_cfrx reads no other; re-create it with this version (re-run the "
+                             "command that wrote it)")  # fmt: skip
         stored = str(arrays.pop("sha256", ""))
         if stored != array_digest(arrays):
             raise ValueError(
