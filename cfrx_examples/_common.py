@@ -641,12 +641,7 @@ def check_resumed_checkpoint(path: str, saved_run: dict | None, saved_settings, 
     """Refuses (one line) to resume the checkpoint `path` under a configuration
     other than the one that wrote it: `saved_run` (the `run_config` stored in
     its `extra`) and `saved_settings` (its solver settings record) against
-    `config` and `now_settings`. A checkpoint that records neither was written
-    before they were recorded: a one-line note says its settings could not be checked."""
-    if saved_run is None and saved_settings is None:
-        print(f"note: {path} was written before checkpoints recorded their run configuration: its settings could "
-              "not be checked (only its game and network shapes)", file=sys.stderr)  # fmt: skip
-        return
+    `config` and `now_settings`."""
     fix = "resume with that run's flags, or start a new run in another --checkpoint_dir"
     _refuse_other_program(saved_run or {}, config, f"checkpoint {path} was", fix)
     differences = config_differences(saved_run or {}, config, saved_settings, now_settings, setting_flags)

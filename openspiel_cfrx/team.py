@@ -80,8 +80,8 @@ class FactoredTeamGame(Protocol):
 
         Algorithms size the adversary's network head with it (the game's
         `num_distinct_actions()` is the joint team space, far too wide).
-        Optional for games written before it existed: `is_factored_team_game`
-        does not require it and `adversary_num_actions(game)` below falls back
+        Optional: `is_factored_team_game` does not require it, and for a game
+        that does not define it `adversary_num_actions(game)` below falls back
         to the largest agent action count.
         """
         ...

@@ -62,21 +62,19 @@ def test_deep_cfr_checkpoint_overwritten_in_the_middle_is_refused(deep_cfr_check
         solver.load_checkpoint(path)
 
 
-def test_intact_checkpoint_still_loads_and_legacy_format_loads(deep_cfr_checkpoint, tmp_path):
+def test_intact_checkpoint_still_loads_and_an_unchecksummed_format_is_refused(deep_cfr_checkpoint, tmp_path):
     solver = openspiel_cfrx.DeepCFRSolver(pyspiel.load_game("kuhn_poker"), seed=0, **SMALL)
     solver.load_checkpoint(deep_cfr_checkpoint)
-    # A format /1 file (written before checksums, and before the shared neural
-    # core: migrated on load, tests/test_checkpoint_migration.py) loads unverified.
-    data = os.path.join(os.path.dirname(__file__), "data")
-    payload = torch.load(os.path.join(data, "deep_cfr_format2.pt"), weights_only=True)
+    # Format /1 (an earlier development version's, without a checksum) is refused in one line
+    # (tests/test_checkpoint_old_formats.py): no file loads unverified.
+    payload = torch.load(deep_cfr_checkpoint, weights_only=True)
     payload["format"] = "openspiel_cfrx.DeepCFRSolver/1"
     del payload["sha256"]
-    legacy = str(tmp_path / "legacy.pt")
-    torch.save(payload, legacy)
-    settings = json.load(open(os.path.join(data, "format2_expected.json")))["settings"]["deep_cfr"]
-    old = openspiel_cfrx.DeepCFRSolver(pyspiel.load_game("kuhn_poker"), **settings)
-    old.load_checkpoint(legacy)
-    assert old.iteration == 2
+    old = str(tmp_path / "old.pt")
+    torch.save(payload, old)
+    with pytest.raises(CheckpointError, match=r"format 'openspiel_cfrx.DeepCFRSolver/1', expected "
+                       r"'openspiel_cfrx.DeepCFRSolver/3'\): a file of an earlier development version"):  # fmt: skip
+        openspiel_cfrx.DeepCFRSolver(pyspiel.load_game("kuhn_poker"), seed=0, **SMALL).load_checkpoint(old)
 
 
 def test_cfr_mix_checkpoint_overwritten_in_the_middle_is_refused(tmp_path):
@@ -121,6 +119,18 @@ def test_tabular_checkpoint_damage_and_hyperparameters(tmp_path):
     resumed = openspiel_cfrx.DCFRSolver(game, alpha=1.5)
     resumed.load(path)
     assert resumed.iteration == 3
+    # Format /1 (no hyperparameters, no checksum) and /2 (DCFR's averaging under another label) are refused.
+    with np.load(path) as stored:
+        arrays = {key: stored[key] for key in stored.files if key != "sha256"}
+    meta = json.loads(str(arrays["meta"]))
+    for version in (1, 2):
+        arrays["meta"] = np.array(json.dumps({**meta, "format": f"openspiel_cfrx.tabular/{version}"}))
+        old = str(tmp_path / f"old{version}.npz")
+        np.savez(old, **arrays)
+        with pytest.raises(ValueError, match=rf"checkpoint {old} has format 'openspiel_cfrx.tabular/{version}', "
+                           r"expected 'openspiel_cfrx.tabular/3': this version of openspiel_cfrx reads no other; "
+                           r"re-create it with this version \(re-run the command that wrote it\)"):  # fmt: skip
+            openspiel_cfrx.DCFRSolver(game, alpha=1.5).load(old)
     _overwrite_middle(path, 0.5, size=64)
     with pytest.raises(ValueError, match="damaged|not a readable"):
         openspiel_cfrx.DCFRSolver(game, alpha=1.5).load(path)

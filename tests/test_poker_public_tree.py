@@ -3,7 +3,6 @@ several board deals, on-policy values, vector CFR against the tabular solvers,
 the OpenSpiel policy export, checkpoints and refusals."""
 
 import math
-import os
 
 import numpy as np
 import pyspiel
@@ -370,17 +369,35 @@ def test_subgames_with_given_ranges():
         PublicTree(game, subgame=Subgame((1, 0), board, reach))
 
 
-def test_vector_cfr_checkpoint_written_before_pokerrules_still_loads():
-    """`tests/data/vector_cfr_bettingrules.npz`: CFR+ after 3 iterations on 4x2 FHP with one raise per
-    round, written when the rules were `BettingRules` (their repr is in the file's metadata)."""
-    game = pyspiel.load_game("flop_holdem(num_ranks=4,num_suits=2,max_raises=1 1)")
-    tree = PublicTree(game, chunk_boards=5, threads=1)
-    resumed, straight = VectorCFR(tree, "cfr+", verbose=False), VectorCFR(tree, "cfr+", verbose=False)
-    resumed.load(os.path.join(os.path.dirname(__file__), "data", "vector_cfr_bettingrules.npz"))
-    for _ in range(3):
-        straight.iterate()
-    assert resumed.iteration == 3
-    assert tree.nash_conv(resumed.average_strategy) == tree.nash_conv(straight.average_strategy)
+def test_files_naming_another_rules_model_are_refused_in_one_line(tmp_path):
+    """A checkpoint or strategy file whose rules are not a `PokerRules` (an earlier development version named them
+    `BettingRules`) is refused, naming the file, what it holds, what this version reads and the fix."""
+    import json
+
+    from openspiel_cfrx.checkpoint_io import array_digest
+    from openspiel_cfrx.poker.vector_cfr import load_strategy, save_strategy
+
+    tree = PublicTree(pyspiel.load_game(SMALL))
+    solver = VectorCFR(tree, "cfr+", verbose=False)
+    solver.run(2, progress=False)
+    checkpoint, strategy = str(tmp_path / "c.npz"), str(tmp_path / "s.npz")
+    solver.save(checkpoint)
+    save_strategy(strategy, tree, solver.average_strategy)
+    for path in (checkpoint, strategy):
+        with np.load(path) as stored:
+            arrays = {key: stored[key] for key in stored.files if key != "sha256"}
+        meta = json.loads(str(arrays["meta"]))
+        meta["rules"] = "BettingRules" + meta["rules"][len("PokerRules"):]
+        arrays["meta"] = np.array(json.dumps(meta))
+        arrays["sha256"] = np.array(array_digest(arrays))
+        np.savez(path, **arrays)
+    fix = "re-create it with this version \\(re-run the command that wrote it\\)"
+    refusal = f"has format .* with rules 'BettingRules' .*'PokerRules' rules: {fix}"
+    with pytest.raises(ValueError, match=f"checkpoint {checkpoint} {refusal}"):
+        VectorCFR(tree, "cfr+", verbose=False).load(checkpoint)
+    with pytest.raises(ValueError, match=f"strategy file {strategy} {refusal}") as e:
+        load_strategy(strategy, tree)
+    assert "\n" not in str(e.value)
 
 
 def test_walks_estimated_to_take_days_are_refused_up_front():

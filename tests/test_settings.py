@@ -253,10 +253,9 @@ def test_cfr_mix_checkpoints_record_the_settings(tiny_game, tmp_path):
     CFRMixSolver(tiny_game, **MIX_CORE, **MIX_DICTS).load_checkpoint(path)
 
 
-def test_a_checkpoint_of_the_previous_release_loads_and_records_the_same_settings(kuhn, tmp_path):
-    """Files written before 0.3.0 hold a `config` (the shapes and the game)
-    beside the same settings record: they load, and their record compares
-    equal to today's."""
+def test_a_checkpoint_holding_a_config_is_refused_in_one_line(kuhn, tmp_path):
+    """Files of an earlier development version hold a `config` (the shapes and
+    the game) beside the settings record: they are refused, naming the fix."""
     from openspiel_cfrx.deep import checkpoint as checkpoint_lib
 
     solver = DeepCFRSolver(kuhn, **DEEP_CORE, averaging={"average_policy": "sd_cfr"}, workers={"num_threads": 1})
@@ -270,8 +269,9 @@ def test_a_checkpoint_of_the_previous_release_loads_and_records_the_same_setting
     payload["sha256"] = checkpoint_lib.payload_digest(payload)
     torch.save(payload, path)
     resumed = DeepCFRSolver(kuhn, **DEEP_CORE, averaging={"average_policy": "sd_cfr"}, workers={"num_threads": 1})
-    resumed.load_checkpoint(path)
-    assert resumed.iteration == 1
-    assert checkpoint_lib.settings_differences(resumed.checkpoint_settings, resumed.settings.to_record()) == {}
-    rebuilt = DeepCFRSolver.from_checkpoint(path)
-    assert rebuilt.settings.averaging.average_policy == "sd_cfr" and os.path.exists(path)
+    refusal = "lacks 'game'; it holds a 'config' entry .* re-create it with this version of openspiel_cfrx"
+    with pytest.raises(checkpoint_lib.CheckpointError, match=refusal):
+        resumed.load_checkpoint(path)
+    with pytest.raises(checkpoint_lib.CheckpointError, match=refusal):
+        DeepCFRSolver.from_checkpoint(path)
+    assert os.path.exists(path)

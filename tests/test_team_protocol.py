@@ -125,7 +125,7 @@ def test_adversary_num_actions_bounds_every_adversary_action(name, expected):
 
 
 class _NoAdversaryCount:
-    """A third-party team game written before `adversary_num_actions` existed."""
+    """A third-party team game that does not define the optional `adversary_num_actions`."""
 
     def __init__(self, radices=(3, 4)):
         self.radices = radices
@@ -159,10 +159,10 @@ class _DeclaredCount(_NoAdversaryCount):
 
 
 def test_adversary_num_actions_is_optional_with_fallback():
-    legacy = _NoAdversaryCount()
-    assert team.is_factored_team_game(legacy)
-    assert not isinstance(legacy, team.FactoredTeamGame)
-    assert team.adversary_num_actions(legacy) == 4  # largest agent action count
+    partial = _NoAdversaryCount()
+    assert team.is_factored_team_game(partial)
+    assert not isinstance(partial, team.FactoredTeamGame)
+    assert team.adversary_num_actions(partial) == 4  # largest agent action count
     assert team.adversary_num_actions(_DeclaredCount(7)) == 7
     assert isinstance(_DeclaredCount(7), team.FactoredTeamGame)
 
@@ -211,15 +211,15 @@ def test_cfr_mix_sizes_adversary_head_from_protocol_and_rejects_inconsistent_gam
     with pytest.raises(ValueError, match=r"adversary_num_actions\(\) is 2: inconsistent sizes"):
         solver.agent_action_probabilities(_first_adversary_state(bad))
 
-    class Legacy(TeamGoofspielGame):
-        adversary_num_actions = None  # as if the game predated the method
+    class WithoutAdversaryCount(TeamGoofspielGame):
+        adversary_num_actions = None  # the optional method not defined
 
-    legacy = Legacy(params)
+    partial = WithoutAdversaryCount(params)
     solver = openspiel_cfrx.CFRMixSolver(
-        legacy, regret_network_layers=(4,), policy_network_layers=(4,)
+        partial, regret_network_layers=(4,), policy_network_layers=(4,)
     )
     assert solver.views[team.ADVERSARY_PLAYER].num_actions == (3,)  # fallback: max agent count
-    state = _first_adversary_state(legacy)
+    state = _first_adversary_state(partial)
     assert len(solver.agent_action_probabilities(state)[0]) == 3
     # Were the fallback too small, the error says what to add to the game.
     solver.views[team.ADVERSARY_PLAYER].num_actions = (2,)  # the solver's own view object

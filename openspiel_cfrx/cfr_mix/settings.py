@@ -34,7 +34,7 @@ from openspiel_cfrx.deep.settings import (
 )
 from openspiel_cfrx.deep.validation import check_settings
 
-SCHEMA = 1  # of `CFRMixSettings.to_record()`; bump it (and migrate older records) on field changes
+SCHEMA = 1  # of `CFRMixSettings.to_record()`; bump it on field changes
 
 
 def _variant(backbone: str, team_view: str, regret_targets: str = "joint", share: bool = True):
@@ -239,7 +239,7 @@ class CFRMixSettings:
         shapes, the variant, the reservoirs' size), as {"group.field": value}
         with `share_parameters` resolved."""
         core, network = record["core"], record["network"]
-        share = network.get("share_parameters")
+        share = network["share_parameters"]
         return {"core.variant": core["variant"], "core.memory_capacity": int(core["memory_capacity"]),
                 **{f"core.{k}": [int(h) for h in core[k]] for k in ("regret_network_layers", "policy_network_layers")},
                 "network.family": network["family"], "network.infoset_encoding": network["infoset_encoding"],

@@ -13,8 +13,7 @@ iteration, history, counters and the random streams the solver draws from
 (numpy and Python `random`, and the traversal sampler's own after `reseed`;
 network initialisation draws from a forked, seeded torch stream), so a run
 resumed at any iteration boundary continues bit for bit (on CPU) as an
-uninterrupted one would (docs/deep_cfr.md, "Exact resume"; state keys added
-since format /3 was introduced are optional on load). Files are written
+uninterrupted one would (docs/deep_cfr.md, "Exact resume"). Files are written
 atomically (temp file + rename, stale temporaries of killed writers removed,
 a full disk reported as such: `openspiel_cfrx.checkpoint_io`) with a SHA-256 digest of the whole payload
 (every tensor's bytes, dtype and shape, every number and string, in a
@@ -26,12 +25,10 @@ other's checkpoints. A *policy file* (`openspiel_cfrx.<SolverClass>.policy/1`,
 (Deep CFR: the policy network, a few hundred KB where a full HULH checkpoint
 with its memories is several GB); it is checksummed the same way, rebuilds a
 solver that can play and be evaluated (`NeuralSolver.from_checkpoint`), and is
-refused where a run would resume from it. Formats /2 (checksummed) and /1 (no checksum), written
-before the shared neural core with one field per private attribute, are
-migrated to the /3 layout on load (`_migrate`); any other format is refused
-with a message naming it. Files written before 0.3.0 hold a `config` (the
-shape settings and the game, a second record) instead of `game`, and the
-oldest no `settings`: `_game_and_record` reads them, the one place that does.
+refused where a run would resume from it. Any other file, including those of
+earlier development versions (formats /1 and /2, or /3 files holding a `config`
+instead of `game` and `settings`), is refused in one line naming the format
+found and the one expected: re-create it with this version.
 """
 
 from __future__ import annotations
@@ -146,27 +143,38 @@ def _read(path: str, solver_name: str, policy: bool | None = False) -> dict:
     found = payload.get("format") if isinstance(payload, dict) else type(payload).__name__
     if found == policy_format_of(solver_name) or policy:
         return _read_policy(path, solver_name, payload, found, policy)
-    written_by = {format_of(name, v): (name, v) for name in SOLVERS for v in range(1, VERSION + 1)}.get(found)
-    if found == expected or (written_by == (solver_name, 2)):
-        if payload.get("sha256") != payload_digest(payload):
-            raise CheckpointError(
-                f"checkpoint {path!r} is damaged: its contents do not match the checksum written "
-                "with them (bytes changed after writing); use an earlier checkpoint"
-            )
-    elif written_by != (solver_name, 1):  # format /1: written before checksums; loads unverified
-        hint = f"; it was written by {written_by[0]}: load it into one" if written_by else ""
+    if found != expected:
+        raise CheckpointError(f"{path!r} is not a {solver_name} checkpoint (format {found!r}, expected {expected!r})"
+                              f"{_other_writer(found)}")  # fmt: skip
+    if payload.get("sha256") != payload_digest(payload):
         raise CheckpointError(
-            f"{path!r} is not a {solver_name} checkpoint (format {found!r}, expected {expected!r}){hint}"
+            f"checkpoint {path!r} is damaged: its contents do not match the checksum written "
+            "with them (bytes changed after writing); use an earlier checkpoint"
         )
-    if written_by is not None and written_by[1] < VERSION:
-        try:
-            payload = _migrate(payload, solver_name)
-        except (KeyError, TypeError, ValueError, IndexError) as e:
-            raise CheckpointError(
-                f"checkpoint {path!r} has the old format {found!r} but cannot be migrated to /{VERSION} "
-                f"({type(e).__name__}: {e}); it is damaged, start a new run"
-            ) from None
+    _check_layout(path, payload, found)
     return payload
+
+
+def _other_writer(found) -> str:
+    """The fix for a file of another format: the other solver's, or an earlier development version's."""
+    current = {format_of(name): name for name in SOLVERS}
+    if found in current:
+        return f"; it was written by {current[found]}: load it into one"
+    if found in {format_of(name, v) for name in SOLVERS for v in range(1, VERSION)}:
+        return (": a file of an earlier development version of openspiel_cfrx, which this version does not read; "
+                "re-create it with this version (re-run the command that wrote it)")  # fmt: skip
+    return ""
+
+
+def _check_layout(path: str, payload: dict, found: str, kind: str = "checkpoint") -> None:
+    """Refuses a checksummed payload of the current format without `game`, `settings` and `state` (one line)."""
+    missing = [key for key in ("game", "settings", "state") if payload.get(key) is None]
+    if missing:
+        held = "; it holds a 'config' entry (the layout of an earlier development version)" * ("config" in payload)
+        lacks = " and ".join(map(repr, missing))
+        raise CheckpointError(f"{kind} {path!r} has format {found!r} but lacks {lacks}{held}; "
+                              "this version reads only files holding 'game', 'settings' and 'state': re-create it "
+                              "with this version of openspiel_cfrx (re-run the command that wrote it)")  # fmt: skip
 
 
 def _read_policy(path: str, solver_name: str, payload, found, policy: bool | None) -> dict:
@@ -182,6 +190,7 @@ def _read_policy(path: str, solver_name: str, payload, found, policy: bool | Non
     if payload.get("sha256") != payload_digest(payload):
         raise CheckpointError(f"policy file {path!r} is damaged: its contents do not match the checksum "
                               "written with them (bytes changed after writing)")  # fmt: skip
+    _check_layout(path, payload, found, "policy file")
     return payload
 
 
@@ -196,75 +205,9 @@ def load_policy(solver, path: str) -> None:
     solver.checkpoint_extra = payload.get("extra")
 
 
-def _migrate(payload: dict, solver_name: str) -> dict:
-    """A format /1 or /2 payload (one field per private attribute of the solver
-    before the shared neural core) in the /3 layout (`NeuralSolver.state_dict()`)."""
-    counters = dict(payload["counters"])
-    state = {"iteration": payload["iteration"], "np_rng": payload["np_rng"], "py_rng": payload["py_rng"],
-             "history": list(payload.get("history", [])), "counters": counters}  # fmt: skip
-    config = dict(payload["config"])
-    if solver_name == "DeepCFRSolver":
-        trainers = [{"network": n, "optimizer": o}
-                    for n, o in zip(payload["advantage_networks"], payload["advantage_optimizers"], strict=True)]  # fmt: skip
-        kept = payload["kept_networks"]
-        state["parts"] = {
-            "advantage_0": trainers[0], "advantage_1": trainers[1],
-            "policy": {"network": payload["policy_network"], "optimizer": payload["policy_optimizer"]},
-            "advantage_memory_0": payload["advantage_memories"][0],
-            "advantage_memory_1": payload["advantage_memories"][1], "strategy_memory": payload["strategy_memory"],
-            "iteration_networks": {"iterations": [t for t, _ in kept], "networks": [sds for _, sds in kept]},
-        }  # fmt: skip
-        losses = payload["advantage_losses"]
-        state["solver"] = {"trained": payload["trained"], "policy_trained_at": payload["policy_trained_at"],
-                           "policy_loss": payload["policy_loss"],
-                           "advantage_losses": [list(losses[str(p)]) for p in (0, 1)]}  # fmt: skip
-    else:
-        def model(old):
-            return {"trainer": {"network": old["net"], "optimizer": old["optimizer"]},
-                    **{k: old[k] for k in ("memory", "scale", "trained", "losses", "seed")}}  # fmt: skip
-
-        state["parts"] = {f"{kind}_model_{p}": model(m) for kind in ("regret", "policy")
-                          for p, m in enumerate(payload[f"{kind}_models"])}  # fmt: skip
-        state["solver"] = {"probes": counters.pop("probes")}
-        config.setdefault("infoset_encoding", "tensor")  # written before the option existed
-    return {**payload, "format": format_of(solver_name), "config": config, "state": state}
-
-
-def _game_and_record(path: str, payload: dict, solver_name: str) -> tuple[str, dict]:
-    """(game string, settings record) of a payload: today's `game` and
-    `settings`; in files written before 0.3.0 the game of their `config`, and
-    where they hold no record (written before records existed) one built from
-    that `config`'s shape settings (`shape_of` reads only those)."""
-    if "game" in payload:
-        return payload["game"], payload["settings"]
-    config = payload.get("config")
-    if not isinstance(config, dict):
-        raise CheckpointError(f"checkpoint {path!r} is damaged: its config is {type(config).__name__}")
-    try:
-        return config["game"], payload.get("settings") or _record_of_config(config, solver_name)
-    except (KeyError, TypeError) as e:
-        raise CheckpointError(f"checkpoint {path!r} has an incomplete config ({e!r})") from None
-
-
-def _record_of_config(config: dict, solver_name: str) -> dict:
-    """The shape fields of a settings record, from a file's `config` (the second record before 0.3.0)."""
-    layers = {key: config[key] for key in config if key.endswith("_network_layers")}
-    if solver_name == "DeepCFRSolver":
-        averaging = {key: config[key] for key in ("average_policy", "linear_weighting", "average_weighting")
-                     if key in config}  # fmt: skip
-        return {"openspiel": {**layers, "memory_capacity": config["memory_capacity"]},
-                "memory": {"kind": config["memory"], "strategy_capacity": config["strategy_memory_capacity"]},
-                "network": {"family": config["network"]}, "averaging": averaging,
-                "training": {"regret_scale": config.get("regret_scale", 1.0)}}  # fmt: skip
-    return {"core": {**layers, "variant": config["variant"], "memory_capacity": config["memory_capacity"]},
-            "network": {"family": config["network"], "infoset_encoding": config.get("infoset_encoding", "tensor"),
-                        "share_parameters": config["share_parameters"]},
-            "traversal": {"joint_cap": config["joint_cap"]}}  # fmt: skip
-
-
 def _check_shapes(path: str, payload: dict, solver) -> None:
     """Raises CheckpointError naming every shape setting (`settings_type.shape_of`) that differs, and the game."""
-    game, record = _game_and_record(path, payload, type(solver).__name__)
+    game, record = payload["game"], payload["settings"]
     shape_of = type(solver).settings_type.shape_of
     try:
         saved = {"game": game, **shape_of(record)}
@@ -281,8 +224,7 @@ def _check_shapes(path: str, payload: dict, solver) -> None:
 def read_header(path: str, solver_name: str = "DeepCFRSolver") -> tuple[str, dict, bool]:
     """(game string, settings record, is_policy_file) of a checkpoint or policy file."""
     payload = _read(path, solver_name, policy=None)
-    game, record = _game_and_record(path, payload, solver_name)
-    return game, record, payload["format"] == policy_format_of(solver_name)
+    return payload["game"], payload["settings"], payload["format"] == policy_format_of(solver_name)
 
 
 def load(solver, path: str) -> None:
@@ -297,23 +239,19 @@ def load(solver, path: str) -> None:
             "write a new one, or construct the solver with the checkpoint's settings"
         ) from None
     solver.checkpoint_extra = payload.get("extra")
-    solver.checkpoint_settings = payload.get("settings")  # None: written before settings were recorded
+    solver.checkpoint_settings = payload["settings"]
 
 
-def settings_differences(saved: dict | None, current: dict) -> dict[str, tuple] | None:
+def settings_differences(saved: dict, current: dict) -> dict[str, tuple]:
     """The settings that differ between a checkpoint's run configuration
     (`solver.checkpoint_settings` after `load`, a `settings.to_record()`) and
     `current` (the resuming solver's `settings.to_record()`), as
     {"group.field": (checkpoint value, current value)} ("openspiel.num_traversals",
-    "averaging.keep_iteration_networks", "schema", ...). None when the
-    checkpoint has no record (written before checkpoints recorded their
-    settings): its settings cannot be checked, only its shapes, which `load`
-    always checks. `load` itself does not compare settings: a
+    "averaging.keep_iteration_networks", "schema", ...). `load` checks only
+    the shapes; it does not compare settings: a
     solver may continue a checkpoint with other training settings (more
     iterations, `from_checkpoint`'s shape-only rebuild); callers that must
     refuse changed settings (the example programs) compare with this."""
-    if saved is None:
-        return None
 
     def flat(record, prefix=""):
         items = {}

@@ -332,14 +332,14 @@ class _ArrayMemory(abc.ABC):
         state = {name.lstrip("_"): getattr(self, name).copy() for name in self._SUMS}
         return {"tracking": "on", "key_id": self._key_id[:size].copy(), **state}
 
-    def _load_duplicates_state(self, state: dict | None) -> None:
+    def _load_duplicates_state(self, state: dict) -> None:
         """Restores `_duplicates_state` into a memory that tracks duplicates
-        (one that does not, built with aggregate_duplicates off, ignores it).
-        Checkpoints written before it was saved (`state` None) rebuild the
-        sums from the held entries: the same merged rows up to rounding."""
+        (one that does not, built with aggregate_duplicates off, ignores it;
+        one that does, given the state of one that did not, rebuilds the sums
+        from the held entries: the same merged rows up to rounding)."""
         if self._key_id is None:
             return
-        tracking = None if state is None else state["tracking"]
+        tracking = state["tracking"]
         if tracking == "stopped":
             self._stop_tracking()
             return
@@ -378,7 +378,7 @@ class _ArrayMemory(abc.ABC):
         self.legal_mask[:size] = state["legal_mask"]
         self.iteration[:size] = state["iteration"]
         self.add_calls = int(state["add_calls"])
-        self._load_duplicates_state(state.get("duplicates"))
+        self._load_duplicates_state(state["duplicates"])
 
 
 class ReservoirMemory(_ArrayMemory):

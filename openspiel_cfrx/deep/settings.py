@@ -49,7 +49,7 @@ AVERAGE_WEIGHTINGS: Registry = Registry("average weighting")
 FALLBACKS: Registry = Registry("regret-matching fallback")
 RENAMED_IN = "0.3.0"  # the version whose groups replaced the flat keyword names (CHANGELOG.md)
 
-SCHEMA = 1  # of `DeepCFRSettings.to_record()`; bump it (and migrate older records) when fields change
+SCHEMA = 1  # of `DeepCFRSettings.to_record()`; bump it when fields change
 
 
 def check_family(family, group: str = "NetworkSettings") -> None:
@@ -364,29 +364,28 @@ class DeepCFRSettings:
     def shape_of(record: Mapping) -> dict:
         """What a checkpoint must match of a `to_record()`: the networks' and
         memories' shapes and the weightings its memories hold, as
-        {"group.field": value} with the defaults resolved (a checkpoint's
-        record may hold only these fields: `checkpoint.migrate_record`)."""
+        {"group.field": value} with the defaults resolved."""
         o, memory, averaging = record["openspiel"], record["memory"], record["averaging"]
-        linear = averaging.get("linear_weighting", True)
+        linear = averaging["linear_weighting"]
         return {"openspiel.policy_network_layers": [int(h) for h in o["policy_network_layers"]],
                 "openspiel.advantage_network_layers": [int(h) for h in o["advantage_network_layers"]],
                 "openspiel.memory_capacity": int(o["memory_capacity"]), "memory.kind": memory["kind"],
-                "memory.strategy_capacity": int(memory.get("strategy_capacity") or o["memory_capacity"]),
-                "network.family": record["network"]["family"], "network.encoder": record["network"].get("encoder"),
+                "memory.strategy_capacity": int(memory["strategy_capacity"] or o["memory_capacity"]),
+                "network.family": record["network"]["family"], "network.encoder": record["network"]["encoder"],
                 "averaging.average_policy": averaging["average_policy"], "averaging.linear_weighting": linear,
-                "averaging.average_weighting": averaging.get("average_weighting") or regrets_weighting(linear),
-                "training.regret_scale": record["training"].get("regret_scale", 1.0)}  # fmt: skip
+                "averaging.average_weighting": averaging["average_weighting"] or regrets_weighting(linear),
+                "training.regret_scale": record["training"]["regret_scale"]}  # fmt: skip
 
     @staticmethod
     def shape_arguments(record: Mapping) -> dict:
         """`DeepCFRSolver` keyword arguments that rebuild the shapes of a record (`shape_of`)."""
         o, memory, averaging = record["openspiel"], record["memory"], record["averaging"]
-        scale = record["training"].get("regret_scale", 1.0)
+        scale = record["training"]["regret_scale"]
         arguments = {key: tuple(o[key]) for key in ("policy_network_layers", "advantage_network_layers")}
         arguments.update(memory_capacity=int(o["memory_capacity"]), network={"family": record["network"]["family"]},
-                         memory={key: memory.get(key) for key in ("kind", "strategy_capacity")},
+                         memory={key: memory[key] for key in ("kind", "strategy_capacity")},
                          averaging={key: averaging[key] for key in ("average_policy", "linear_weighting",
-                                                                    "average_weighting") if key in averaging},
+                                                                    "average_weighting")},
                          training={"regret_scale": scale if scale in ("auto", "pot") else float(scale)})  # fmt: skip
         if scale == "pot":  # (a backend that reports pots: the record's)
             arguments["traversal"] = {"backend": record["traversal"]["backend"]}

@@ -225,8 +225,7 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         raise TypeError(f"cannot checkpoint the traversal sampler's stream of type {type(rng).__name__}")
 
     def _load_sampler_state(self, state: dict | None) -> None:
-        """Restores `_sampler_state` (None, or absent in older checkpoints: the
-        sampler draws from the solver's streams again)."""
+        """Restores `_sampler_state` (None: the sampler draws from the solver's streams again)."""
         sampler = getattr(self, "_sampler", None)
         if sampler is None:
             return
@@ -257,7 +256,7 @@ class NeuralSolver(policy_lib.Policy, abc.ABC):
         version, internal, gauss = state["py_rng"]
         self.py_rng.setstate((version, tuple(internal), gauss))  # in place: samplers hold this object
         self.load_extra_state(state["solver"])
-        self._load_sampler_state(state.get("sampler"))
+        self._load_sampler_state(state["sampler"])
         self._iteration = int(state["iteration"])
         self.history = [dict(stats) for stats in state["history"]]
         counters = state["counters"]

@@ -512,8 +512,9 @@ class VectorCFR:
         if meta.get("format") != expected["format"]:
             raise ValueError(f"checkpoint {path} has format {meta.get('format')!r}; this version reads "
                              f"{expected['format']!r} (restart the run, or resume it with the version that wrote it)")  # fmt: skip
+        _refuse_other_rules_model(path, "checkpoint", meta, expected)
         for key, value in expected.items():
-            if meta.get(key) != value and not (key == "rules" and meta.get(key) == _legacy_rules_repr(self.tree.rules)):
+            if meta.get(key) != value:
                 raise ValueError(f"checkpoint {path} was written with {key}={meta.get(key)!r}, this solver "
                                  f"has {value!r}; construct it the same way to resume")  # fmt: skip
         self.iteration = int(arrays.pop("iteration"))
@@ -567,20 +568,19 @@ def load_strategy(path: str, tree: PublicTree):
         raise ValueError(f"strategy file {path} is damaged: its contents do not match its checksum")
     meta = json.loads(str(arrays.pop("meta")))
     expected = {"format": STRATEGY_FORMAT, "rules": repr(tree.rules), "isomorphism": tree.isomorphism}
+    _refuse_other_rules_model(path, "strategy file", meta, expected)
     for key, value in expected.items():
-        if meta.get(key) != value and not (key == "rules" and meta.get(key) == _legacy_rules_repr(tree.rules)):
+        if meta.get(key) != value:
             raise ValueError(f"strategy file {path} has {key}={meta.get(key)!r}, this tree {value!r}")
     blocks = {int(key.split("/")[1]): value for key, value in arrays.items()}
     return lambda n, lo, hi: blocks[n][lo:hi].astype(np.float64)
 
 
-def _legacy_rules_repr(rules) -> str:
-    """How files written before `PokerRules` named the same rules (`BettingRules`
-    for limit games, `NoLimitRules` for the endgames), so they keep loading."""
-    if rules.abstraction is None:
-        return (f"BettingRules(num_ranks={rules.num_ranks}, num_suits={rules.num_suits}, "
-                f"num_hole_cards={rules.num_hole_cards}, blinds={rules.blinds}, stacks={rules.stacks}, "
-                f"raise_sizes={rules.raise_sizes}, max_raises={rules.max_raises}, "
-                f"first_player={rules.first_player}, board_cards={rules.board_cards})")  # fmt: skip
-    return (f"NoLimitRules(num_ranks={rules.num_ranks}, num_suits={rules.num_suits}, blinds={rules.blinds}, "
-            f"stacks={rules.stacks}, board_cards={rules.board_cards}, abstraction={rules.abstraction!r})")  # fmt: skip
+def _refuse_other_rules_model(path: str, kind: str, meta: dict, expected: dict) -> None:
+    """One line for a file whose rules are not a `PokerRules` (e.g. `BettingRules`, `NoLimitRules`: the rules
+    models of earlier development versions), which this version does not read."""
+    found, wanted = (str(rules).split("(")[0] for rules in (meta.get("rules"), expected["rules"]))
+    if found != wanted:
+        raise ValueError(f"{kind} {path} has format {meta.get('format')!r} with rules {found!r} (an earlier development "
+                         f"version of openspiel_cfrx); this version reads {expected['format']!r} with {wanted!r} rules: "
+                         "re-create it with this version (re-run the command that wrote it)")  # fmt: skip

@@ -53,10 +53,8 @@ def _check_real(name: str, value, minimum: float | None = None, strict: bool = F
     return value
 
 
-# The average-strategy label of DCFR checkpoints (`t^gamma`, gamma recorded beside
-# it): the qualified name of the lambda DCFRSolver once passed, kept so that
-# checkpoints written with it still load.
-_DCFR_AVERAGING_LABEL = "DCFRSolver.__init__.<locals>.<lambda>"
+# The average-strategy label of DCFR checkpoints (the weight t^gamma; gamma is recorded beside it).
+_DCFR_AVERAGING_LABEL = "t^gamma"
 
 
 class TabularSolver:
@@ -103,9 +101,7 @@ class TabularSolver:
         )
 
     # -- checkpoints -----------------------------------------------------------
-    CHECKPOINT_FORMAT = "openspiel_cfrx.tabular/2"
-    # Format /1 (no hyperparameters, no checksum) still loads.
-    LEGACY_FORMATS = ("openspiel_cfrx.tabular/1",)
+    CHECKPOINT_FORMAT = "openspiel_cfrx.tabular/3"  # 3: DCFR's averaging recorded as "t^gamma"
 
     def _checkpoint_meta(self) -> dict:
         tree = self._tree
@@ -153,15 +149,16 @@ class TabularSolver:
             ) from None
         expected = self._checkpoint_meta()
         found = meta.get("format")
-        if found not in (self.CHECKPOINT_FORMAT, *self.LEGACY_FORMATS):
-            raise ValueError(f"{path} has format {found!r}, expected {self.CHECKPOINT_FORMAT!r}")
-        if found == self.CHECKPOINT_FORMAT:
-            stored = str(arrays.pop("sha256", ""))
-            if stored != array_digest(arrays):
-                raise ValueError(
-                    f"checkpoint {path} is damaged: its contents do not match the checksum written "
-                    "with them; use an earlier checkpoint"
-                )
+        if found != self.CHECKPOINT_FORMAT:
+            raise ValueError(f"checkpoint {path} has format {found!r}, expected {self.CHECKPOINT_FORMAT!r}: this "
+                             "version of openspiel_cfrx reads no other; re-create it with this version (re-run the "
+                             "command that wrote it)")  # fmt: skip
+        stored = str(arrays.pop("sha256", ""))
+        if stored != array_digest(arrays):
+            raise ValueError(
+                f"checkpoint {path} is damaged: its contents do not match the checksum written "
+                "with them; use an earlier checkpoint"
+            )
         arrays.pop("meta")
         for key in ("solver", "game", "num_infosets", "num_actions", "alternating_updates"):
             if meta.get(key) != expected[key]:
@@ -169,7 +166,7 @@ class TabularSolver:
                     f"checkpoint {path} was written with {key}={meta.get(key)!r} but this solver "
                     f"has {key}={expected[key]!r}; construct the solver the same way to resume"
                 )
-        saved = meta.get("hyperparameters", expected["hyperparameters"])  # absent in format /1
+        saved = meta["hyperparameters"]
         differing = {
             k: (saved.get(k), v) for k, v in expected["hyperparameters"].items() if saved.get(k) != v
         }
@@ -317,7 +314,6 @@ class DCFRSolver(TabularSolver):
             lambda tree, p: variant.make_minimizer(_legal(tree, p), discount=discount),
             alternating_updates,
             variant.weight(discount),
-            # checkpoints name the weight t^gamma by the label they always had
             {"averaging": _DCFR_AVERAGING_LABEL, **discount._asdict()},
         )
 
