@@ -443,34 +443,6 @@ def test_a_checkpoint_written_with_a_default_setting_names_its_value_when_loaded
     assert resumed.iteration == 1
 
 
-def test_a_checkpoint_without_the_weighting_fields_loads_as_the_defaults(tmp_path):
-    """Files written before checkpoints held a settings record, whose `config`
-    held the weightings only if not default."""
-    import torch
-
-    from openspiel_cfrx.deep import checkpoint as checkpoint_lib
-
-    solver = _tiny_deep_cfr()
-    solver.run_iteration()
-    solver.save_checkpoint(path := str(tmp_path / "old.pt"))
-    payload = torch.load(path, weights_only=True)
-    payload["config"] = {"game": payload.pop("game"), "feature_size": 11, "num_actions": 2,
-                         "policy_network_layers": [4], "advantage_network_layers": [4], "network": "mlp",
-                         "memory": "reservoir", "memory_capacity": 1_000_000, "strategy_memory_capacity": 1_000_000,
-                         "average_policy": "network"}  # fmt: skip
-    payload["settings"] = None
-    payload["sha256"] = checkpoint_lib.payload_digest(payload)
-    torch.save(payload, path)
-    resumed = _tiny_deep_cfr()
-    resumed.load_checkpoint(path)
-    assert resumed.iteration == 1
-    rebuilt = type(solver).from_checkpoint(path)
-    assert rebuilt.settings.averaging == solver.settings.averaging
-    with pytest.raises(checkpoint_lib.CheckpointError, match=r"linear_weighting: the checkpoint has True, this "
-                                                             r"solver False"):  # fmt: skip
-        _tiny_deep_cfr(averaging={"linear_weighting": False}).load_checkpoint(path)
-
-
 def test_nash_conv_names_a_float_action_key_as_such():
     """A policy keyed by 0.0 instead of 0 is told that actions are int ids (it
     used to read 'not an action of the game')."""
