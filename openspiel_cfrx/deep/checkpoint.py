@@ -170,7 +170,7 @@ def _check_layout(path: str, payload: dict, found: str, kind: str = "checkpoint"
     """Refuses a checksummed payload of the current format without `game`, `settings` and `state` (one line)."""
     missing = [key for key in ("game", "settings", "state") if payload.get(key) is None]
     if missing:
-        held = "; it holds a 'config' entry (the layout of an earlier development version)" * ("config" in payload)
+        held = "; it holds a 'config' entry (the layout of an earlier development version)" if "config" in payload else ""
         lacks = " and ".join(map(repr, missing))
         raise CheckpointError(f"{kind} {path!r} has format {found!r} but lacks {lacks}{held}; "
                               "this version reads only files holding 'game', 'settings' and 'state': re-create it "
