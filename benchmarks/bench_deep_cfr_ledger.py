@@ -23,7 +23,10 @@ a subprocess (one torch thread, the budget in the process's CPU seconds
 `--fractions` of it, exact NashConv by `--evaluator=states` for every row:
 the engine evaluator measures suit-symmetric networks only; the states one
 any policy, 1.5 s for a tabular one on 5x2), with `--checkpoint`: rerunning the same command skips
-finished runs (their CSV reaches the budget) and resumes the others.
+finished runs and resumes the others. A finished run's curve and memory
+sizes are also kept as one small JSON record under `--records`
+(`benchmarks/results/deep_cfr_runs/`, committed): the pages regenerate, and
+the grids continue, on a fresh clone, where `out/` holds nothing.
 
 The page: per row, NashConv at the budget's last checkpoint (equal
 wall-clock) and interpolated at equal nodes touched (log NashConv linear in
@@ -62,6 +65,7 @@ from benchmarks.common import (  # noqa: E402
     usage_error,
     write_result,
 )
+from openspiel_cfrx.checkpoint_io import atomic_write  # noqa: E402
 from openspiel_cfrx.presets import (  # noqa: E402
     DEEP_CFR_PRESETS,
     bfloat16_is_fast,
@@ -233,6 +237,46 @@ def run_dir(out_dir: str, row: str, seed: int) -> str:
 def csv_path(out_dir: str, row: str, seed: int) -> str:
     """Where bench_fhp_curve.py writes the run's CSV (its page for a game other than flop_holdem: fhp_curve)."""
     return os.path.join(run_dir(out_dir, row, seed), "fhp_curve", "fhp_curve.csv")
+
+
+def record_path(args, row: str, seed: int) -> str:
+    return os.path.join(args.records, f"{row}_seed{seed}.json")
+
+
+def run_stamp(args, row: Row) -> dict:
+    """What makes a run the same run: its game, budget, checkpoints and settings."""
+    return json.loads(json.dumps({"game": QUICK_GAME if args.quick else GAME, "seconds": args.seconds,
+                                  "fractions": args.fractions, "settings": run_settings(row, args.quick),
+                                  "clock": "cpu"}))  # fmt: skip
+
+
+def _committed_record(args, row: Row, seed: int) -> dict | None:
+    """The run's record under --records when it holds this run's stamp, else None."""
+    path = record_path(args, row.name, seed)
+    try:
+        with open(path, encoding="utf-8") as f:
+            record = json.load(f)
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as e:
+        usage_error(f"run record {path} is unreadable ({e}); delete it to rerun the run")
+    return record if record.get("stamp") == run_stamp(args, row) else None
+
+
+def run_record(args, row: Row, seed: int) -> dict | None:
+    """A finished run as {"stamp", "curve", "memories"}: its committed record, else its folder under
+    --out_dir once its curve reaches the budget (then kept as a record); None while unfinished."""
+    record = _committed_record(args, row, seed)
+    if record is not None:
+        return record
+    curve = read_curve(csv_path(args.out_dir, row.name, seed))
+    if not finished(curve, args.seconds):
+        return None
+    record = {"stamp": run_stamp(args, row), "curve": curve, "memories": memory_sizes(args.out_dir, row.name, seed)}
+    os.makedirs(args.records, exist_ok=True)
+    data = (json.dumps(record, indent=1) + "\n").encode("utf-8")
+    atomic_write(record_path(args, row.name, seed), lambda f: f.write(data))
+    return record
 
 
 def read_curve(path: str) -> list[dict]:
@@ -527,7 +571,7 @@ def _appendix(args, rows: list[Row], curves: dict, failures: dict) -> str:
     changes = "\n".join(f"- `{r.name}`: " + ("the fhp_5x2 preset, " + f"`{json.dumps(run_settings(r, args.quick))}`"
                                              if r.whole_preset else f"`{json.dumps(r.change)}`" if r.change else "BASE")
                         for r in rows)  # fmt: skip
-    memories = "\n".join(f"- `{name}`: " + "; ".join(f"seed {seed}: {memory_sizes(args.out_dir, name, seed) or '?'}"
+    memories = "\n".join(f"- `{name}`: " + "; ".join(f"seed {seed}: {args.memories.get((name, seed)) or '?'}"
                                                      for seed in runs) for name, runs in curves.items() if runs)
     return (
         "".join(f"\n\n`{r.name}`: {r.note}" for r in rows if r.note)
@@ -650,13 +694,12 @@ def run_one(args, row: Row, seed: int) -> int:
 
 def _run_locked(args, row: Row, seed: int, folder: str) -> int:
     settings = run_settings(row, args.quick)
-    stamp = {"game": QUICK_GAME if args.quick else GAME, "seconds": args.seconds, "fractions": args.fractions,
-             "settings": settings, "clock": "cpu"}  # fmt: skip
+    stamp = run_stamp(args, row)
     stamp_path = os.path.join(folder, "ledger_run.json")
     if os.path.exists(stamp_path):
         with open(stamp_path, encoding="utf-8") as f:
             earlier = json.load(f)
-        if earlier != json.loads(json.dumps(stamp)):
+        if earlier != stamp:
             usage_error(f"{folder} holds a run with other settings or budget ({stamp_path}); a run resumes only "
                         "with the same ones: choose another --out_dir or delete that folder")  # fmt: skip
     else:
@@ -670,6 +713,7 @@ def _run_locked(args, row: Row, seed: int, folder: str) -> int:
     start = time.monotonic()
     with open(os.path.join(folder, "log.txt"), "a", encoding="utf-8") as log:
         rc = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env, check=False).returncode
+    run_record(args, row, seed)  # keeps the record of a finished run
     curve = read_curve(csv_path(args.out_dir, row.name, seed))
     last = f"NashConv {curve[-1]['nash_conv_mbb']:,.1f} mbb/g at {curve[-1]['seconds']:,.0f} s" if curve else "no curve"
     print(f"  {row.name} seed {seed}: exit {rc}, {time.monotonic() - start:,.0f} s wall, {last}", flush=True)
@@ -688,13 +732,15 @@ flags.DEFINE_string("fractions", "0.05,0.1,0.25,0.5,1", "checkpoints as fraction
                     "ones give the rows that iterate faster than BASE a point at BASE's final node count)",
                     flag_values=FLAGS)  # fmt: skip
 flags.DEFINE_string("out_dir", "out/deep_cfr_ledger", "the runs' folders", flag_values=FLAGS)
+flags.DEFINE_string("records", os.path.join(ROOT, "benchmarks", "results", "deep_cfr_runs"),
+                    "finished runs' records, one JSON each (committed; quick: --out_dir/records)", flag_values=FLAGS)
 flags.DEFINE_string("output", "", "the results page (default: the grid's page in benchmarks/results)", flag_values=FLAGS)
 flags.DEFINE_bool("quick", False, f"plumbing check: {QUICK_GAME}, 5 s per run, seed 0, SGD steps / {QUICK_SGD_SCALE} "
                   "more, out/deep_cfr_ledger_quick", flag_values=FLAGS)  # fmt: skip
 flags.DEFINE_string("docs", "", "also copy the page's tables into this docs file's marked block (docs/deep_cfr.md)",
                     flag_values=FLAGS)  # fmt: skip
 flags.DEFINE_bool("plan", False, "print the grid and its CPU hours; run nothing", flag_values=FLAGS)
-flags.DEFINE_bool("no_run", False, "write the page from the runs on disk; run nothing", flag_values=FLAGS)
+flags.DEFINE_bool("no_run", False, "write the page from the finished runs (records and --out_dir); run nothing", flag_values=FLAGS)
 
 
 def parse_args(argv=None):
@@ -709,6 +755,8 @@ def parse_args(argv=None):
             args.fractions = "0.5,1"
         if not any(a.startswith("--out_dir") for a in given):
             args.out_dir = "out/deep_cfr_ledger_quick"
+        if not any(a.startswith("--records") for a in given):
+            args.records = os.path.join(args.out_dir, "records")
     if args.jobs < 1:
         usage_error(f"--jobs must be >= 1, got {args.jobs}")
     if not (math.isfinite(args.seconds) and args.seconds > 0):
@@ -725,6 +773,7 @@ def parse_args(argv=None):
         fractions = []
     if not fractions or fractions != sorted(set(fractions)) or not all(0 < x <= 1 for x in fractions) or fractions[-1] != 1:
         usage_error(f"--fractions must be increasing numbers in (0, 1] ending at 1, got {args.fractions!r}")
+    args.memories = {}  # (row, seed) -> memory sizes of the finished runs, filled by main()
     grid = GRIDS[args.grid]
     args.output = args.output or OUTPUTS[args.grid]
     names = [n.strip() for n in args.rows.split(",") if n.strip()] or [row.name for row in grid]
@@ -752,7 +801,7 @@ def main(argv=None):
             for row in rows:
                 if not planned[row.name]:
                     continue
-                if finished(read_curve(csv_path(args.out_dir, row.name, seed)), args.seconds):
+                if run_record(args, row, seed) is not None:
                     print(f"  {row.name} seed {seed}: finished earlier", flush=True)
                     continue
                 todo.append((row, seed))
@@ -761,12 +810,13 @@ def main(argv=None):
             for (row, seed), rc in done:
                 if rc != 0:
                     failures.setdefault(row.name, {})[seed] = rc
-    curves = {}
+    curves, args.memories = {}, {}
     for row in rows:
         for seed in args.seeds:
-            curve = read_curve(csv_path(args.out_dir, row.name, seed))
-            if planned[row.name] and finished(curve, args.seconds):
-                curves.setdefault(row.name, {})[seed] = curve
+            record = run_record(args, row, seed) if planned[row.name] else None
+            if record is not None:
+                curves.setdefault(row.name, {})[seed] = record["curve"]
+                args.memories[row.name, seed] = record["memories"]
     command = "python benchmarks/bench_deep_cfr_ledger.py " + " ".join(sys.argv[1:] if argv is None else argv)
     page, title = {"ledger": (ledger_page, "Deep CFR deviation ledger: the paper's method vs fhp_5x2, one setting "
                                            "at a time"),

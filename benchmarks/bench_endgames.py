@@ -7,9 +7,10 @@ read it), the multiples extended x10 past the grid's edge until the best by
 final gap is interior; exact saddle-point gap at log-spaced iterations.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_endgames.py [--quick] [--plan] [--report_only]
-        [--subgames=1,2,3,4] [--jobs=2] [--runs_dir=out/endgames_grid]
+        [--subgames=1,2,3,4] [--jobs=2] [--runs_dir=DIR]
 
-Resumable: every run is one JSON file under --runs_dir
+Resumable: every finished run is one JSON file under --runs_dir (committed in
+benchmarks/results/endgames/runs/, so a fresh clone regenerates the page and continues the grid)
 (`cfrx_examples/oftrl_endgames.py --runs_dir`), skipped when present with the
 same settings; an interrupted grid continues where it stopped. --plan prints
 the runs still to do and their CPU cost (timed by a short run per subgame)
@@ -41,7 +42,9 @@ flags.DEFINE_bool("plan", False, "Print the runs still to do and their cost (a s
 flags.DEFINE_bool("report_only", False, "Write the page from the runs stored in --runs_dir; run nothing.")
 flags.DEFINE_list("subgames", ["1", "2", "3", "4"], "Subgames to run now (the page covers all four).")
 flags.DEFINE_integer("jobs", 2, "Runs in parallel (processes); 1 runs them in order of use, CFR and DCFR first.")
-flags.DEFINE_string("runs_dir", "out/endgames_grid", "One JSON file per run (resumable).")
+flags.DEFINE_string("runs_dir", "", "One JSON file per finished run (resumable); default "
+                    "benchmarks/results/endgames/runs (committed: the page regenerates, and the grid continues, on a "
+                    "fresh clone), with --quick out/endgames_quick.")
 flags.DEFINE_string("output", "", "The page (default benchmarks/results[/quick]/endgames.md); its plots go to "
                     "endgames/ beside it.")
 
@@ -57,10 +60,15 @@ NEAR = 1.1  # "near-identical": final gaps within a factor 1.1
 EXAMPLE = "cfrx_examples/oftrl_endgames.py"
 
 
+def runs_dir() -> str:
+    path = FLAGS.runs_dir or ("out/endgames_quick" if FLAGS.quick else "benchmarks/results/endgames/runs")
+    return path if os.path.isabs(path) else os.path.join(ROOT, path)
+
+
 def example_args(iterations: int, subgames: list[str], jobs: int) -> list[str]:
     return [f"--subgames={','.join(subgames)}", f"--iterations={iterations}", f"--evaluations={EVALUATIONS}",
             "--oftrl_units=chips,bounded", f"--tuned_scales={','.join(f'{m:g}' for m in MULTIPLY + DIVIDE)}",
-            "--extend_edges", f"--runs_dir={FLAGS.runs_dir}", f"--jobs={jobs}"]  # fmt: skip
+            "--extend_edges", f"--runs_dir={runs_dir()}", f"--jobs={jobs}"]  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- the stored runs
@@ -541,7 +549,7 @@ def main(argv):
             subprocess.run(command, check=True, cwd=ROOT, env=env)
         if FLAGS.plan:
             return
-    grid = Grid(FLAGS.runs_dir if os.path.isabs(FLAGS.runs_dir) else os.path.join(ROOT, FLAGS.runs_dir), iterations)
+    grid = Grid(runs_dir(), iterations)
     output = FLAGS.output or os.path.join(ROOT, "benchmarks", "results", *(["quick"] if FLAGS.quick else []), "endgames.md")
     shown = " ".join(a for a in sys.argv[1:] if not a.startswith(("--report_only", "--subgames", "--jobs", "--output")))
     command = f"PYTHONPATH=. .venv/bin/python benchmarks/bench_endgames.py {shown}".strip()

@@ -133,6 +133,30 @@ def test_page_shows_a_half_finished_grid_and_one_seed_without_an_interval(tmp_pa
     assert f"scaled by 1/{ledger.SGD_SCALE}" in page
 
 
+def test_a_finished_run_is_kept_as_a_record_the_page_reads_without_its_folder(tmp_path):
+    """Finished runs are kept under --records (committed), so a fresh clone regenerates the pages and
+    skips them; a record of other settings or budget is not this run's; a corrupt one is one line."""
+    import shutil
+
+    out, records = str(tmp_path / "runs"), str(tmp_path / "records")
+    args = ledger.parse_args(["--seconds=100", "--rows=pot_regrets", "--seeds=0", f"--out_dir={out}",
+                              f"--records={records}"])  # fmt: skip
+    base = ledger.ROWS["base"]
+    _write_curve(ledger.csv_path(out, "base", 0), 0, [(50, 1e6, 300.0)])
+    assert ledger.run_record(args, base, 0) is None and not os.path.exists(records)  # not finished: no record
+    _write_curve(ledger.csv_path(out, "base", 0), 0, [(50, 1e6, 300.0), (101, 2e6, 200.0)])
+    curve = ledger.run_record(args, base, 0)["curve"]
+    assert [r["nash_conv_mbb"] for r in curve] == [300.0, 200.0]
+    shutil.rmtree(out)
+    assert ledger.run_record(args, base, 0)["curve"] == curve  # from the record alone
+    assert ledger.run_record(ledger.parse_args(["--seconds=200", f"--out_dir={out}", f"--records={records}"]),
+                             base, 0) is None  # another budget: another run  # fmt: skip
+    with open(ledger.record_path(args, "base", 0), "w", encoding="utf-8") as f:
+        f.write("{not json")
+    with pytest.raises(SystemExit):
+        ledger.run_record(args, base, 0)
+
+
 def test_plan_names_the_total_cpu_hours_and_runs_nothing(tmp_path):
     run = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_deep_cfr_ledger.py"), "--plan",
                           f"--out_dir={tmp_path}/runs"], capture_output=True, text=True, timeout=60, cwd=ROOT)  # fmt: skip
@@ -156,6 +180,7 @@ def test_quick_runs_end_to_end(tmp_path):
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     page = (tmp_path / "page.md").read_text()
     assert "2 of 2 planned runs are finished" in page and "`traversals_5000`" in page
+    assert sorted(os.listdir(tmp_path / "runs" / "records")) == ["base_seed0.json", "traversals_5000_seed0.json"]
     again = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert again.returncode == 0 and again.stdout.count("finished earlier") == 2
 
