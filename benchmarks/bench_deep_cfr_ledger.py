@@ -21,8 +21,8 @@ Each (row, seed) is one run of `bench_fhp_curve.py --algorithms=deep_cfr` in
 a subprocess (one torch thread, the budget in the process's CPU seconds
 (`--clock=cpu`, so `--jobs` runs can share the cores), checkpoints at
 `--fractions` of it, exact NashConv by `--evaluator=states` for every row:
-the engine evaluator measures suit-symmetric networks only; the states one
-any policy, 1.5 s for a tabular one on 5x2), with `--checkpoint`: rerunning the same command skips
+one evaluator for every network, with the on-policy walk and the current
+iterate's NashConv too, 1.5 s for a tabular policy on 5x2), with `--checkpoint`: rerunning the same command skips
 finished runs and resumes the others. A finished run's curve and memory
 sizes are also kept as one small JSON record under `--records`
 (`benchmarks/results/deep_cfr_runs/`, committed): the pages regenerate, and

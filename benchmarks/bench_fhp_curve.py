@@ -148,10 +148,11 @@ define_checked(FLAGS, "threads", "1", "torch threads", integer_at_least(1), "int
 flags.DEFINE_enum("clock", "wall", list(CLOCKS), "what --seconds and the seconds columns count: wall-clock seconds, "
                   "or the process's CPU seconds (cpu: for runs that share the cores; one torch thread, no Ray "
                   "workers)", flag_values=FLAGS)  # fmt: skip
-flags.DEFINE_enum("evaluator", "states", ["states", "engine"], "states: poker_nash_conv (every board; a network read "
-                  "from arrays, other policies through stand-ins for their states); engine: the public tree with suit "
-                  "isomorphism (network='suit_symmetric_mlp' Deep CFR only; the current iterate is then not "
-                  "evaluated)", flag_values=FLAGS)  # fmt: skip
+flags.DEFINE_enum("evaluator", "states", ["states", "engine"], "states: poker_nash_conv with details (every board; "
+                  "a network read from arrays, other policies through stand-ins for their states; a best-response "
+                  "and an on-policy walk, and Deep CFR's current iterate too); engine: one best-response walk "
+                  "(poker_best_response_values: suit isomorphism for a suit-symmetric network; Deep CFR and the "
+                  "vector CFR lines; the current iterate is not evaluated)", flag_values=FLAGS)  # fmt: skip
 flags.DEFINE_string("out_dir", "benchmarks/results", "where the page and its folder go", flag_values=FLAGS)
 flags.DEFINE_string("page", "", "results page name (<out_dir>/<page>.md and <page>/); default full_fhp for "
                     "flop_holdem, else fhp_curve", flag_values=FLAGS)  # fmt: skip
@@ -196,8 +197,8 @@ def check_args(args) -> None:
     if args.evaluator == "engine":
         unfit = [n for n in args.lines if n in ("os_es_mccfr", "os_es_mccfr_py", "os_nfsp")]
         if unfit:
-            usage_error(f"--evaluator=engine evaluates Deep CFR with a suit-symmetric network and the vector CFR "
-                        f"lines, not {', '.join(unfit)}; use --evaluator=states for them")  # fmt: skip
+            usage_error(f"--evaluator=engine evaluates Deep CFR and the vector CFR lines, not {', '.join(unfit)}; "
+                        "use --evaluator=states for them")  # fmt: skip
     if args.checkpoint and len(args.seeds) > 1 and "deep_cfr" in args.lines:
         usage_error("--checkpoint holds one deep_cfr run: use it with one seed (--seed), not --seeds")
     args.deep_cfr_settings, overrides = _deep_cfr_settings(args)
@@ -239,12 +240,6 @@ def _deep_cfr_settings(args) -> tuple[dict, dict]:
         usage_error(f"--deep_cfr sets {reserved[0]!r}, which this program sets itself (--game, --seed/--seeds, "
                     "--seconds/--iterations); drop it from the JSON")  # fmt: skip
     settings = merge_settings(settings, overrides)
-    network = settings.get("network")
-    family = network.get("family") if isinstance(network, dict) else None
-    if args.evaluator == "engine" and "deep_cfr" in args.lines and family != "suit_symmetric_mlp":
-        usage_error(f"--evaluator=engine evaluates a Deep CFR policy whose network is suit-symmetric, got "
-                    f"network family {family!r}; add --deep_cfr='{{\"network\": {{\"family\": "
-                    "\"suit_symmetric_mlp\"}}}}' or use --evaluator=states")  # fmt: skip
     return settings, overrides
 
 

@@ -418,26 +418,23 @@ def make_line(name, game, args, checkpoints=()) -> Line:
 
 
 def evaluate(game, pol, evaluator: str):
-    """Exact NashConv of `pol` (`poker_nash_conv`'s result fields)."""
+    """Exact NashConv of `pol` (`poker_nash_conv`'s result fields). states:
+    `poker_nash_conv(..., return_details=True)` (a best-response and an
+    on-policy walk; player_improvements are each player's gains); engine: one
+    best-response walk (`poker_best_response_values`: suit isomorphism for a
+    suit-symmetric network, every board otherwise; player_improvements are
+    the best-response values, whose sum is the NashConv)."""
     if evaluator == "states":
         return poker_nash_conv(game, pol, return_details=True)
     from types import SimpleNamespace
 
-    from openspiel_cfrx.neural_poker import InformationStateTensors, NetworkStrategy
-    from openspiel_cfrx.poker import PublicTree
+    from openspiel_cfrx.poker import PokerRules, poker_best_response_values
 
-    nets = getattr(pol, "policy_network", None)
-    if not getattr(nets, "suit_symmetric", False):
-        raise SystemExit("--evaluator=engine evaluates a Deep CFR policy whose network is suit-symmetric "
-                         "(--deep_cfr='{\"network\": {\"family\": \"suit_symmetric_mlp\"}, ...}')")  # fmt: skip
     start = time.perf_counter()
-    tree = PublicTree(game)  # suit isomorphism: one board per class
-    strategy = NetworkStrategy(tree, InformationStateTensors(game, tree), pol.probabilities_from_tensors,
-                               suit_symmetric=True)  # fmt: skip
-    gains = tree.best_response_values(strategy)  # zero-sum: each player's best-response gain
-    value = float(gains.sum())
-    return SimpleNamespace(nash_conv=value, nash_conv_mbb=tree.rules.mbb_per_game(value),
-                           player_improvements=gains, seconds=time.perf_counter() - start)  # fmt: skip
+    best = poker_best_response_values(game, pol)
+    value = float(best.sum())
+    return SimpleNamespace(nash_conv=value, nash_conv_mbb=PokerRules.from_game(game).mbb_per_game(value),
+                           player_improvements=best, seconds=time.perf_counter() - start)  # fmt: skip
 
 
 def resume(line: Line, path: str, clock: str, state) -> list[dict]:

@@ -53,6 +53,7 @@ from openspiel_cfrx.poker.cards import Deck
 from openspiel_cfrx.poker.evaluator import rank_five, rank_hands
 from openspiel_cfrx.poker.exploitability import (
     PokerNashConvResult,
+    poker_best_response_values,
     poker_exploitability,
     poker_nash_conv,
     poker_nash_conv_prefixes,
@@ -88,6 +89,7 @@ __all__ = [
     "kmeans_abstraction",
     "lossless_abstraction",
     "perfect_recall",
+    "poker_best_response_values",
     "poker_exploitability",
     "poker_nash_conv",
     "poker_nash_conv_prefixes",
