@@ -37,6 +37,12 @@ BASE, mean and 95% t half-width (`common.mean_and_interval`).
     nice -n 10 .venv/bin/python benchmarks/bench_deep_cfr_ledger.py --plan
     nice -n 10 .venv/bin/python benchmarks/bench_deep_cfr_ledger.py            # hours: see --plan
     nice -n 10 .venv/bin/python benchmarks/bench_deep_cfr_ledger.py --quick    # plumbing, 4x2, ~3 min
+
+`--grid=full_fhp` runs BASE and the `fhp_full` preset on 52-card flop hold'em
+at equal CPU seconds (default 3,600, seed 0) with one best-response walk per
+checkpoint (`--evaluator=engine`), and splits the README's gap to the paper's
+37 mbb/g into a method factor (fhp_full / BASE at equal CPU) and a compute
+factor (BASE here / 37).
 """
 
 from __future__ import annotations
@@ -106,17 +112,21 @@ MEMORY_NOTE = ("memory_capacity 10M instead of 40M: 40M entries of the MLP's ~10
 @dataclasses.dataclass(frozen=True)
 class Row:
     """One deviation: the paper's choice, fhp_5x2's, and the settings that
-    move BASE to it (`whole_preset`: the fhp_5x2 preset itself)."""
+    move BASE to it (`preset`: that preset itself, e.g. fhp_5x2)."""
 
     name: str
     paper: str
     ours: str
     change: dict
     note: str = ""
-    whole_preset: bool = False
+    preset: str = ""
+
+    @property
+    def whole_preset(self) -> bool:
+        return bool(self.preset)
 
     def settings(self) -> dict:
-        return dict(FHP_5X2) if self.whole_preset else merge_settings(BASE, self.change)
+        return dict(DEEP_CFR_PRESETS[self.preset].kwargs) if self.preset else merge_settings(BASE, self.change)
 
 
 LEDGER = (
@@ -145,7 +155,7 @@ LEDGER = (
     Row("bfloat16", "float32 training", "bfloat16 autocast", dict(training={"precision": "bfloat16"})),
     Row("memory_2m", "reservoir memories of 40M infosets", "2M", dict(memory_capacity=2_000_000)),
     Row("traversals_5000", "10,000 traversals per player and iteration", "5,000", dict(num_traversals=5000)),
-    Row("all_fhp_5x2", "all of the above as published", "the fhp_5x2 preset itself", {}, whole_preset=True),
+    Row("all_fhp_5x2", "all of the above as published", "the fhp_5x2 preset itself", {}, preset="fhp_5x2"),
 )  # fmt: skip
 
 # The paper's Figures 3 and 4 (Section 6), each curve a row against the same BASE (rows shared with the ledger
@@ -181,9 +191,22 @@ FIGURES = (
     Row("window_small", "Figure 4 right: reservoir memories", "sliding window, the same capacities",
         merge_settings(SMALL_MEMORY, {"memory": {"kind": "sliding_window"}})),
 )  # fmt: skip
-GRIDS = {"ledger": LEDGER, "figures": FIGURES}
-OUTPUTS = {"ledger": "benchmarks/results/deep_cfr_ledger.md", "figures": "benchmarks/results/deep_cfr_figures.md"}
-ROWS = {row.name: row for row in LEDGER + FIGURES}
+# Issue 61 part 4 on 52-card flop hold'em: the paper's method (BASE: the paper_fhp preset's settings, the same
+# SGD scale) against the fhp_full preset behind the README's 232.5 mbb/g, at equal CPU seconds, exact NashConv
+# from one best-response walk (`--evaluator=engine`: every board for the Appendix C network, one per suit class
+# for fhp_full's suit-symmetric one). The runs' folders and records carry the prefix `full_fhp_`.
+FULL_FHP = (
+    LEDGER[0],
+    Row("fhp_full", "Algorithm 1 (BASE)", "the fhp_full preset itself (one process, one torch thread)", {},
+        preset="fhp_full"),
+)  # fmt: skip
+GRIDS = {"ledger": LEDGER, "figures": FIGURES, "full_fhp": FULL_FHP}
+GAMES = {"ledger": GAME, "figures": GAME, "full_fhp": "flop_holdem"}
+OUTPUTS = {"ledger": "benchmarks/results/deep_cfr_ledger.md", "figures": "benchmarks/results/deep_cfr_figures.md",
+           "full_fhp": "benchmarks/results/deep_cfr_full_fhp.md"}  # fmt: skip
+FULL_FHP_SECONDS = 3600.0  # the full_fhp grid's default budget per run (one resumable run per row)
+PAPER_FHP_MBB = 37.0  # Brown et al. 2019, Section 6 / Figure 2: Deep CFR on flop hold'em, exploitability in mbb/g
+ROWS = {row.name: row for row in LEDGER + FIGURES + FULL_FHP}
 
 
 def step_seconds(settings: dict) -> float:
@@ -230,6 +253,11 @@ def run_settings(row: Row, quick: bool = False) -> dict:
     return settings
 
 
+def run_name(args, row: str) -> str:
+    """A run's folder and record name: the row, prefixed `full_fhp_` on 52-card flop hold'em."""
+    return ("full_fhp_" if args.game == "flop_holdem" else "") + row
+
+
 def run_dir(out_dir: str, row: str, seed: int) -> str:
     return os.path.join(out_dir, f"{row}_seed{seed}")
 
@@ -245,14 +273,14 @@ def record_path(args, row: str, seed: int) -> str:
 
 def run_stamp(args, row: Row) -> dict:
     """What makes a run the same run: its game, budget, checkpoints and settings."""
-    return json.loads(json.dumps({"game": QUICK_GAME if args.quick else GAME, "seconds": args.seconds,
+    return json.loads(json.dumps({"game": args.game, "seconds": args.seconds,
                                   "fractions": args.fractions, "settings": run_settings(row, args.quick),
                                   "clock": "cpu"}))  # fmt: skip
 
 
 def _committed_record(args, row: Row, seed: int) -> dict | None:
     """The run's record under --records when it holds this run's stamp, else None."""
-    path = record_path(args, row.name, seed)
+    path = record_path(args, run_name(args, row.name), seed)
     try:
         with open(path, encoding="utf-8") as f:
             record = json.load(f)
@@ -269,13 +297,13 @@ def run_record(args, row: Row, seed: int) -> dict | None:
     record = _committed_record(args, row, seed)
     if record is not None:
         return record
-    curve = read_curve(csv_path(args.out_dir, row.name, seed))
+    curve = read_curve(csv_path(args.out_dir, run_name(args, row.name), seed))
     if not finished(curve, args.seconds):
         return None
-    record = {"stamp": run_stamp(args, row), "curve": curve, "memories": memory_sizes(args.out_dir, row.name, seed)}
+    record = {"stamp": run_stamp(args, row), "curve": curve, "memories": memory_sizes(args.out_dir, run_name(args, row.name), seed)}
     os.makedirs(args.records, exist_ok=True)
     data = (json.dumps(record, indent=1) + "\n").encode("utf-8")
-    atomic_write(record_path(args, row.name, seed), lambda f: f.write(data))
+    atomic_write(record_path(args, run_name(args, row.name), seed), lambda f: f.write(data))
     return record
 
 
@@ -545,7 +573,7 @@ def row_table(args, rows: list[Row], curves: dict, planned: dict, failures: dict
 def _setup_text(args) -> str:
     """What BASE is, the budget, the seeds and how effects are computed (both pages)."""
     return (
-        f"Game `{QUICK_GAME if args.quick else GAME}`. BASE is the paper's method (`deep_cfr_preset(\"paper\")`: "
+        f"Game `{args.game}`. BASE is the paper's method (`deep_cfr_preset(\"paper\")`: "
         f"Algorithm 1, Appendix C network width 96, retrain from scratch, reservoir 40M, linear weighting, average "
         f"network, raw regrets, float32, 10,000 traversals) with **its SGD budget scaled by 1/{SGD_SCALE}: "
         f"{4000 // SGD_SCALE:,} Adam steps of batch 10,000 per network per iteration instead of 4,000** (one paper "
@@ -553,7 +581,7 @@ def _setup_text(args) -> str:
         f"`sgd_full` row)" + (f"; --quick divides every row's SGD steps by {QUICK_SGD_SCALE} more" if args.quick else "")
         + f". Budget {args.seconds:g} solver CPU s per run (process CPU seconds, one torch thread, checkpoints at "
         f"{args.fractions} of it), seeds {', '.join(map(str, args.seeds))}; exact NashConv (mbb/g) by "
-        f"`bench_fhp_curve.py --evaluator=states`. Effects are row - BASE paired by seed (negative: the row "
+        f"`bench_fhp_curve.py --evaluator={args.evaluator}`. Effects are row - BASE paired by seed (negative: the row "
         f"lowers exploitability), mean ± 95% t half-width over the paired seeds, relative to BASE's mean; equal "
         f"nodes (or iterations): both curves at the smaller final count of the two (log-log interpolation, never "
         f"extrapolated)."
@@ -568,7 +596,7 @@ def _grid_text(done_total: int, planned_total: int) -> str:
 
 def _appendix(args, rows: list[Row], curves: dict, failures: dict) -> str:
     """Memory sizes, BASE's settings, each row's change and the failed runs."""
-    changes = "\n".join(f"- `{r.name}`: " + ("the fhp_5x2 preset, " + f"`{json.dumps(run_settings(r, args.quick))}`"
+    changes = "\n".join(f"- `{r.name}`: " + (f"the {r.preset} preset, " + f"`{json.dumps(run_settings(r, args.quick))}`"
                                              if r.whole_preset else f"`{json.dumps(r.change)}`" if r.change else "BASE")
                         for r in rows)  # fmt: skip
     memories = "\n".join(f"- `{name}`: " + "; ".join(f"seed {seed}: {args.memories.get((name, seed)) or '?'}"
@@ -578,7 +606,7 @@ def _appendix(args, rows: list[Row], curves: dict, failures: dict) -> str:
         + f"\n\nMemories at each finished run's last checkpoint (advantage memories of the two players, strategy "
         f"memory; their capacity is 40M each unless the row's change says otherwise):\n\n{memories}"
         + f"\n\nBASE: `{json.dumps(run_settings(ROWS['base'], args.quick))}`\n\nChanges:\n\n{changes}\n"
-        + ("".join(f"\nFailed: `{name}` seed {s} (exit status {rc}; its log: `{run_dir(args.out_dir, name, s)}/log.txt`)"
+        + ("".join(f"\nFailed: `{name}` seed {s} (exit status {rc}; its log: `{run_dir(args.out_dir, run_name(args, name), s)}/log.txt`)"
                    for name, seeds in failures.items() for s, rc in seeds.items()))  # fmt: skip
     )
 
@@ -612,9 +640,39 @@ def figures_page(args, rows: list[Row], curves: dict, planned: dict, failures: d
                           "runs done / planned"], table)  # fmt: skip
         + "\n\n## The paper's statements on this run\n\n"
         + f"Rules, per statement kind: {rules} (PLATEAU = {PLATEAU:g}%, SAME_RATE = {SAME_RATE:g}.) Each verdict holds "
-        f"for this budget ({args.seconds:g} CPU s, SGD / {SGD_SCALE}, `{QUICK_GAME if args.quick else GAME}`), not for "
+        f"for this budget ({args.seconds:g} CPU s, SGD / {SGD_SCALE}, `{args.game}`), not for "
         f"the paper's 450 iterations on 52 cards.\n\n"
         + markdown_table(["statement (Brown et al. 2019, Section 6, Figures 3-4)", "this run", "holds here"], verdicts)
+        + _appendix(args, rows, curves, failures)
+    )
+
+
+def full_fhp_page(args, rows: list[Row], curves: dict, planned: dict, failures: dict) -> str:
+    """Part 4's page: the paper's method against fhp_full on 52-card flop hold'em at equal CPU seconds, and the
+    README gap (fhp_full vs the paper's 37 mbb/g) split into a method factor and a compute factor."""
+    table, done_total, planned_total = row_table(args, rows, curves, planned, failures)
+    paper, ours = curves.get("base", {}), curves.get("fhp_full", {})
+    seeds = sorted(set(paper) & set(ours))
+    if seeds:
+        p = sum(paper[s][-1]["nash_conv_mbb"] for s in seeds) / len(seeds)
+        q = sum(ours[s][-1]["nash_conv_mbb"] for s in seeds) / len(seeds)
+        split = (
+            f"At {args.seconds:,.0f} CPU s ({_seeds_text(len(seeds))}): the fhp_full preset {q:,.1f} mbb/g, the "
+            f"paper's method (BASE) {p:,.1f}. Written as fhp_full / the paper's published {PAPER_FHP_MBB:g} = "
+            f"(fhp_full / BASE at equal CPU: **method**) x (BASE here / {PAPER_FHP_MBB:g}: **compute**, the paper's "
+            f"method at this budget against the paper's own run): {q / PAPER_FHP_MBB:.2f}x = {q / p:.2f}x (method) "
+            f"x {p / PAPER_FHP_MBB:.2f}x (compute). A method factor below 1 means our preset is the better method "
+            "at this budget; the compute factor is what the paper's method still owes to the paper's compute "
+            "(its projected run: `docs/deep_cfr.md`)."
+        )
+    else:
+        split = "The method / compute split needs both rows finished for one seed: not measured yet."
+    return (
+        _setup_text(args) + " The other row is the fhp_full preset itself (the README's full flop hold'em row).\n\n"
+        + _grid_text(done_total, planned_total) + "\n\n"
+        + markdown_table(["row", "paper", "this row", "NashConv at equal time (mbb/g)", "effect at equal time",
+                          "effect at equal nodes", "runs done / planned"], table)  # fmt: skip
+        + "\n\n## Method and compute\n\n" + split
         + _appendix(args, rows, curves, failures)
     )
 
@@ -630,8 +688,8 @@ def plan_text(args, rows: list[Row]) -> str:
         settings = run_settings(row, args.quick)
         cost = iteration_seconds(settings) or 0.0
         policy = (len(args.fractions.split(",")) * settings["policy_network_train_steps"] * STEP_SECONDS *
-                  settings["batch_size_strategy"] / 10_000 if settings["averaging"]["average_policy"] == "network"
-                  and settings["network"]["family"] == "poker" else 0.0)  # fmt: skip
+                  settings["batch_size_strategy"] / 10_000 if settings.get("averaging", {}).get("average_policy", "network")
+                  == "network" and settings["network"]["family"] == "poker" else 0.0)  # fmt: skip
         runs += len(args.seeds)
         extra += len(args.seeds) * (cost + policy + 20.0)
         lines.append(f"  {row.name:<16} {len(args.seeds)} seeds x {args.seconds:g} s")
@@ -680,7 +738,7 @@ def copy_tables_to_docs(page_path: str, docs_path: str, grid: str) -> None:
 
 def run_one(args, row: Row, seed: int) -> int:
     """One (row, seed): bench_fhp_curve.py in a subprocess, resumed from its checkpoint; its exit status."""
-    folder = run_dir(args.out_dir, row.name, seed)
+    folder = run_dir(args.out_dir, run_name(args, row.name), seed)
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "running.lock"), "w", encoding="utf-8") as lock:
         try:  # the two grids share runs: one process per run folder at a time
@@ -705,8 +763,8 @@ def _run_locked(args, row: Row, seed: int, folder: str) -> int:
     else:
         with open(stamp_path, "w", encoding="utf-8") as f:
             json.dump(stamp, f)
-    command = [sys.executable, CURVE, "--algorithms=deep_cfr", "--evaluator=states", "--clock=cpu",
-               f"--game={stamp['game']}",
+    command = [sys.executable, CURVE, "--algorithms=deep_cfr", f"--evaluator={args.evaluator}", "--clock=cpu",
+               f"--game={stamp['game']}", "--page=fhp_curve",
                f"--deep_cfr={json.dumps(settings)}", f"--seconds={args.seconds!r}", f"--fractions={args.fractions}",
                f"--seed={seed}", f"--checkpoint={os.path.join(folder, 'ckpt')}", f"--out_dir={folder}"]  # fmt: skip
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -714,7 +772,7 @@ def _run_locked(args, row: Row, seed: int, folder: str) -> int:
     with open(os.path.join(folder, "log.txt"), "a", encoding="utf-8") as log:
         rc = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env, check=False).returncode
     run_record(args, row, seed)  # keeps the record of a finished run
-    curve = read_curve(csv_path(args.out_dir, row.name, seed))
+    curve = read_curve(csv_path(args.out_dir, run_name(args, row.name), seed))
     last = f"NashConv {curve[-1]['nash_conv_mbb']:,.1f} mbb/g at {curve[-1]['seconds']:,.0f} s" if curve else "no curve"
     print(f"  {row.name} seed {seed}: exit {rc}, {time.monotonic() - start:,.0f} s wall, {last}", flush=True)
     return rc
@@ -725,7 +783,9 @@ flags.DEFINE_float("seconds", 600.0, "solver CPU seconds per run", flag_values=F
 flags.DEFINE_integer("jobs", 1, "runs at a time (each one torch thread; CPU-second budgets)", flag_values=FLAGS)
 flags.DEFINE_enum("grid", "ledger", sorted(GRIDS), "ledger: BASE vs fhp_5x2's settings, one at a time "
                   "(deep_cfr_ledger.md); figures: the paper's Figures 3-4 against BASE, a verdict per statement "
-                  "(deep_cfr_figures.md); the grids share BASE and their common rows' runs", flag_values=FLAGS)  # fmt: skip
+                  "(deep_cfr_figures.md); the grids share BASE and their common rows' runs; full_fhp: BASE against "
+                  f"the fhp_full preset on 52-card flop hold'em, {FULL_FHP_SECONDS:g} s and seed 0 unless given, "
+                  "engine evaluator (deep_cfr_full_fhp.md)", flag_values=FLAGS)  # fmt: skip
 flags.DEFINE_string("rows", "", "comma-separated rows of the grid (default all; base always)", flag_values=FLAGS)
 flags.DEFINE_string("seeds", "0,1,2", "comma-separated seeds", flag_values=FLAGS)
 flags.DEFINE_string("fractions", "0.05,0.1,0.25,0.5,1", "checkpoints as fractions of --seconds, ending at 1 (the early "
@@ -746,6 +806,13 @@ flags.DEFINE_bool("no_run", False, "write the page from the finished runs (recor
 def parse_args(argv=None):
     args = parse_flags(FLAGS, argv, __doc__.split("\n\n")[0])
     given = set(argv if argv is not None else sys.argv[1:])
+    args.game = QUICK_GAME if args.quick else GAMES[args.grid]
+    args.evaluator = "engine" if args.game == "flop_holdem" else "states"  # every board of 52 cards: one walk
+    if args.grid == "full_fhp" and not args.quick:
+        if not any(a.startswith("--seconds") for a in given):
+            args.seconds = FULL_FHP_SECONDS
+        if not any(a.startswith("--seeds") for a in given):
+            args.seeds = "0"
     if args.quick:
         if not any(a.startswith("--seconds") for a in given):
             args.seconds = 5.0
@@ -820,7 +887,9 @@ def main(argv=None):
     command = "python benchmarks/bench_deep_cfr_ledger.py " + " ".join(sys.argv[1:] if argv is None else argv)
     page, title = {"ledger": (ledger_page, "Deep CFR deviation ledger: the paper's method vs fhp_5x2, one setting "
                                            "at a time"),
-                   "figures": (figures_page, "Deep CFR's Figures 3-4 with the paper's method on 5x2 flop hold'em")}[args.grid]
+                   "figures": (figures_page, "Deep CFR's Figures 3-4 with the paper's method on 5x2 flop hold'em"),
+                   "full_fhp": (full_fhp_page, "Deep CFR on 52-card flop hold'em: the paper's method against "
+                                               "fhp_full at equal CPU time")}[args.grid]
     body = page(args, rows, curves, planned, failures)
     write_result(args.output, title, body, header_command=command)
     if args.docs:

@@ -157,6 +157,22 @@ def test_a_finished_run_is_kept_as_a_record_the_page_reads_without_its_folder(tm
         ledger.run_record(args, base, 0)
 
 
+def test_the_full_fhp_grid_splits_the_gap_into_method_and_compute(tmp_path):
+    """--grid=full_fhp: BASE against the fhp_full preset on 52 cards, one walk per checkpoint, its own run
+    names; the page splits fhp_full / 37 into fhp_full / BASE (method) x BASE / 37 (compute)."""
+    args = ledger.parse_args(["--grid=full_fhp", f"--out_dir={tmp_path}", f"--records={tmp_path}/records"])
+    assert (args.game, args.evaluator, args.seconds, args.seeds) == ("flop_holdem", "engine", 3600.0, [0])
+    assert [r.name for r in args.row_list] == ["base", "fhp_full"]
+    assert ledger.run_settings(ledger.ROWS["fhp_full"]) == dict(deep_cfr_preset("fhp_full").kwargs)
+    assert ledger.run_name(args, "base") == "full_fhp_base"  # not the 5x2 grids' BASE run
+    assert ledger.run_stamp(args, ledger.ROWS["base"])["game"] == "flop_holdem"
+    curves = {"base": {0: _curve([(10, 370.0)])}, "fhp_full": {0: _curve([(50, 185.0)])}}
+    page = ledger.full_fhp_page(args, args.row_list, curves, {"base": 1, "fhp_full": 1}, {})
+    assert "5.00x = 0.50x (method) x 10.00x (compute)" in page
+    page = ledger.full_fhp_page(args, args.row_list, {"base": curves["base"]}, {"base": 1, "fhp_full": 1}, {})
+    assert "not measured yet" in page and "1 of 2 planned runs" in page
+
+
 def test_plan_names_the_total_cpu_hours_and_runs_nothing(tmp_path):
     run = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "bench_deep_cfr_ledger.py"), "--plan",
                           f"--out_dir={tmp_path}/runs"], capture_output=True, text=True, timeout=60, cwd=ROOT)  # fmt: skip
@@ -278,7 +294,7 @@ def test_the_docs_show_each_pages_tables_as_they_are():
     """docs/deep_cfr.md holds a copy of the ledger's and the figures page's tables (--docs fills it)."""
     with open(os.path.join(ROOT, "docs", "deep_cfr.md"), encoding="utf-8") as f:
         docs = f.read()
-    for grid, page in ledger.OUTPUTS.items():
+    for grid, page in ((g, ledger.OUTPUTS[g]) for g in ("ledger", "figures")):  # full_fhp: its page once run
         begin, end = ledger.docs_block(grid)
         assert begin in docs and end in docs, f"docs/deep_cfr.md has no block for {page}"
         with open(os.path.join(ROOT, page), encoding="utf-8") as f:
