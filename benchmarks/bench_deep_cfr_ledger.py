@@ -39,8 +39,8 @@ BASE, mean and 95% t half-width (`common.mean_and_interval`).
     nice -n 10 .venv/bin/python benchmarks/bench_deep_cfr_ledger.py --quick    # plumbing, 4x2, ~3 min
 
 `--grid=full_fhp` runs BASE and the `fhp_full` preset on 52-card flop hold'em
-at equal CPU seconds (default 3,600, seed 0) with one best-response walk per
-checkpoint (`--evaluator=engine`), and splits the README's gap to the paper's
+at equal CPU seconds (default 2,700, seed 0, one checkpoint at the end) with
+one best-response walk per checkpoint (`--evaluator=engine`), and splits the README's gap to the paper's
 37 mbb/g into a method factor (fhp_full / BASE at equal CPU) and a compute
 factor (BASE here / 37).
 """
@@ -204,7 +204,7 @@ GRIDS = {"ledger": LEDGER, "figures": FIGURES, "full_fhp": FULL_FHP}
 GAMES = {"ledger": GAME, "figures": GAME, "full_fhp": "flop_holdem"}
 OUTPUTS = {"ledger": "benchmarks/results/deep_cfr_ledger.md", "figures": "benchmarks/results/deep_cfr_figures.md",
            "full_fhp": "benchmarks/results/deep_cfr_full_fhp.md"}  # fmt: skip
-FULL_FHP_SECONDS = 3600.0  # the full_fhp grid's default budget per run (one resumable run per row)
+FULL_FHP_SECONDS = 2700.0  # the full_fhp grid's default budget per run: one run per row inside one session
 PAPER_FHP_MBB = 37.0  # Brown et al. 2019, Section 6 / Figure 2: Deep CFR on flop hold'em, exploitability in mbb/g
 ROWS = {row.name: row for row in LEDGER + FIGURES + FULL_FHP}
 
@@ -813,6 +813,8 @@ def parse_args(argv=None):
             args.seconds = FULL_FHP_SECONDS
         if not any(a.startswith("--seeds") for a in given):
             args.seeds = "0"
+        if not any(a.startswith("--fractions") for a in given):  # one walk of every board: ~40 CPU min
+            args.fractions = "1"
     if args.quick:
         if not any(a.startswith("--seconds") for a in given):
             args.seconds = 5.0

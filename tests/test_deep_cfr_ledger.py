@@ -161,7 +161,7 @@ def test_the_full_fhp_grid_splits_the_gap_into_method_and_compute(tmp_path):
     """--grid=full_fhp: BASE against the fhp_full preset on 52 cards, one walk per checkpoint, its own run
     names; the page splits fhp_full / 37 into fhp_full / BASE (method) x BASE / 37 (compute)."""
     args = ledger.parse_args(["--grid=full_fhp", f"--out_dir={tmp_path}", f"--records={tmp_path}/records"])
-    assert (args.game, args.evaluator, args.seconds, args.seeds) == ("flop_holdem", "engine", 3600.0, [0])
+    assert (args.game, args.evaluator, args.seconds, args.seeds, args.fractions) == ("flop_holdem", "engine", 2700.0, [0], "1")
     assert [r.name for r in args.row_list] == ["base", "fhp_full"]
     assert ledger.run_settings(ledger.ROWS["fhp_full"]) == dict(deep_cfr_preset("fhp_full").kwargs)
     assert ledger.run_name(args, "base") == "full_fhp_base"  # not the 5x2 grids' BASE run
