@@ -25,7 +25,7 @@ one evaluator for every network, with the on-policy walk and the current
 iterate's NashConv too, 1.5 s for a tabular policy on 5x2), with `--checkpoint`: rerunning the same command skips
 finished runs and resumes the others. A finished run's curve and memory
 sizes are also kept as one small JSON record under `--records`
-(`benchmarks/results/deep_cfr_runs/`, committed): the pages regenerate, and
+(`benchmarks/results/runs/deep_cfr/`, committed): the pages regenerate, and
 the grids continue, on a fresh clone, where `out/` holds nothing.
 
 The page: per row, NashConv at the budget's last checkpoint (equal
@@ -792,7 +792,7 @@ flags.DEFINE_string("fractions", "0.05,0.1,0.25,0.5,1", "checkpoints as fraction
                     "ones give the rows that iterate faster than BASE a point at BASE's final node count)",
                     flag_values=FLAGS)  # fmt: skip
 flags.DEFINE_string("out_dir", "out/deep_cfr_ledger", "the runs' folders", flag_values=FLAGS)
-flags.DEFINE_string("records", os.path.join(ROOT, "benchmarks", "results", "deep_cfr_runs"),
+flags.DEFINE_string("records", os.path.join(ROOT, "benchmarks", "results", "runs", "deep_cfr"),
                     "finished runs' records, one JSON each (committed; quick: --out_dir/records)", flag_values=FLAGS)
 flags.DEFINE_string("output", "", "the results page (default: the grid's page in benchmarks/results)", flag_values=FLAGS)
 flags.DEFINE_bool("quick", False, f"plumbing check: {QUICK_GAME}, 5 s per run, seed 0, SGD steps / {QUICK_SGD_SCALE} "

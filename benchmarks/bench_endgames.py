@@ -10,7 +10,7 @@ final gap is interior; exact saddle-point gap at log-spaced iterations.
         [--subgames=1,2,3,4] [--jobs=2] [--runs_dir=DIR]
 
 Resumable: every finished run is one JSON file under --runs_dir (committed in
-benchmarks/results/endgames/runs/, so a fresh clone regenerates the page and continues the grid)
+benchmarks/results/runs/endgames/, so a fresh clone regenerates the page and continues the grid)
 (`cfrx_examples/oftrl_endgames.py --runs_dir`), skipped when present with the
 same settings; an interrupted grid continues where it stopped. --plan prints
 the runs still to do and their CPU cost (timed by a short run per subgame)
@@ -43,7 +43,7 @@ flags.DEFINE_bool("report_only", False, "Write the page from the runs stored in 
 flags.DEFINE_list("subgames", ["1", "2", "3", "4"], "Subgames to run now (the page covers all four).")
 flags.DEFINE_integer("jobs", 2, "Runs in parallel (processes); 1 runs them in order of use, CFR and DCFR first.")
 flags.DEFINE_string("runs_dir", "", "One JSON file per finished run (resumable); default "
-                    "benchmarks/results/endgames/runs (committed: the page regenerates, and the grid continues, on a "
+                    "benchmarks/results/runs/endgames (committed: the page regenerates, and the grid continues, on a "
                     "fresh clone), with --quick out/endgames_quick.")
 flags.DEFINE_string("output", "", "The page (default benchmarks/results[/quick]/endgames.md); its plots go to "
                     "endgames/ beside it.")
@@ -61,7 +61,7 @@ EXAMPLE = "cfrx_examples/oftrl_endgames.py"
 
 
 def runs_dir() -> str:
-    path = FLAGS.runs_dir or ("out/endgames_quick" if FLAGS.quick else "benchmarks/results/endgames/runs")
+    path = FLAGS.runs_dir or ("out/endgames_quick" if FLAGS.quick else "benchmarks/results/runs/endgames")
     return path if os.path.isabs(path) else os.path.join(ROOT, path)
 
 
