@@ -121,10 +121,6 @@ class Row:
     note: str = ""
     preset: str = ""
 
-    @property
-    def whole_preset(self) -> bool:
-        return bool(self.preset)
-
     def settings(self) -> dict:
         return dict(DEEP_CFR_PRESETS[self.preset].kwargs) if self.preset else merge_settings(BASE, self.change)
 
@@ -245,7 +241,7 @@ def run_settings(row: Row, quick: bool = False) -> dict:
     settings; the fhp_5x2 row falls back to float32 where presets do
     (`deep_cfr_preset`); --quick divides the SGD steps by QUICK_SGD_SCALE."""
     settings = row.settings()
-    if row.whole_preset and trains_in_bfloat16(settings) and not bfloat16_is_fast():
+    if row.preset and trains_in_bfloat16(settings) and not bfloat16_is_fast():
         settings = merge_settings(settings, {"training": {"precision": "float32"}})
     if quick:
         for k in STEP_FIELDS:
@@ -297,13 +293,14 @@ def run_record(args, row: Row, seed: int) -> dict | None:
     record = _committed_record(args, row, seed)
     if record is not None:
         return record
-    curve = read_curve(csv_path(args.out_dir, run_name(args, row.name), seed))
+    name = run_name(args, row.name)
+    curve = read_curve(csv_path(args.out_dir, name, seed))
     if not finished(curve, args.seconds):
         return None
-    record = {"stamp": run_stamp(args, row), "curve": curve, "memories": memory_sizes(args.out_dir, run_name(args, row.name), seed)}
+    record = {"stamp": run_stamp(args, row), "curve": curve, "memories": memory_sizes(args.out_dir, name, seed)}
     os.makedirs(args.records, exist_ok=True)
     data = (json.dumps(record, indent=1) + "\n").encode("utf-8")
-    atomic_write(record_path(args, run_name(args, row.name), seed), lambda f: f.write(data))
+    atomic_write(record_path(args, name, seed), lambda f: f.write(data))
     return record
 
 
@@ -597,7 +594,7 @@ def _grid_text(done_total: int, planned_total: int) -> str:
 def _appendix(args, rows: list[Row], curves: dict, failures: dict) -> str:
     """Memory sizes, BASE's settings, each row's change and the failed runs."""
     changes = "\n".join(f"- `{r.name}`: " + (f"the {r.preset} preset, " + f"`{json.dumps(run_settings(r, args.quick))}`"
-                                             if r.whole_preset else f"`{json.dumps(r.change)}`" if r.change else "BASE")
+                                             if r.preset else f"`{json.dumps(r.change)}`" if r.change else "BASE")
                         for r in rows)  # fmt: skip
     memories = "\n".join(f"- `{name}`: " + "; ".join(f"seed {seed}: {args.memories.get((name, seed)) or '?'}"
                                                      for seed in runs) for name, runs in curves.items() if runs)

@@ -40,7 +40,7 @@ def test_every_row_differs_from_base_in_exactly_its_fields_and_takes_fhp_5x2s_va
     fhp = dict(DEEP_CFR_PRESETS["fhp_5x2"].kwargs)
     names = [row.name for row in ledger.LEDGER]
     assert names[0] == "base" and names[-1] == "all_fhp_5x2" and len(set(names)) == len(names)
-    deviations = [row for row in ledger.LEDGER if row.name != "base" and not row.whole_preset]
+    deviations = [row for row in ledger.LEDGER if row.name != "base" and not row.preset]
     assert len(deviations) >= 8
     for row in deviations:
         assert row.change, row.name
