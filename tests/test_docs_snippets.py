@@ -120,12 +120,15 @@ def _check_engine(scope, values, out):  # "4.747222..., as OpenSpiel", "2.373611
     ]
 
 
-def _check_tabular(scope, values, out):  # "5.1e-4 (uniform play: 4.75)", "the same number"
+def _check_tabular(scope, values, out):  # "~5e-4 (uniform play: 4.75)", "the same number"
+    """CFR+'s iterates amplify last-bit differences (RM+ resets regrets at 0): after 1,000 Leduc iterations two
+    x86 machines gave 5.14e-4 and 4.94e-4 (OpenSpiel's CFR+ and ours agree to 1e-9 for ~100 iterations, then
+    part), so the docs' number holds to 10%; the two evaluations of one policy agree to 1e-12 anywhere."""
     (theirs,), (ours,) = (
         values["exploitability.nash_conv(game, solver.average_policy())"],
         values["solver.nash_conv()"],
     )
-    assert ours == pytest.approx(5.1e-4, rel=0.02) and ours == pytest.approx(theirs, abs=1e-12)
+    assert ours == pytest.approx(5e-4, rel=0.1) and ours == pytest.approx(theirs, abs=1e-12)
 
 
 def _check_team_games(scope, values, out):
