@@ -69,8 +69,8 @@ def test_benchmarks_stay_a_suite():
     assert len(out) <= 69, f"{len(out)} tracked files under benchmarks/ (at most 69): keep one program per claim"
 
 
-def reproduction_rows() -> list[tuple[str, str, str]]:
-    """(claim, our cell, results file) of each row of the README's
+def reproduction_rows() -> list[tuple[str, str, list[str]]]:
+    """(claim, our cell, the results files it cites) of each row of the README's
     "Reproducing the papers" table (ours: the 4th column) and "Against
     OpenSpiel's own tools" table (ours: the 2nd column)."""
     text = read("README.md")
@@ -83,7 +83,7 @@ def reproduction_rows() -> list[tuple[str, str, str]]:
             if len(cells) < width or set(cells[0]) <= {"-", ":"} or cells[0] in ("paper", "claim"):
                 continue
             files = re.findall(r"\(?(benchmarks/results/[\w/.-]+\.md)", line)
-            rows.append((cells[claim], cells[ours], files[0] if files else ""))
+            rows.append((cells[claim], cells[ours], files))
     return rows
 
 
@@ -96,19 +96,20 @@ def test_readme_reproduction_table_numbers_equal_the_results_files():
     rows = reproduction_rows()
     assert len(rows) >= 8, "the README's 'Reproducing the papers' table is missing or short"
     problems = []
-    for claim, ours, path in rows:
+    for claim, ours, paths in rows:
         if not numbers(ours):
             continue  # "not attempted" and similar
-        if not path:
+        if not paths:
             problems.append(f"{claim!r}: numbers {numbers(ours)} without a cited benchmarks/results/*.md")
             continue
-        if not os.path.exists(os.path.join(ROOT, path)):
-            problems.append(f"{claim!r}: cites {path}, which does not exist")
+        absent = [path for path in paths if not os.path.exists(os.path.join(ROOT, path))]
+        if absent:
+            problems.append(f"{claim!r}: cites {absent}, which do not exist")
             continue
-        page = read(path)
-        missing = [n for n in numbers(ours) if n not in page]
+        pages = [read(path) for path in paths]
+        missing = [n for n in numbers(ours) if not any(n in page for page in pages)]
         if missing:
-            problems.append(f"{claim!r}: {missing} not in {path}")
+            problems.append(f"{claim!r}: {missing} in none of {paths}")
     assert not problems, "\n".join(problems)
 
 
