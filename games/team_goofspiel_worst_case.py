@@ -21,6 +21,7 @@ import numpy as np
 import pyspiel
 
 from openspiel_cfrx.eval.team_best_response import (
+    TEAM,
     WorstCaseResult,
     WorstCaseTooLargeError,
     mixed_radix,
@@ -434,7 +435,11 @@ def particle_goofspiel_team_worst_case(
     program runs they are checked against it (tests/test_team_best_response.py,
     benchmarks/results/cfr_mix.md). Cost: histories = particles x the
     adversary's bid sequences (6 cards, 6 rounds: 720 x particles at the last
-    round); refused above `max_histories`.
+    round); refused above `max_histories`. A product policy (per-agent
+    strategies, as CFR-MIX's) is sampled agent by agent, so the m^P joint
+    bids are never tabulated (10 cards / 6 agents / 4 rounds runs); a policy
+    over joint actions needs that table and is refused up front where it
+    would not fit.
     """
     import time
 
@@ -451,6 +456,7 @@ def particle_goofspiel_team_worst_case(
             f"adversary bid sequences = {last:,} last-round histories exceed max_histories={max_histories:,}; use "
             "fewer particles"
         )
+    _check_joint_tables(game, policy, rules, max(num_particles, num_eval_games))
     rng = np.random.default_rng(seed)
     choices, keys, in_sample = _particle_search(game, policy, rules, num_particles, rng)
     returns = _held_out_returns(game, policy, rules, choices, keys, num_eval_games, rng)
@@ -478,18 +484,85 @@ def _particles(rules: _Rules, count: int, rng) -> _Level:
 
 def _sampled_team_bids(game, policy, rules, level, m, rng) -> tuple[list[np.ndarray], np.ndarray]:
     """One team joint bid per history drawn from the policy: (agent_digits, each
-    [H, 1] card - 1; the adversary's cards [H, m])."""
-    num_joint, digits, adv_cards = _bid_tables(level, m, rules.p)
+    [H, 1] card - 1; the adversary's cards [H, m]).
+
+    A product policy (per-agent strategies, CFR-MIX's eq. 1) is sampled agent
+    by agent: the same distribution as drawing from the product, without the
+    m^P joint-bid table (10 cards / 6 agents: 531,441 joint bids per
+    information set at the second round). Any other policy goes through the
+    joint table (`_check_joint_tables` refuses it up front where it does not fit)."""
     count = len(level.actions)
-    if num_joint == 1:
-        return [d[:, :1] for d in digits], adv_cards
     representative, team_ids = _team_infosets(level.team_key)
+    adv_cards = np.array([_bits(int(h)) for h in level.adv_hand], dtype=np.int64)  # [H, m]
+    if m == 1:
+        hands = np.array([[_bits(int(h))[0] for h in row] for row in level.team_hands], dtype=np.int64)
+        return [hands[:, i : i + 1] for i in range(rules.p)], adv_cards
+    agent = _agent_strategies(game, policy, rules, level, representative)
+    if agent is not None:  # [R, P, A]: each agent's card - 1 drawn from its own strategy
+        hands = np.asarray(level.team_hands, dtype=np.int64)[:, :, None]  # [H, P, 1] bit masks of the cards left
+        legal = (hands >> np.arange(agent.shape[2])) & 1  # [H, P, A]: card - 1 in hand
+        cumulative = np.cumsum(agent[team_ids] * legal, axis=2)  # [H, P, A]
+        cumulative /= cumulative[:, :, -1:]
+        u = rng.random((count, rules.p, 1))
+        cards = np.minimum((cumulative < u).sum(axis=2), agent.shape[2] - 1)  # [H, P]
+        return [cards[:, i : i + 1] for i in range(rules.p)], adv_cards
+    num_joint, digits, adv_cards = _bid_tables(level, m, rules.p)
     sigma = _team_strategy(game, policy, rules, level, representative, digits, num_joint)
     cumulative = np.cumsum(sigma, axis=1)
     cumulative /= cumulative[:, -1:]
     u = rng.random(count)
     pick = np.minimum((cumulative[team_ids] < u[:, None]).sum(axis=1), num_joint - 1)
     return [d[np.arange(count), pick][:, None] for d in digits], adv_cards
+
+
+def _check_joint_tables(game, policy, rules, games_at_once: int) -> None:
+    """Refuses, before any table is built, a policy without per-agent
+    strategies whose joint-bid tables would not fit: k^P probabilities at the
+    first round, up to `games_at_once` x (k - 1)^P at the second."""
+    if rules.p == 1 or _per_agent(game, policy, rules):
+        return
+    cells = max(rules.k**rules.p, games_at_once * (rules.k - 1) ** rules.p if rules.rounds > 1 else 0)
+    if cells > _MAX_JOINT_TABLE:
+        raise WorstCaseTooLargeError(
+            f"team_goofspiel particle best response: this policy has no per-agent strategies, and its joint-bid "
+            f"table (up to {games_at_once:,} games x {rules.k - 1}^{rules.p} joint bids = {cells:,} probabilities, "
+            f"~{cells * 8 * (rules.p + 1) / 2**30:.1f} GiB with the bid tables) exceeds {_MAX_JOINT_TABLE:,}: use a "
+            "factored policy (agent_strategies), fewer particles and held-out games, or a smaller instance")
+
+
+def _per_agent(game, policy, rules) -> bool:
+    """Whether `policy` answers per-agent strategies (P rows) at the team's first decision."""
+    if not hasattr(policy, "agent_strategies"):
+        return False
+    state = game.new_initial_state()
+    while state.is_chance_node() or state.current_player() != TEAM:
+        state.apply_action(state.chance_outcomes()[0][0] if state.is_chance_node() else state.legal_actions()[0])
+    return np.asarray(policy.agent_strategies([state])[0]).shape[0] == rules.p
+
+
+def _agent_strategies(game, policy, rules, level, representative) -> np.ndarray | None:
+    """[R, P, A] each agent's strategy at each representative history, from a
+    policy with per-agent strategies (`agent_strategies`, P rows per state);
+    None for any other policy (a joint head, a Deep CFR network, an OpenSpiel
+    `Policy`)."""
+    if not hasattr(policy, "agent_strategies") or rules.p == 1:
+        return None
+    out = []
+    for lo in range(0, len(representative), 2048):
+        states = []
+        for h in representative[lo : lo + 2048]:
+            state = game.new_initial_state()
+            for action in level.actions[h]:
+                state.apply_action(action)
+            states.append(state)
+        chunk = np.asarray(policy.agent_strategies(states), dtype=np.float64)
+        if chunk.ndim != 3 or chunk.shape[1] != rules.p:
+            return None  # one head over joint actions
+        out.append(chunk)
+    return np.concatenate(out)
+
+
+_MAX_JOINT_TABLE = 50_000_000  # joint-bid probabilities of one round (x (P + 1) arrays of 8 bytes: ~2.4 GiB at P=5)
 
 
 def _particle_search(game, policy, rules, num_particles, rng) -> tuple[list, list, float]:

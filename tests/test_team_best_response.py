@@ -24,6 +24,7 @@ from openspiel_cfrx import team
 from openspiel_cfrx.cfr_mix import CFRMixSolver
 from openspiel_cfrx.deep import DeepCFRSolver
 from openspiel_cfrx.eval.team_best_response import (
+    WorstCaseTooLargeError,
     TeamQueryState,
     WorstCaseResult,
     exact_team_worst_case,
@@ -169,6 +170,25 @@ def test_goofspiel_particle_best_response_scales_to_every_round_and_is_dispatche
         particle_goofspiel_team_worst_case(game, policy, num_particles=10**6)
     with pytest.raises(ValueError, match="unknown option"):
         game.team_worst_case(policy, num_particle=10)
+
+
+def test_goofspiel_particle_best_response_samples_a_product_policy_agent_by_agent():
+    """10 cards, 6 agents, 4 rounds (the paper's 10C6P4R): a product policy is
+    sampled agent by agent (9^6 = 531,441 joint bids per information set at
+    the second round are never tabulated); a policy without per-agent
+    strategies needs that table and is refused in one line with its size."""
+    game = pyspiel.load_game("team_goofspiel(num_cards=10,num_agents=6,num_turns=4)")
+    result = particle_goofspiel_team_worst_case(game, HashProductPolicy(game, salt=3), num_particles=20,
+                                                num_eval_games=100, seed=0)  # fmt: skip
+    assert result.method == "sampled" and 0.0 <= result.value <= 1.0 + result.ci95
+
+    class JointOnly(policy_lib.Policy):  # an OpenSpiel policy over joint actions, never asked: refused first
+        def action_probabilities(self, state, player_id=None):
+            raise AssertionError("the joint table should have been refused before any query")
+
+    with pytest.raises(WorstCaseTooLargeError, match="joint-bid table .* exceeds"):
+        particle_goofspiel_team_worst_case(game, JointOnly(game, [0, 1]), num_particles=200, num_eval_games=100,
+                                           seed=0)  # fmt: skip
 
 
 # ----------------------------------------------------------------------- NEST
