@@ -129,6 +129,13 @@ PROGRAMS = {
                            "--lbr-completions=10", f"--out={QUICK}/hulh_head_to_head.md"],
                           ["--lbr-deals=200", f"--out={FULL}/hulh_head_to_head.md"]),
     "cfr_mix": ("bench_cfr_mix.py", ["--quick", "--parts=goofspiel_3c2p2r", f"--out={QUICK}"], [f"--out={FULL}"]),
+    # the paper's Figures 3 and 4 on its instances, 3 seeds, resumable from benchmarks/results/runs/cfr_mix/
+    # (full tier: ~5 and ~5 CPU hours, `--plan` prints what is left)
+    "cfr_mix_figure3": ("bench_cfr_mix_paper.py", None, ["--figure=3"]),
+    "cfr_mix_figure4": ("bench_cfr_mix_paper.py",
+                        ["--figure=4", "--instances=nest_3x3_2", "--budget_factor=0.1", "--seeds=0,1",
+                         "--records=out/cfr_mix_paper_quick", f"--output={QUICK}/cfr_mix_figure4.md"],
+                        ["--figure=4"]),
     "endgames": ("bench_endgames.py", ["--quick"], []),
     "distributed": ("bench_distributed.py",
                     ["--workloads=leduc", "--iterations=1", f"--output={QUICK}/distributed.md"],

@@ -24,9 +24,9 @@ from openspiel_cfrx import team
 from openspiel_cfrx.cfr_mix import CFRMixSolver
 from openspiel_cfrx.deep import DeepCFRSolver
 from openspiel_cfrx.eval.team_best_response import (
-    WorstCaseTooLargeError,
     TeamQueryState,
     WorstCaseResult,
+    WorstCaseTooLargeError,
     exact_team_worst_case,
     sampled_team_worst_case,
     team_worst_case,

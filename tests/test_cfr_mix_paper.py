@@ -1,0 +1,68 @@
+"""benchmarks/bench_cfr_mix_paper.py: the paper's Figures 3-4 grid runs, stores one record per run, resumes
+from its records, refuses joint-action variants that cannot run with their estimate, and computes its
+statement rows from the records."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from benchmarks import bench_cfr_mix_paper as paper
+
+
+def _main(tmp_path, *extra):
+    return paper.main(["--figure=4", "--instances=nest_3x3_2", "--variants=cfr_mix,independent", "--seeds=0,1",
+                       "--budget_factor=0.02", f"--records={tmp_path / 'records'}",
+                       f"--output={tmp_path / 'figure4.md'}", *extra])  # fmt: skip
+
+
+@pytest.mark.slow  # ~20 s: 4 short runs and their 13 evaluations
+def test_the_grid_stores_records_resumes_and_computes_statement_rows(tmp_path):
+    assert _main(tmp_path) == 0
+    records = sorted(os.listdir(tmp_path / "records"))
+    assert records == ["nest_3x3_2_cfr_mix_s0.json", "nest_3x3_2_cfr_mix_s1.json", "nest_3x3_2_independent_s0.json",
+                       "nest_3x3_2_independent_s1.json", "nest_3x3_2_uniform.json"]  # fmt: skip
+    run = json.loads((tmp_path / "records" / "nest_3x3_2_cfr_mix_s0.json").read_text())
+    assert run["iterations"] >= 1 and [p["nodes"] for p in run["points"]] == sorted(p["nodes"] for p in run["points"])
+    assert all(0.0 <= p["value"] <= 1.0 for p in run["points"])
+    text = (tmp_path / "figure4.md").read_text()
+    assert "(nest_3x3_2: cfr_mix > independent) | cfr_mix - independent:" in text
+    assert "(nest_5x5_4: cfr_mix > cfr_mix_no_sharing) | 0 of 2 seeds paired | not measured yet" in text
+    assert "a half-finished grid" in text and (tmp_path / "cfr_mix_paper" / "figure4.png").exists()
+    before = {name: (tmp_path / "records" / name).stat().st_mtime_ns for name in records}
+    assert _main(tmp_path) == 0  # every run is stored: nothing reruns
+    assert {name: (tmp_path / "records" / name).stat().st_mtime_ns for name in records} == before
+    (tmp_path / "records" / "nest_3x3_2_cfr_mix_s1.json").write_text("{not json")
+    with pytest.raises(SystemExit):
+        _main(tmp_path, "--report_only")
+
+
+def test_statement_verdicts_follow_the_paired_interval():
+    def rec(value):
+        return {"points": [{"value": value}]}
+
+    records = {("nest_3x3_2", "cfr_mix", s): rec(0.5 + 0.01 * s) for s in range(3)}
+    records.update({("nest_3x3_2", "independent", s): rec(0.3 + 0.01 * s) for s in range(3)})
+    records.update({("nest_3x3_2", "deep_cfr", s): {"refused": "too costly"} for s in range(3)})
+    records[("nest_3x3_2", "uniform", None)] = rec(0.6)
+    assert paper.comparison(records, "nest_3x3_2", "cfr_mix", "independent", [0, 1, 2])[1] == "yes"
+    assert paper.comparison(records, "nest_3x3_2", "independent", "cfr_mix", [0, 1, 2])[1] == "no"
+    assert paper.comparison(records, "nest_3x3_2", "cfr_mix", "deep_cfr", [0, 1, 2])[1] == "yes"  # cannot run
+    assert paper.comparison(records, "nest_3x3_2", "cfr_mix", "uniform", [0, 1, 2])[1] == "no"
+    assert paper.comparison(records, "nest_3x3_2", "cfr_mix", "independent", [0])[1] == "not measured yet"
+    records[("nest_3x3_2", "independent", 2)] = rec(0.9)
+    assert paper.comparison(records, "nest_3x3_2", "cfr_mix", "independent", [0, 1, 2])[1] == "inconclusive"
+
+
+def test_joint_action_variants_are_refused_with_their_estimate():
+    import pyspiel
+
+    import games  # noqa: F401
+
+    inst = paper.INSTANCES["goofspiel_13c6p2r"]
+    game = pyspiel.load_game(inst.game)
+    reason = paper.refusal(game, inst, "double_neural_joint", inst.budget)
+    assert reason and "4,826,809 joint actions" in reason and "budget 300 s" in reason
+    assert paper.refusal(game, inst, "cfr_mix", inst.budget) is None
