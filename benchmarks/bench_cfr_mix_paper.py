@@ -140,7 +140,7 @@ def comparison(records: dict, instance: str, variant: str, other: str, seeds) ->
         theirs = {s: base for s in seeds} if base else {}
     else:
         theirs = {s: r for s in seeds if (r := records.get((instance, other, s))) is not None}
-        if theirs and all(r.get("refused") for r in theirs.values()):
+        if any(r.get("refused") for r in theirs.values()):
             return f"{other} refused ({next(iter(theirs.values()))['refused']})", "yes"
     paired = [s for s in seeds if s in mine and s in theirs]
     if len(paired) < 2:
