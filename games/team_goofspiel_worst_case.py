@@ -234,17 +234,23 @@ def _team_strategy(
     sigma = np.zeros((len(representative), num_joint))
     for lo in range(0, len(representative), 2048):
         chunk = representative[lo : lo + 2048]
-        states = []
-        for h in chunk:
-            state = game.new_initial_state()
-            for action in level.actions[h]:
-                state.apply_action(action)
-            states.append(state)
+        states = _states_at(game, level, chunk)
         digits = np.stack([d[chunk] for d in agent_digits], axis=2)
         sigma[lo : lo + len(chunk)] = team_joint_probabilities(
             policy, states, digits, rules.radices
         )
     return sigma
+
+
+def _states_at(game, level, histories) -> list:
+    """The pyspiel states of `histories` (indices into the level), replayed from the root."""
+    states = []
+    for h in histories:
+        state = game.new_initial_state()
+        for action in level.actions[h]:
+            state.apply_action(action)
+        states.append(state)
+    return states
 
 
 def _last_round_values(
@@ -549,12 +555,7 @@ def _agent_strategies(game, policy, rules, level, representative) -> np.ndarray 
         return None
     out = []
     for lo in range(0, len(representative), 2048):
-        states = []
-        for h in representative[lo : lo + 2048]:
-            state = game.new_initial_state()
-            for action in level.actions[h]:
-                state.apply_action(action)
-            states.append(state)
+        states = _states_at(game, level, representative[lo : lo + 2048])
         chunk = np.asarray(policy.agent_strategies(states), dtype=np.float64)
         if chunk.ndim != 3 or chunk.shape[1] != rules.p:
             return None  # one head over joint actions
