@@ -355,13 +355,16 @@ def plot(figure: int, instances, records, seeds, path: str) -> None:
             x = [0.0] + [float(np.mean([r["points"][i]["cpu_s"] for r in runs])) for i in range(n)]
             y = np.array([[final(uniform) if uniform else np.nan] + [r["points"][i]["value"] for i in range(n)]
                           for r in runs])  # fmt: skip
-            ax.plot(x, y.mean(axis=0), marker="o", markersize=3, label=f"{variant} ({len(runs)} seeds)")
+            ax.plot(x, y.mean(axis=0), marker="o", markersize=3, label=f"{variant} ({len(runs)} seed{'s' if len(runs) > 1 else ''})")
             if len(runs) > 1:
                 ax.fill_between(x, y.min(axis=0), y.max(axis=0), alpha=0.2)
         ax.set_title(f"{inst.panel} {inst.name}", fontsize=9)
         ax.set_xlabel("solver CPU seconds (1 thread)")
         ax.set_ylabel("team worst-case value")
-        ax.legend(fontsize=7)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7)
+        else:
+            ax.text(0.5, 0.5, "not measured yet", ha="center", va="center", transform=ax.transAxes)
     fig.tight_layout()
     os.makedirs(os.path.dirname(path), exist_ok=True)
     fig.savefig(path, dpi=110)
