@@ -208,8 +208,9 @@ def store_run(runs_dir: str, task: dict, outcome: dict) -> None:
 def grid(subgames: list[int], data_dir: str, jobs: int, units: list[str], scales: list[float]) -> list[dict]:
     """Every run of the grid. With one job, in order of use: subgames as
     given, CFR and DCFR, then OFTRL per units (as given), theory, then the
-    multiples as given; with several, longest first (an OFTRL iteration costs
-    ~1.4 CFR iterations: one paired walk)."""
+    multiples as given; with several, the big subgames (1, 2) first, and in
+    each CFR and DCFR before OFTRL: every verdict compares with them, and a
+    grid that spans sessions stops with its baselines stored."""
     points = log_points(FLAGS.iterations, FLAGS.evaluations)
     common = {"data_dir": data_dir, "iterations": FLAGS.iterations, "evaluations": FLAGS.evaluations, "points": points,
               "threads": FLAGS.threads if jobs == 1 else 1}  # fmt: skip
@@ -230,7 +231,7 @@ def grid(subgames: list[int], data_dir: str, jobs: int, units: list[str], scales
         tasks.sort(key=lambda t: (subgames.index(t["subgame"]), bool(t["units"]), units.index(t["units"]) if t["units"] else 0,
                                   order[t["algorithm"]], scales.index(t["multiple"]) if t["algorithm"] == "oftrl_tuned" else 0))  # fmt: skip
     else:
-        tasks.sort(key=lambda task: (task["subgame"] not in (1, 2), not task["algorithm"].startswith("oftrl")))
+        tasks.sort(key=lambda task: (task["subgame"] not in (1, 2), task["subgame"], task["algorithm"].startswith("oftrl")))
     return tasks
 
 
