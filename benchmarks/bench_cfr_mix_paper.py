@@ -133,15 +133,15 @@ def comparison(records: dict, instance: str, variant: str, other: str, seeds) ->
     from the uniform start). A refused other is beaten (it cannot run); fewer than 2 paired seeds decide
     nothing."""
     mine = {s: r for s in seeds if (r := records.get((instance, variant, s))) is not None}
-    if any(r.get("refused") for r in mine.values()):
-        return f"{variant} refused: {next(iter(mine.values()))['refused']}", "no"
+    if any(cannot_run(r) for r in mine.values()):
+        return f"{variant} {cannot_run(next(r for r in mine.values() if cannot_run(r)))}", "no"
     if other == "uniform":
         base = records.get((instance, "uniform", None))
         theirs = {s: base for s in seeds} if base else {}
     else:
         theirs = {s: r for s in seeds if (r := records.get((instance, other, s))) is not None}
-        if any(r.get("refused") for r in theirs.values()):
-            return f"{other} refused ({next(iter(theirs.values()))['refused']})", "yes"
+        if any(cannot_run(r) for r in theirs.values()):
+            return f"{other} {cannot_run(next(r for r in theirs.values() if cannot_run(r)))}", "yes"
     paired = [s for s in seeds if s in mine and s in theirs]
     if len(paired) < 2:
         return f"{len(paired)} of {len(seeds)} seeds paired", "not measured yet"
@@ -149,6 +149,16 @@ def comparison(records: dict, instance: str, variant: str, other: str, seeds) ->
     mean, half = mean_and_interval(diffs)
     verdict = "yes" if mean - half > 0 else "no" if mean + half < 0 else "inconclusive"
     return f"{variant} - {other}: {mean:+.4f} ± {half:.4f} ({len(paired)} seeds)", verdict
+
+
+def cannot_run(record: dict) -> str:
+    """Why a run cannot stand in a comparison ("" when it can): refused by its estimate, or no iteration
+    finished within its budget (the last one stopped at 1.5x)."""
+    if record.get("refused"):
+        return f"refused: {record['refused']}"
+    if record.get("iterations") == 0:
+        return f"finished no iteration in its budget ({record.get('note') or 'stopped'})"
+    return ""
 
 
 def final(record: dict) -> float:
@@ -298,9 +308,9 @@ def instance_table(inst: Instance, records: dict, seeds) -> str:
                  "", ""])  # fmt: skip
     for variant in inst.variants:
         mine = [records[(inst.name, variant, s)] for s in seeds if (inst.name, variant, s) in records]
-        refused = [r["refused"] for r in mine if r.get("refused")]
+        refused = [cannot_run(r) for r in mine if cannot_run(r)]
         if refused:
-            rows.append([variant, f"refused / {len(seeds)}", "–", "–", f"refused: {refused[0]}", "", ""])
+            rows.append([variant, f"{len(mine)} / {len(seeds)}", "–", "–", refused[0], "", ""])
             continue
         done = f"{len(mine)} / {len(seeds)}"
         if not mine:
@@ -348,7 +358,7 @@ def plot(figure: int, instances, records, seeds, path: str) -> None:
         uniform = records.get((inst.name, "uniform", None))
         for variant in inst.variants:
             runs = [records[(inst.name, variant, s)] for s in seeds if (inst.name, variant, s) in records]
-            runs = [r for r in runs if not r.get("refused")]
+            runs = [r for r in runs if not cannot_run(r)]
             if not runs:
                 continue
             n = min(len(r["points"]) for r in runs)

@@ -47,6 +47,8 @@ def test_statement_verdicts_follow_the_paired_interval():
     records.update({("nest_3x3_2", "independent", s): rec(0.3 + 0.01 * s) for s in range(3)})
     records.update({("nest_3x3_2", "deep_cfr", s): {"refused": "too costly"} for s in range(3)})
     records[("nest_3x3_2", "uniform", None)] = rec(0.6)
+    records.update({("nest_3x3_2", "double_neural_joint", s): dict(rec(0.0), iterations=0) for s in range(3)})
+    assert paper.comparison(records, "nest_3x3_2", "cfr_mix", "double_neural_joint", [0, 1, 2])[1] == "yes"
     assert paper.comparison(records, "nest_3x3_2", "cfr_mix", "independent", [0, 1, 2])[1] == "yes"
     assert paper.comparison(records, "nest_3x3_2", "independent", "cfr_mix", [0, 1, 2])[1] == "no"
     assert paper.comparison(records, "nest_3x3_2", "cfr_mix", "deep_cfr", [0, 1, 2])[1] == "yes"  # cannot run
