@@ -188,10 +188,10 @@ def load_record(path: str, expected: dict) -> dict | None:
 
 
 def save_record(path: str, record: dict) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(record, f, indent=1)
-    os.replace(path + ".tmp", path)
+    from openspiel_cfrx.checkpoint_io import atomic_write
+
+    data = (json.dumps(record, indent=1) + "\n").encode("utf-8")
+    atomic_write(path, lambda f: f.write(data))
 
 
 def evaluator(instance: Instance):
