@@ -353,8 +353,8 @@ def main(argv):
               f"{label(task):34s} gap {outcome['curve'][-1][1]:10.3f} mbb/g  {outcome['speed']:6.2f} it/s"
               + ("  (stored)" if outcome.get("stored") else ""), flush=True)  # fmt: skip
 
-    def execute(batch: list[dict]) -> None:
-        """Runs each distinct run of `batch` once (stored ones read from --runs_dir)."""
+    def pending(batch: list[dict]) -> list[dict]:
+        """The distinct runs of `batch` not done yet (stored ones read from --runs_dir and reported)."""
         todo = []
         for task in {run_file(t): t for t in batch}.values():
             if run_file(task) in outcomes:
@@ -366,26 +366,48 @@ def main(argv):
                     finished(task, outcome)
             else:
                 todo.append(task)
-        todo_all.extend(todo)
-        if FLAGS.plan or not todo:
-            return
-        if FLAGS.jobs == 1:
-            for task in todo:
-                finished(task, run_task(task))
-            return
+        return todo
+
+    def extend() -> list[dict]:
+        """--extend_edges: the next multiple of every group whose runs have all finished with its best at an edge
+        (repeated through extensions already stored), the ones still to run."""
+        while FLAGS.extend_edges:
+            known = {run_file(t) for t in tasks}
+            new = [t for t in extensions(tasks, outcomes) if run_file(t) not in known]
+            if not new:
+                break
+            tasks.extend(new)
+            if todo := pending(new):
+                return todo
+        return []
+
+    queue = pending(tasks)
+    if FLAGS.plan:  # an extension is known now only where its group is stored
+        todo_all.extend(queue + extend())
+    else:
+        # One pool for the whole grid: an extension starts as soon as its group has finished (it is on the grid's
+        # critical path, so it goes to the front of the queue), not after every other run.
         import concurrent.futures
         import multiprocessing
 
         context = multiprocessing.get_context("spawn")  # the trees' thread pools must not be forked
-        with concurrent.futures.ProcessPoolExecutor(FLAGS.jobs, mp_context=context) as pool:
-            futures = {pool.submit(run_task, task): task for task in todo}
-            for future in concurrent.futures.as_completed(futures):
-                finished(futures[future], future.result())
-
-    execute(tasks)
-    while FLAGS.extend_edges and (new := extensions(tasks, outcomes)):
-        tasks += new
-        execute(new)
+        pool = concurrent.futures.ProcessPoolExecutor(FLAGS.jobs, mp_context=context) if FLAGS.jobs > 1 else None
+        running: dict = {}
+        queue = extend() + queue
+        while queue or running:
+            if pool is None:
+                task = queue.pop(0)
+                finished(task, run_task(task))
+            else:
+                while queue and len(running) < FLAGS.jobs:
+                    task = queue.pop(0)
+                    running[pool.submit(run_task, task)] = task
+                done, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+                for future in done:
+                    finished(running.pop(future), future.result())
+            queue = extend() + queue
+        if pool is not None:
+            pool.shutdown()
     if FLAGS.plan:
         stored = len({run_file(t) for t in tasks}) - len(todo_all)
         if todo_all:
