@@ -302,6 +302,26 @@ def test_a_large_games_boards_come_from_the_server(browser, game):
         server.server_close()
 
 
+def test_an_idle_connection_does_not_hold_up_the_next_request(game):
+    """A browser opens connections ahead of need (Chromium's preconnect) and may leave one idle; the next
+    request is answered at once (a one-connection-at-a-time server waited for the idle one: ~90 s)."""
+    import socket
+    import urllib.request
+
+    explorer = Explorer(game, [load_policy(game, HASH)], max_embed_bytes=0, game_name=GAME)
+    server = make_server(explorer, 0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    idle = socket.create_connection(("127.0.0.1", server.server_address[1]))  # connected, sends nothing
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{server.server_address[1]}/board/0.json", timeout=10) as reply:
+            assert reply.status == 200 and reply.read(1) == b"{"
+    finally:
+        idle.close()
+        server.shutdown()
+        server.server_close()
+
+
 def test_the_vector_cfr_example_saves_a_strategy_the_explorer_reads(tmp_path):
     strategy = tmp_path / "tiny.npz"
     run = example_runner.run([sys.executable, os.path.join(ROOT, "cfrx_examples", "poker_vector_cfr.py"), f"--game={TINY}",

@@ -20,8 +20,11 @@ KEEP_BOARDS = 64  # board views kept after they are served
 
 def make_server(explorer, port: int = 0) -> http.server.HTTPServer:
     """An HTTP server for `explorer` bound to 127.0.0.1:`port` (0: any free
-    port, `server.server_address[1]`); one request at a time (the policies'
-    readers are not shared between threads). Run `serve_forever()`."""
+    port, `server.server_address[1]`). Each connection has its own thread, so
+    a connection the browser opens ahead and leaves idle (Chromium's
+    preconnect) never holds up the next request; one board is computed at a
+    time (the policies' readers are not shared between threads). Run
+    `serve_forever()`."""
     page = page_html(explorer).encode("utf-8")
     boards: dict[int, bytes] = {}
     lock = threading.Lock()
@@ -55,7 +58,9 @@ def make_server(explorer, port: int = 0) -> http.server.HTTPServer:
         def log_message(self, format, *args):  # noqa: A002 (http.server's signature)
             pass  # quiet: the program prints the address once
 
-    return http.server.HTTPServer((HOST, int(port)), Handler)
+    server = http.server.ThreadingHTTPServer((HOST, int(port)), Handler)
+    server.daemon_threads = True  # an idle connection left open does not keep the program alive
+    return server
 
 
 def serve(explorer, port: int = 0, ready=print) -> None:
