@@ -39,9 +39,10 @@ controlled grid, below).
 Section 6's controlled grid (`benchmarks/bench_endgames.py`): --oftrl_units
 takes both conventions (chips,bounded), --tuned_scales both readings of the
 paper's "dividing the stepsize by 10, 100, and 1000" (0.001,0.01,0.1 divide;
-10,100,1000 multiply), --extend_edges adds multiples x10 past the edge while
-the best multiple by final gap (theory x1 included) of a subgame, mode and
-units is the smallest or largest tried, and --runs_dir makes it resumable:
+10,100,1000 multiply), --extend_edges adds stepsizes x10 past the edge while
+the best stepsize by final gap (theory x1 included) of a subgame and mode is
+the smallest or largest tried (both units on one axis: `bounded` x M is
+`chips` x M / (3 max|u| P), the same run), and --runs_dir makes it resumable:
 one JSON file per run (<subgame>_<mode>_<algorithm>[_<units>_x<multiple>]
 _T<iterations>_e<evaluations>.json, its settings, curve, iterations/s and
 CPU seconds), read instead of rerun when its settings are this run's. --plan
@@ -84,10 +85,10 @@ flags.DEFINE_list("oftrl_units", ["chips"], "What 'OFTRL theory' scales (module 
                   "(chips,bounded: each OFTRL run once per units, labelled with them).")
 flags.DEFINE_string("runs_dir", "", "Resumable runs: one JSON file per run in this directory; a run whose file "
                     "records the same settings is read instead of rerun ('' = keep nothing).")
-flags.DEFINE_bool("extend_edges", False, "While the best OFTRL multiple by final gap (theory x1 and --tuned_scales) "
-                  "of a subgame, mode and units is the smallest or largest tried, also run the next one past that "
-                  "edge (/10 or x10), at most --max_extensions per subgame, mode and units.")
-flags.DEFINE_integer("max_extensions", 12, "With --extend_edges: most multiples added per subgame, mode and units.")
+flags.DEFINE_bool("extend_edges", False, "While the best OFTRL stepsize by final gap (theory x1 and --tuned_scales, "
+                  "both units on one axis) of a subgame and mode is the smallest or largest tried, also run the next "
+                  "one past that edge (/10 or x10), at most --max_extensions per subgame and mode.")
+flags.DEFINE_integer("max_extensions", 12, "With --extend_edges: most stepsizes added per subgame and mode.")
 flags.DEFINE_bool("plan", False, "Print the runs still to do (those in --runs_dir skipped; with --extend_edges the "
                   "extensions the stored runs already call for) and their cost, timed by a short run of CFR and "
                   "OFTRL per subgame, then stop.")
@@ -240,27 +241,34 @@ def _next_multiple(multiple: float, factor: float) -> float:
 
 
 def extensions(tasks: list[dict], outcomes: dict) -> list[dict]:
-    """--extend_edges: for each subgame, mode and units whose OFTRL runs (theory
-    and tuned) have all finished and whose best multiple by final gap is the
-    smallest (largest) tried, a run at a tenth of (ten times) it, while fewer
-    than --max_extensions were added there."""
+    """--extend_edges. Both units are one stepsize axis: a run's stepsize is
+    `theory_scale(tree, units) x multiple` (`bounded` x M is `chips` x M / (3
+    max|u| P), the same run), so the scan's edges are those of that axis, per
+    subgame and mode. Once every OFTRL run of a subgame and mode has finished,
+    when the best stepsize by final gap is the largest (smallest) tried: a run
+    at ten times (a tenth of) it, in the units that hold it, while fewer than
+    --max_extensions were added there."""
     groups: dict = {}
     for task in tasks:
         if variant_of(task) == "oftrl":
-            groups.setdefault((task["subgame"], task["mode"], task["units"]), []).append(task)
+            groups.setdefault((task["subgame"], task["mode"]), {})[run_file(task)] = task
     new = []
     for group in groups.values():
-        finals = {t["multiple"]: outcomes[run_file(t)]["curve"][-1][1] for t in group if run_file(t) in outcomes}
-        if len(finals) < 2 or len(finals) < len({run_file(t) for t in group}):
+        if len(group) < 2 or any(name not in outcomes for name in group):
             continue
-        if sum(bool(t.get("extension")) for t in group) >= FLAGS.max_extensions:
+        if sum(bool(t.get("extension")) for t in group.values()) >= FLAGS.max_extensions:
             continue
-        best = min(sorted(finals), key=finals.get)
-        low, high = min(finals), max(finals)
-        if best not in (low, high):
+        first = next(iter(group.values()))
+        tree = _tree(first["subgame"], first["data_dir"], 1)
+        stepsize = {name: theory_scale(tree, t["units"]) * t["multiple"] for name, t in group.items()}
+        final = {name: outcomes[name]["curve"][-1][1] for name in group}
+        best = min(sorted(group, key=stepsize.get), key=final.get)
+        if min(stepsize.values()) < stepsize[best] < max(stepsize.values()):
             continue
-        multiple = _next_multiple(high, 10.0) if best == high else _next_multiple(low, 0.1)
-        new.append({**group[0], "algorithm": "oftrl_tuned", "multiple": multiple, "extension": True})
+        edge = group[best]
+        factor = 10.0 if stepsize[best] == max(stepsize.values()) else 0.1
+        new.append({**edge, "algorithm": "oftrl_tuned", "multiple": _next_multiple(edge["multiple"], factor),
+                    "extension": True})  # fmt: skip
     return new
 
 
