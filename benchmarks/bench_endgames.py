@@ -3,8 +3,9 @@ CFR, DCFR and OFTRL-CFR on the four Libratus river/turn endgames, both update
 modes, both unit conventions of the "theory" stepsize (--oftrl_units=chips
 and bounded) and both readings of the paper's tuning (the theory stepsize
 divided by 10, 100, 1000 as printed, or multiplied, as the earlier runs
-read it), the multiples extended x10 past the grid's edge until the best by
-final gap is interior; exact saddle-point gap at log-spaced iterations.
+read it), the stepsizes extended x10 past the grid's edge until the best by
+final gap is interior (both units on one stepsize axis); exact saddle-point
+gap at log-spaced iterations.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_endgames.py [--quick] [--plan] [--report_only]
         [--subgames=1,2,3,4] [--jobs=2] [--runs_dir=DIR]
@@ -365,24 +366,23 @@ def grid_tables(grid: Grid) -> str:
             finals.append(cells)
     headers = ["subgame", "updates", "CFR", "DCFR", "theory [chips]", "multiply [chips]", "divide [chips]",
                "theory [bounded]", "multiply [bounded]", "divide [bounded]"]  # fmt: skip
-    scan = []
+    scan, axis = [], []
     for subgame in SUBGAMES:
         for mode in MODES:
+            cfr = grid.final(subgame, mode, "cfr")
+            versus = "" if cfr is None else f" (CFR {fmt(cfr)})"
+            complete = True
             for units in UNITS:
                 tried = grid.multiples(subgame, mode, units)
+                complete = complete and all(m in tried for m in (1.0, *MULTIPLY, *DIVIDE))
                 if not tried:
-                    scan.append([subgame, mode, units, "not measured yet", "", "", ""])
+                    scan.append([subgame, mode, units, "not measured yet", "", ""])
                     continue
                 best = min(sorted(tried), key=tried.get)
-                complete = all(m in tried for m in (1.0, *MULTIPLY, *DIVIDE))
-                interior = "yes" if min(tried) < best < max(tried) else "no (at the edge: extension pending)"
-                if not complete:
-                    interior = "not measured yet (base grid unfinished)"
-                cfr = grid.final(subgame, mode, "cfr")
-                versus = "" if cfr is None else f" (CFR {fmt(cfr)})"
                 row = ", ".join(f"x{m:g}: {fmt(tried[m])}" for m in sorted(tried))
-                scan.append([subgame, mode, units, f"x{best:g}: {fmt(tried[best])}{versus}", interior,
+                scan.append([subgame, mode, units, f"x{best:g}: {fmt(tried[best])}{versus}",
                              f"x{min(tried):g} to x{max(tried):g} ({len(tried)})", row])  # fmt: skip
+            axis.append(_axis_row(grid, subgame, mode, complete, versus))
     import statistics
 
     costs = []
@@ -400,11 +400,52 @@ def grid_tables(grid: Grid) -> str:
             "multiply / divide = OFTRL tuned under that reading: the best of its three multiples by final gap "
             "(the multiple in parentheses).\n\n" + markdown_table(headers, finals)
             + "\n\n### The stepsize scan: every multiple of the theory stepsize, best by final gap\n\n"
-            "The grid: theory x0.001, x0.01, x0.1, x1, x10, x100, x1000 per subgame, mode and units, extended x10 "
-            "past whichever edge holds the best final gap until the best is interior "
-            "(`cfrx_examples/oftrl_endgames.py --extend_edges`, at most 12 extensions).\n\n"
-            + markdown_table(["subgame", "updates", "units", "best multiple: final gap", "best interior",
-                              "multiples tried", "final gap per multiple"], scan))  # fmt: skip
+            "The grid: theory x0.001, x0.01, x0.1, x1, x10, x100, x1000 per subgame, mode and units. The two units "
+            "are one stepsize axis: OFTRL's stepsize is the units' theory scale x the multiple, and the `chips` scale "
+            "is 3 max|u| P in `bounded` units (P: the sum of compatible reach pairs at the root), so `bounded` x M is "
+            "the same run as `chips` x M / (3 max|u| P). The scan is extended x10 past whichever edge of that axis "
+            "holds the best final gap, per subgame and mode, until the best is interior "
+            "(`cfrx_examples/oftrl_endgames.py --extend_edges`, at most 12 extensions); runs of an earlier rule "
+            "that extended each units' multiples on their own are kept as further points of the axis.\n\n"
+            + markdown_table(["subgame", "updates", "units", "best multiple: final gap", "multiples tried",
+                              "final gap per multiple"], scan)
+            + "\n\n### One stepsize axis: the best stepsize of both units, in `chips` multiples\n\n"
+            + markdown_table(["subgame", "updates", "`chips` scale in `bounded` units", "best stepsize: final gap", "interior",
+                              "stepsizes tried (`chips` multiples)"], axis))  # fmt: skip
+
+
+def chips_scale(subgame: int) -> float:
+    """The `chips` theory scale in `bounded` units, 3 max|u| P (`oftrl_endgames.theory_scale`)."""
+    from games.libratus_endgames import load_endgame
+
+    if subgame not in _SCALES:
+        tree = load_endgame(subgame).tree(threads=1)
+        _SCALES[subgame] = 3 * tree.max_abs_utility / tree.chance[tree.root_round]
+    return _SCALES[subgame]
+
+
+_SCALES: dict = {}
+
+
+def _axis_row(grid: Grid, subgame: int, mode: str, complete: bool, versus: str) -> list:
+    """Both units' OFTRL runs of a subgame and mode on one axis, in `chips` multiples: the best, and whether it is
+    interior (a smaller and a larger stepsize tried)."""
+    scale = chips_scale(subgame)
+    points = {}  # chips multiple -> (final gap, label)
+    for units in UNITS:
+        for multiple, gap in grid.multiples(subgame, mode, units).items():
+            points[multiple if units == "chips" else multiple / scale] = (gap, f"{units} x{multiple:g}")
+    if not points:
+        return [subgame, mode, f"{scale:.3g}", "not measured yet", "", ""]
+    best = min(sorted(points), key=lambda m: points[m][0])
+    if not complete:
+        interior = "not measured yet (base grid unfinished)"
+    else:
+        interior = "yes" if min(points) < best < max(points) else "no (at the edge: extension pending)"
+    label = points[best][1]
+    where = label if label.startswith("chips") else f"{label} = chips x{best:.3g}"
+    return [subgame, mode, f"{scale:.3g}", f"{where}: {fmt(points[best][0])}{versus}", interior,
+            f"x{min(points):.3g} to x{max(points):.3g} ({len(points)})"]
 
 
 def rules_text() -> str:
