@@ -478,7 +478,9 @@ stepsize x10 / x100 / x1000; divide: / 10 / 100 / 1000, the printed words); "the
 def page(grid: Grid, command: str) -> str:
     t = grid.iterations
     rows = Verdicts(grid).all()
-    counts = {word: sum(h.startswith(word) for _, _, h in rows) for word in ("yes", "no", "partly", "not measured")}
+    # A verdict is its first words: "no" must not count "not measured yet".
+    counts = {word: sum(h == word or h.startswith(word + " ") for _, _, h in rows)
+              for word in ("yes", "no", "partly", "not measured")}  # fmt: skip
     base = {1.0, *MULTIPLY, *DIVIDE}
     done = sum(k[2] != "oftrl" or k[4] in base for k in grid.curves)
     planned = planned_runs()

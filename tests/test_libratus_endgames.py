@@ -263,3 +263,8 @@ def test_endgames_page_verdicts_from_stored_runs(tmp_path):
         ["not measured yet"]  # fmt: skip
     assert holds('"In the alternating setting DCFR', "subgame 4;", "chips", "multiply") == ["yes"]
     assert len(rows) == 88 and sum(h == "not measured yet" for h in rows.values()) > 60
+    # the page's count line counts the table's verdicts by their first words ("no" is not "not measured yet")
+    first = [h.split(" (")[0] for h in rows.values()]
+    counts = {word: first.count(word) for word in ("yes", "partly", "no", "not measured yet")}
+    assert (f"{counts['yes']} yes, {counts['partly']} partly, {counts['no']} no, "
+            f"{counts['not measured yet']} not measured yet.") in text  # fmt: skip
