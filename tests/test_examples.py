@@ -142,6 +142,7 @@ def test_benchmark_device_needs_a_neural_algorithm(tmp_path):
         assert "only applies to cfr_mix, deep_cfr" in proc.stderr
 
 
+@pytest.mark.slow  # ~5 s; the fast tier runs the benchmark example itself (test_benchmark_example)
 def test_benchmark_iterations_cap_and_eval_every(tmp_path):
     _run(
         "benchmark.py", "--game=kuhn_poker", "--seconds=30", "--eval_points=2", "--iterations=6",
