@@ -161,10 +161,9 @@ def test_resume_with_changed_traversals_refuses_and_allow_changed_permits_it(tmp
 def test_resume_turning_sd_cfr_on_refuses_even_when_allowed(tmp_path):
     folders = [f"--output_dir={tmp_path / 'out'}", f"--checkpoint_dir={tmp_path / 'ckpt'}", "--traversals=20"]
     _run("deep_cfr.py", *DEEP_CFR, "--iterations=1", "--nosd_cfr", *folders)
-    # Refused even with --allow_changed=sd_cfr (without it, the same line: any changed setting is refused)
-    line = _error_line(_run("deep_cfr.py", *DEEP_CFR, "--iterations=2", "--sd_cfr", *folders,
-                            "--allow_changed=sd_cfr", ok=False))  # fmt: skip
-    assert "--sd_cfr: False there vs True now" in line and "not kept for the SD-CFR average" in line
+    for extra in ([], ["--allow_changed=sd_cfr"]):
+        line = _error_line(_run("deep_cfr.py", *DEEP_CFR, "--iterations=2", "--sd_cfr", *folders, *extra, ok=False))
+        assert "--sd_cfr: False there vs True now" in line and "not kept for the SD-CFR average" in line
     assert [r["iteration"] for r in _rows(tmp_path / "out" / "curve.csv")] == ["1"]
 
 
