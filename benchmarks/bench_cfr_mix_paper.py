@@ -62,6 +62,7 @@ class Instance:
     cfg: dict  # bench_cfr_mix.make_solver settings
     evaluator: str  # "goofspiel" (particle best response) or "nest" (evader path best response)
     eval_kw: dict
+    references: tuple[str, ...] = ()  # hand-written teams evaluated beside the runs (not paper baselines)
 
 
 _GOOF = dict(traversals=10, train_steps=30, joint_cap=32)
@@ -86,12 +87,14 @@ INSTANCES = {i.name: i for i in (
              dict(traversals=6, train_steps=40, joint_cap=64, deep_cfr_traversals=1), "nest",
              dict(num_starts=96, num_particles=16, num_eval_games=32, max_slack=2, seed=13)),
     Instance("nest_15x15_4", 4, "4(c)", "nest(rows=15,cols=15,num_pursuers=4)", 1800,
-             ("cfr_mix", "double_neural_joint"), _NEST15, "nest", _NEST15_EVAL),
+             ("cfr_mix", "double_neural_joint"), _NEST15, "nest", _NEST15_EVAL, ("chase", "intercept")),
     Instance("nest_15x15_8", 4, "4(d)", "nest(rows=15,cols=15,num_pursuers=8)", 900, ("cfr_mix",), _NEST15, "nest",
-             _NEST15_EVAL),
+             _NEST15_EVAL, ("chase", "intercept")),
 )}  # fmt: skip
 JOINT = ("double_neural_joint", "deep_cfr")
 MIXING = ("cfr_mix", "deep_cfr_mix")
+# `bench_cfr_mix.NestHeuristicTeam` modes: they read only the compact features the networks get
+REFERENCES = {"chase": "hand-written: chase the evader", "intercept": "hand-written: race to the evader's exit"}
 
 
 # ------------------------------------------------------------------ statements
@@ -124,6 +127,9 @@ STATEMENTS = (
               (("cfr_mix", "double_neural_joint"),), ("nest_15x15_4",)),
     Statement(4, '"CFR-MIX get a better strategy than random strategy (initial strategy)" (Fig. 4(d), 1 vs 8)',
               (("cfr_mix", "uniform"),), ("nest_15x15_8",)),
+    Statement(4, "(ours, not the paper's) a learnt team at least as good as the hand-written \"race to the evader's "
+              "exit\" team within the run's CPU budget", (("cfr_mix", "intercept"), ("double_neural_joint", "intercept")),
+              ("nest_15x15_4",)),
 )  # fmt: skip
 
 
@@ -135,8 +141,8 @@ def comparison(records: dict, instance: str, variant: str, other: str, seeds) ->
     mine = {s: r for s in seeds if (r := records.get((instance, variant, s))) is not None}
     if any(cannot_run(r) for r in mine.values()):
         return f"{variant} {cannot_run(next(r for r in mine.values() if cannot_run(r)))}", "no"
-    if other == "uniform":
-        base = records.get((instance, "uniform", None))
+    if other == "uniform" or other in REFERENCES:  # one seedless record stands for every seed
+        base = records.get((instance, other, None))
         theirs = {s: base for s in seeds} if base else {}
     else:
         theirs = {s: r for s in seeds if (r := records.get((instance, other, s))) is not None}
@@ -167,7 +173,7 @@ def final(record: dict) -> float:
 
 # ------------------------------------------------------------------ runs
 def record_path(folder: str, instance: str, variant: str, seed: int | None) -> str:
-    tail = "uniform" if seed is None else f"{variant}_s{seed}"
+    tail = variant if seed is None else f"{variant}_s{seed}"  # seedless: "uniform" or a reference team
     return os.path.join(folder, f"{instance}_{tail}.json")
 
 
@@ -283,14 +289,29 @@ def run_uniform(instance: Instance) -> dict:
     return dict(stamp=stamp(instance, "uniform", 0), points=[dict(point, iteration=0, cpu_s=0.0, nodes=0)])
 
 
+def run_reference(instance: Instance, name: str) -> dict:
+    """A hand-written team (`REFERENCES`), evaluated once by the instance's worst case."""
+    import pyspiel
+
+    import games  # noqa: F401
+    from benchmarks.bench_cfr_mix import NestHeuristicTeam, _result_point
+
+    game = pyspiel.load_game(instance.game)
+    start = time.perf_counter()
+    point = _result_point(evaluator(instance)(game, NestHeuristicTeam(game, name)), time.perf_counter() - start)
+    point.pop("per_start", None)
+    return dict(stamp=stamp(instance, name, 0), points=[dict(point, iteration=0, cpu_s=0.0, nodes=0)])
+
+
 # ------------------------------------------------------------------ page
 def load_all(args, instances) -> dict:
     records = {}
     for inst in instances:
         budget = inst.budget * args.budget_factor
-        uniform = load_record(record_path(args.records, inst.name, "uniform", None), stamp(inst, "uniform", 0))
-        if uniform:
-            records[(inst.name, "uniform", None)] = uniform
+        for name in ("uniform", *inst.references):
+            found = load_record(record_path(args.records, inst.name, name, None), stamp(inst, name, 0))
+            if found:
+                records[(inst.name, name, None)] = found
         for variant in inst.variants:
             for seed in args.seeds:
                 found = load_record(record_path(args.records, inst.name, variant, seed), stamp(inst, variant, budget))
@@ -306,6 +327,12 @@ def instance_table(inst: Instance, records: dict, seeds) -> str:
     rows.append(["uniform (the start)", "1 / 1" if uniform else "0 / 1", "0", "0",
                  f"{u:.4f} (± {uniform['points'][-1]['ci95']:.3f} evaluation)" if uniform else "not measured yet",
                  "", ""])  # fmt: skip
+    for name in inst.references:
+        ref = records.get((inst.name, name, None))
+        value = f"{final(ref):.4f} (± {ref['points'][-1]['ci95']:.3f} evaluation)" if ref else "not measured yet"
+        change = f"{final(ref) - u:+.4f}" if ref and u is not None else ""
+        rows.append([f"{REFERENCES[name]} (`{name}`, reference)", "1 / 1" if ref else "0 / 1", "–", "–", value,
+                     change, ""])  # fmt: skip
     for variant in inst.variants:
         mine = [records[(inst.name, variant, s)] for s in seeds if (inst.name, variant, s) in records]
         refused = [cannot_run(r) for r in mine if cannot_run(r)]
@@ -339,7 +366,7 @@ def statement_rows(figure: int, records: dict, seeds) -> list[list[str]]:
         for name in st.instances:
             inst = INSTANCES[name]
             for variant, other in st.pairs:
-                if variant not in inst.variants or (other != "uniform" and other not in inst.variants):
+                if variant not in inst.variants or other not in ("uniform", *inst.references, *inst.variants):
                     continue
                 shows, verdict = comparison(records, name, variant, other, seeds)
                 rows.append([f"{st.text} ({name}: {variant} > {other})", shows, verdict])
@@ -382,7 +409,7 @@ def plot(figure: int, instances, records, seeds, path: str) -> None:
 
 
 def page(args, figure: int, instances, records: dict) -> str:
-    planned = sum(len(i.variants) * len(args.seeds) + 1 for i in instances)
+    planned = sum(len(i.variants) * len(args.seeds) + 1 + len(i.references) for i in instances)
     done = sum(1 for key in records if INSTANCES[key[0]].figure == figure)
     spent = sum(r.get("cpu_s", 0.0) for key, r in records.items() if INSTANCES[key[0]].figure == figure)
     lines = [
@@ -444,7 +471,8 @@ def main(argv=None) -> int:
                     f"{[i.name for i in instances]}")  # fmt: skip
     now = [i for i in instances if not args.instances or i.name in args.instances]
     records = load_all(args, instances)
-    todo = [(i, "uniform", None, 0.0) for i in now if (i.name, "uniform", None) not in records]
+    todo = [(i, name, None, 0.0) for i in now for name in ("uniform", *i.references)
+            if (i.name, name, None) not in records]  # fmt: skip
     todo += [(i, v, s, i.budget * args.budget_factor) for i in now for v in i.variants for s in args.seeds
              if (not args.variants or v in args.variants) and (i.name, v, s) not in records]  # fmt: skip
     if args.plan:
@@ -456,7 +484,8 @@ def main(argv=None) -> int:
         torch.set_num_threads(1)
         for inst, variant, seed, budget in todo:
             print(f"[{time.strftime('%H:%M')}] {inst.name} {variant} seed {seed} ({budget:.0f} s)", flush=True)
-            record = run_uniform(inst) if seed is None else run_one(inst, variant, seed, budget)
+            record = (run_one(inst, variant, seed, budget) if seed is not None else run_uniform(inst)
+                      if variant == "uniform" else run_reference(inst, variant))  # fmt: skip
             save_record(record_path(args.records, inst.name, variant, seed), record)
             records[(inst.name, variant, seed)] = record
     output = args.output or os.path.join(ROOT, "benchmarks", "results", f"cfr_mix_figure{figure}.md")

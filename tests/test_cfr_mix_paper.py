@@ -56,6 +56,11 @@ def test_statement_verdicts_follow_the_paired_interval():
     assert paper.comparison(records, "nest_3x3_2", "cfr_mix", "independent", [0])[1] == "not measured yet"
     records[("nest_3x3_2", "independent", 2)] = rec(0.9)
     assert paper.comparison(records, "nest_3x3_2", "cfr_mix", "independent", [0, 1, 2])[1] == "inconclusive"
+    records[("nest_3x3_2", "intercept", None)] = rec(0.505)  # a hand-written team: one record for every seed
+    shows, verdict = paper.comparison(records, "nest_3x3_2", "cfr_mix", "intercept", [0, 1, 2])
+    assert verdict == "inconclusive" and shows == "cfr_mix - intercept: +0.0050 ± 0.0248 (3 seeds)"
+    records[("nest_3x3_2", "intercept", None)] = rec(0.3)
+    assert paper.comparison(records, "nest_3x3_2", "cfr_mix", "intercept", [0, 1, 2])[1] == "yes"
 
 
 def test_joint_action_variants_are_refused_with_their_estimate():
