@@ -127,6 +127,9 @@ STATEMENTS = (
               (("cfr_mix", "double_neural_joint"),), ("nest_15x15_4",)),
     Statement(4, '"CFR-MIX get a better strategy than random strategy (initial strategy)" (Fig. 4(d), 1 vs 8)',
               (("cfr_mix", "uniform"),), ("nest_15x15_8",)),
+    *(Statement(f, "(ours, not the paper's: which variant to recommend) Deep CFR + MIX, the update without the "
+                "fed-back target, beats the paper's CFR-MIX", (("deep_cfr_mix", "cfr_mix"),),
+                tuple(i.name for i in INSTANCES.values() if i.figure == f)) for f in (3, 4)),
     Statement(4, "(ours, not the paper's) a learnt team at least as good as the hand-written \"race to the evader's "
               "exit\" team within the run's CPU budget", (("cfr_mix", "intercept"), ("double_neural_joint", "intercept")),
               ("nest_15x15_4",)),
