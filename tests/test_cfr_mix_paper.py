@@ -22,8 +22,9 @@ def _main(tmp_path, *extra):
 def test_the_grid_stores_records_resumes_and_computes_statement_rows(tmp_path):
     assert _main(tmp_path) == 0
     records = sorted(os.listdir(tmp_path / "records"))
-    assert records == ["nest_3x3_2_cfr_mix_s0.json", "nest_3x3_2_cfr_mix_s1.json", "nest_3x3_2_independent_s0.json",
-                       "nest_3x3_2_independent_s1.json", "nest_3x3_2_uniform.json"]  # fmt: skip
+    assert records == ["nest_3x3_2_cfr_mix_s0.json", "nest_3x3_2_cfr_mix_s1.json", "nest_3x3_2_chase.json",
+                       "nest_3x3_2_independent_s0.json", "nest_3x3_2_independent_s1.json",
+                       "nest_3x3_2_intercept.json", "nest_3x3_2_uniform.json"]  # fmt: skip
     run = json.loads((tmp_path / "records" / "nest_3x3_2_cfr_mix_s0.json").read_text())
     assert run["iterations"] >= 1 and [p["nodes"] for p in run["points"]] == sorted(p["nodes"] for p in run["points"])
     assert all(0.0 <= p["value"] <= 1.0 for p in run["points"])
@@ -61,6 +62,10 @@ def test_statement_verdicts_follow_the_paired_interval():
     assert verdict == "inconclusive" and shows == "cfr_mix - intercept: +0.0050 ± 0.0248 (3 seeds)"
     records[("nest_3x3_2", "intercept", None)] = rec(0.3)
     assert paper.comparison(records, "nest_3x3_2", "cfr_mix", "intercept", [0, 1, 2])[1] == "yes"
+    # its own evaluation interval joins the seeds' in quadrature: 0.3 +- 0.3 no longer decides
+    records[("nest_3x3_2", "intercept", None)] = {"points": [{"value": 0.3, "ci95": 0.3}]}
+    shows, verdict = paper.comparison(records, "nest_3x3_2", "cfr_mix", "intercept", [0, 1, 2])
+    assert verdict == "inconclusive" and shows == "cfr_mix - intercept: +0.2100 ± 0.3010 (3 seeds)"
 
 
 def test_joint_action_variants_are_refused_with_their_estimate():
