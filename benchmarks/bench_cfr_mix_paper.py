@@ -166,6 +166,42 @@ def comparison(records: dict, instance: str, variant: str, other: str, seeds) ->
     return f"{variant} - {other}: {mean:+.4f} ± {half:.4f} ({len(paired)} seeds)", verdict
 
 
+# The library's default variant follows the "which variant" rows of both figures: Deep CFR + MIX (the update
+# without Algorithm 1 line 8's fed-back target) is `CFRMixSolver`'s default only if it beats the paper's CFR-MIX
+# on more paper instances than it loses on; otherwise the paper's method is. Either stays runnable by name.
+CANDIDATE, PAPER_METHOD = "deep_cfr_mix", "cfr_mix"
+
+
+def default_variant(records: dict, seeds) -> tuple[str, dict[str, list[str]]]:
+    """(the variant the rule above picks, {verdict: instances}) over every paper instance that runs both."""
+    tally: dict[str, list[str]] = {}
+    for inst in INSTANCES.values():
+        if CANDIDATE in inst.variants and PAPER_METHOD in inst.variants:
+            verdict = comparison(records, inst.name, CANDIDATE, PAPER_METHOD, seeds)[1]
+            tally.setdefault(verdict, []).append(inst.name)
+    wins, losses = len(tally.get("yes", [])), len(tally.get("no", []))
+    return (CANDIDATE if wins > losses else PAPER_METHOD), tally
+
+
+def default_section(records: dict, seeds) -> list[str]:
+    import inspect
+
+    from openspiel_cfrx import CFRMixSolver
+
+    choice, tally = default_variant(records, seeds)
+    library = inspect.signature(CFRMixSolver).parameters["variant"].default
+    counts = "; ".join(f"{verdict}: {len(names)} ({', '.join(names)})" for verdict, names in sorted(tally.items()))
+    return ["", "## The library's default variant", "",
+            f"Rule: `{CANDIDATE}` is `CFRMixSolver`'s default only if it beats the paper's `{PAPER_METHOD}` on more "
+            "of the paper's instances (both figures, the \"which variant\" rows) than it loses on; otherwise the "
+            f"paper's method is. `{CANDIDATE}` > `{PAPER_METHOD}`, per instance: {counts}. The rule picks "
+            f"**`{choice}`**" + (f" (provisional: {len(tally['not measured yet'])} not measured yet)"
+                                  if tally.get("not measured yet") else "")
+            + f"; the library's default is `{library}`"
+            + (" (they agree)." if choice == library else " (**they disagree**: change the default or the rule)."),
+            "Both variants stay runnable by name (`variant=\"cfr_mix\"` is the paper's method)."]  # fmt: skip
+
+
 def cannot_run(record: dict) -> str:
     """Why a run cannot stand in a comparison ("" when it can): refused by its estimate, or no iteration
     finished within its budget (the last one stopped at 1.5x)."""
@@ -417,7 +453,7 @@ def plot(figure: int, instances, records, seeds, path: str) -> None:
     plt.close(fig)
 
 
-def page(args, figure: int, instances, records: dict) -> str:
+def page(args, figure: int, instances, records: dict, every_record: dict) -> str:
     planned = sum(len(i.variants) * len(args.seeds) + 1 + len(i.references) for i in instances)
     done = sum(1 for key in records if INSTANCES[key[0]].figure == figure)
     spent = sum(r.get("cpu_s", 0.0) for key, r in records.items() if INSTANCES[key[0]].figure == figure)
@@ -446,6 +482,7 @@ def page(args, figure: int, instances, records: dict) -> str:
     lines += ["", "## The paper's statements on this run", "",
               markdown_table(["statement (instance: comparison)", "this run", "holds here"],
                              statement_rows(figure, records, args.seeds))]  # fmt: skip
+    lines += default_section(every_record, args.seeds)
     return "\n".join(lines)
 
 
@@ -502,7 +539,7 @@ def main(argv=None) -> int:
     plot(figure, instances, records, args.seeds,
          os.path.join(os.path.dirname(output), "cfr_mix_paper", f"figure{figure}.png"))  # fmt: skip
     write_result(output, f"CFR-MIX's Figure {figure} on the paper's instances (Li et al. 2021, Section 5)",
-                 page(args, figure, instances, records))  # fmt: skip
+                 page(args, figure, instances, records, load_all(args, INSTANCES.values())))  # fmt: skip
     return 0
 
 

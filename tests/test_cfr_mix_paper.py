@@ -4,8 +4,10 @@ statement rows from the records."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
+import types
 
 import pytest
 
@@ -78,3 +80,27 @@ def test_joint_action_variants_are_refused_with_their_estimate():
     reason = paper.refusal(game, inst, "double_neural_joint", inst.budget)
     assert reason and "4,826,809 joint actions" in reason and "budget 300 s" in reason
     assert paper.refusal(game, inst, "cfr_mix", inst.budget) is None
+
+
+def test_the_default_variant_rule_counts_instances_won_and_lost():
+    def runs(instance, variant, values):
+        return {(instance, variant, s): {"points": [{"value": v}]} for s, v in enumerate(values)}
+
+    records = {}
+    for instance, ahead in (("goofspiel_10c6p2r", 0.2), ("goofspiel_6c4p6r", 0.2), ("nest_3x3_2", -0.2)):
+        records.update(runs(instance, "cfr_mix", [0.1, 0.11, 0.12]))
+        records.update(runs(instance, "deep_cfr_mix", [0.1 + ahead, 0.11 + ahead, 0.12 + ahead]))
+    choice, tally = paper.default_variant(records, [0, 1, 2])
+    assert choice == "deep_cfr_mix" and tally["yes"] == ["goofspiel_6c4p6r", "goofspiel_10c6p2r"]
+    assert tally["no"] == ["nest_3x3_2"] and len(tally["not measured yet"]) == 4
+    records.update(runs("nest_5x5_4", "cfr_mix", [0.5, 0.51, 0.52]))
+    records.update(runs("nest_5x5_4", "deep_cfr_mix", [0.1, 0.11, 0.12]))
+    assert paper.default_variant(records, [0, 1, 2])[0] == "cfr_mix"  # 2 won, 2 lost: the paper's method
+
+
+def test_the_library_default_is_the_variant_the_committed_grid_picks():
+    from openspiel_cfrx import CFRMixSolver
+
+    args = types.SimpleNamespace(records=paper.RECORDS, budget_factor=1.0, seeds=[0, 1, 2])
+    choice, tally = paper.default_variant(paper.load_all(args, paper.INSTANCES.values()), [0, 1, 2])
+    assert inspect.signature(CFRMixSolver).parameters["variant"].default == choice, tally
