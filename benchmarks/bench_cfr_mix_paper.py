@@ -148,7 +148,8 @@ def comparison(records: dict, instance: str, variant: str, other: str, seeds) ->
     mine = {s: r for s in seeds if (r := records.get((instance, variant, s))) is not None}
     if any(cannot_run(r) for r in mine.values()):
         return f"{variant} {cannot_run(next(r for r in mine.values() if cannot_run(r)))}", "no"
-    if other == "uniform" or other in REFERENCES:  # one seedless record stands for every seed
+    seedless = other == "uniform" or other in REFERENCES
+    if seedless:  # one seedless record stands for every seed
         base = records.get((instance, other, None))
         theirs = {s: base for s in seeds} if base else {}
     else:
@@ -160,7 +161,7 @@ def comparison(records: dict, instance: str, variant: str, other: str, seeds) ->
         return f"{len(paired)} of {len(seeds)} seeds paired", "not measured yet"
     diffs = [final(mine[s]) - final(theirs[s]) for s in paired]
     mean, half = mean_and_interval(diffs)
-    if other == "uniform" or other in REFERENCES:
+    if seedless:
         half = math.hypot(half, float(theirs[paired[0]]["points"][-1].get("ci95", 0.0)))
     verdict = "yes" if mean - half > 0 else "no" if mean + half < 0 else "inconclusive"
     return f"{variant} - {other}: {mean:+.4f} ± {half:.4f} ({len(paired)} seeds)", verdict
@@ -453,7 +454,7 @@ def plot(figure: int, instances, records, seeds, path: str) -> None:
     plt.close(fig)
 
 
-def page(args, figure: int, instances, records: dict, every_record: dict) -> str:
+def page(args, figure: int, instances, records: dict) -> str:
     planned = sum(len(i.variants) * len(args.seeds) + 1 + len(i.references) for i in instances)
     done = sum(1 for key in records if INSTANCES[key[0]].figure == figure)
     spent = sum(r.get("cpu_s", 0.0) for key, r in records.items() if INSTANCES[key[0]].figure == figure)
@@ -482,7 +483,7 @@ def page(args, figure: int, instances, records: dict, every_record: dict) -> str
     lines += ["", "## The paper's statements on this run", "",
               markdown_table(["statement (instance: comparison)", "this run", "holds here"],
                              statement_rows(figure, records, args.seeds))]  # fmt: skip
-    lines += default_section(every_record, args.seeds)
+    lines += default_section(records, args.seeds)
     return "\n".join(lines)
 
 
@@ -517,7 +518,7 @@ def main(argv=None) -> int:
         usage_error(f"--instances: {unknown} not in Figure {figure}'s "
                     f"{[i.name for i in instances]}")  # fmt: skip
     now = [i for i in instances if not args.instances or i.name in args.instances]
-    records = load_all(args, instances)
+    records = load_all(args, INSTANCES.values())  # both figures: the default-variant rule reads them all
     todo = [(i, name, None, 0.0) for i in now for name in ("uniform", *i.references)
             if (i.name, name, None) not in records]  # fmt: skip
     todo += [(i, v, s, i.budget * args.budget_factor) for i in now for v in i.variants for s in args.seeds
@@ -539,7 +540,7 @@ def main(argv=None) -> int:
     plot(figure, instances, records, args.seeds,
          os.path.join(os.path.dirname(output), "cfr_mix_paper", f"figure{figure}.png"))  # fmt: skip
     write_result(output, f"CFR-MIX's Figure {figure} on the paper's instances (Li et al. 2021, Section 5)",
-                 page(args, figure, instances, records, load_all(args, INSTANCES.values())))  # fmt: skip
+                 page(args, figure, instances, records))  # fmt: skip
     return 0
 
 
